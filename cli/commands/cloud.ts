@@ -1,0 +1,118 @@
+/** `svc cloud serve|start|stop|status`: the embedded cloud, in the foreground or as a daemon. */
+import { DataDirLockedError, isAlive } from "../../cloud/lock.js";
+import { startCloud, type RunningCloud } from "../../cloud/serve.js";
+import { liveDaemon, readDaemonFile, startDaemon } from "../../sdk/daemon.js";
+import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "../../sdk/paths.js";
+import { type Command, parse, portOption } from "../command.js";
+import { CliError } from "../output.js";
+
+const USAGE = `svc cloud <serve|start|stop|status> [options]
+
+  serve    run the cloud in the foreground (prints one JSON line when ready)
+  start    run the cloud as a background daemon
+  stop     stop the background daemon
+  status   show whether the daemon runs, and its URLs
+
+options (serve, start):
+  --port P         control-plane port (default ${DEFAULT_CLOUD_PORT}; 0 picks a free port)
+  --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}; 0 picks a free port)
+  --data DIR       data dir (default $SVC_HOME/cloud)
+  --log            log requests to stderr (serve)
+
+environment: SVC_DATABASE_URL=postgres://... stores data in PostgreSQL instead of SQLite;
+SVC_DEPLOY_DOMAIN overrides the domain deployments answer under.`;
+
+const OPTIONS = {
+  port: { type: "string" },
+  "edge-port": { type: "string" },
+  data: { type: "string" },
+  log: { type: "boolean" },
+} as const;
+
+export const cloudCommand: Command = {
+  name: "cloud",
+  summary: "run or manage the embedded cloud (control plane, edge, workers)",
+  usage: USAGE,
+  async run(argv) {
+    const { values, positionals } = parse(argv, OPTIONS, USAGE);
+    const sub = positionals[0];
+    if (values.help || !sub) {
+      process.stdout.write(USAGE + "\n");
+      return sub || values.help ? 0 : 2;
+    }
+    const dataDir = values.data ?? defaultCloudDataDir();
+    const port = portOption(values.port, "--port", Number(process.env.SVC_CLOUD_PORT ?? DEFAULT_CLOUD_PORT));
+    const edgePort = portOption(values["edge-port"], "--edge-port", Number(process.env.SVC_EDGE_PORT ?? DEFAULT_EDGE_PORT));
+    switch (sub) {
+      case "serve":
+        return serve({ dataDir, port, edgePort, logger: Boolean(values.log) });
+      case "start": {
+        const live = await liveDaemon(dataDir);
+        if (live) {
+          process.stdout.write(`svc cloud already running (pid ${live.pid}) at ${live.cloudUrl}\n`);
+          return 0;
+        }
+        const started = await startDaemon({ dataDir, port, edgePort });
+        process.stdout.write(`svc cloud started (pid ${started.pid})\n  control plane ${started.cloudUrl}\n  edge          ${started.edgeUrl}\n`);
+        return 0;
+      }
+      case "stop":
+        return stop(dataDir);
+      case "status": {
+        const live = await liveDaemon(dataDir);
+        if (!live) {
+          process.stdout.write(`svc cloud is not running (data dir ${dataDir})\n`);
+          return 3;
+        }
+        process.stdout.write(`svc cloud running (pid ${live.pid})\n  control plane ${live.cloudUrl}\n  edge          ${live.edgeUrl}\n  deploy domain ${live.deployDomain}\n`);
+        return 0;
+      }
+      default:
+        throw new CliError(`unknown subcommand "cloud ${sub}"\nusage: svc cloud <serve|start|stop|status>`, 2);
+    }
+  },
+};
+
+async function serve(options: { dataDir: string; port: number; edgePort: number; logger: boolean }): Promise<number> {
+  let cloud: RunningCloud;
+  try {
+    cloud = await startCloud({
+      ...options,
+      databaseUrl: process.env.SVC_DATABASE_URL || undefined,
+      deployDomain: process.env.SVC_DEPLOY_DOMAIN || undefined,
+    });
+  } catch (err) {
+    if (err instanceof DataDirLockedError) throw new CliError(err.message);
+    if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      throw new CliError(`${(err as Error).message}: the port is taken; pass --port/--edge-port (0 picks free ports)`);
+    }
+    throw err;
+  }
+  process.stdout.write(JSON.stringify({ cloudUrl: cloud.cloudUrl, edgeUrl: cloud.edgeUrl, deployDomain: cloud.deployDomain }) + "\n");
+  await new Promise<void>((resolve) => {
+    const shutdown = () => {
+      process.off("SIGINT", shutdown);
+      process.off("SIGTERM", shutdown);
+      void cloud.close().then(resolve, resolve);
+    };
+    process.on("SIGINT", shutdown);
+    process.on("SIGTERM", shutdown);
+  });
+  return 0;
+}
+
+async function stop(dataDir: string): Promise<number> {
+  const file = await readDaemonFile(dataDir);
+  if (!file || !isAlive(file.pid)) {
+    process.stdout.write("svc cloud is not running\n");
+    return 0;
+  }
+  process.kill(file.pid, "SIGTERM");
+  const deadline = Date.now() + 15_000;
+  while (isAlive(file.pid)) {
+    if (Date.now() > deadline) throw new CliError(`the daemon (pid ${file.pid}) did not stop within 15 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  process.stdout.write(`svc cloud stopped (pid ${file.pid})\n`);
+  return 0;
+}

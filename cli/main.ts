@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/** The `svc` command: dispatches to one module per command. */
+import { cloudCommand } from "./commands/cloud.js";
+import type { Command } from "./command.js";
+import { printError } from "./output.js";
+
+const COMMANDS: Command[] = [cloudCommand];
+
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    "svc — fine-tune language-model adapters locally and serve them behind OpenAI-compatible endpoints",
+    "",
+    "usage: svc <command> [options]",
+    "",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Run `svc <command> --help` for a command's options.",
+  ].join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(help() + "\n");
+    return name ? 0 : 2;
+  }
+  if (name === "--version" || name === "-v") {
+    const { packageVersion } = await import("./version.js");
+    process.stdout.write(packageVersion() + "\n");
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`svc: unknown command "${name}"\n\n${help()}\n`);
+    return 2;
+  }
+  return command.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.exitCode = printError(err);
+  },
+);

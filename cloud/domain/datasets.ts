@@ -1,0 +1,60 @@
+/**
+ * Uploaded JSONL datasets, validated before anything is written. The file is written under a temp
+ * name and renamed into place before its row is inserted, so a row never points at a missing or
+ * half-written file; a crash in between leaves an orphan file, never a broken dataset.
+ */
+import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import type { Dataset } from "../../sdk/wire.js";
+import type { CloudContext } from "../context.js";
+import { badRequest, notFound } from "../http/errors.js";
+import type { DatasetsTable } from "../store/schema.js";
+import { validateChatJsonl } from "../../sdk/jsonl.js";
+import { newId, nowIso } from "./ids.js";
+
+export async function saveDataset(ctx: CloudContext, projectId: string, name: string, body: Buffer): Promise<Dataset> {
+  const report = validateChatJsonl(body.toString("utf8"));
+  if (report.errors.length > 0) throw badRequest(`dataset ${name} is invalid:\n${report.errors.join("\n")}`, "invalid_dataset");
+  const id = newId();
+  const dir = path.join(ctx.dataDir, "datasets");
+  await fs.mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${id}.jsonl`);
+  await fs.writeFile(`${file}.tmp`, body);
+  await fs.rename(`${file}.tmp`, file);
+  const row: DatasetsTable = {
+    id,
+    project_id: projectId,
+    name,
+    line_count: report.exampleCount,
+    size_bytes: body.length,
+    sha256: createHash("sha256").update(body).digest("hex"),
+    path: file,
+    created_at: nowIso(),
+  };
+  await ctx.db.insertInto("datasets").values(row).execute();
+  return toDataset(row);
+}
+
+export async function requireDataset(ctx: CloudContext, projectId: string, id: string, field: string): Promise<DatasetsTable> {
+  const row = await ctx.db.selectFrom("datasets").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!row || row.project_id !== projectId) throw badRequest(`${field}: no dataset ${id} in this project`, "unknown_dataset");
+  return row;
+}
+
+export async function getDatasetFile(ctx: CloudContext, id: string): Promise<DatasetsTable> {
+  const row = await ctx.db.selectFrom("datasets").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!row) throw notFound(`dataset ${id}`);
+  return row;
+}
+
+export function toDataset(row: DatasetsTable): Dataset {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    lineCount: Number(row.line_count),
+    sizeBytes: Number(row.size_bytes),
+    createdAt: row.created_at,
+  };
+}

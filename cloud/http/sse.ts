@@ -1,0 +1,60 @@
+/** Minimal Server-Sent Events writer over a hijacked Fastify reply. */
+import type { FastifyReply, FastifyRequest } from "fastify";
+
+export interface SseStream {
+  send(event: { id?: number | string; event?: string; data: unknown }): void;
+  comment(text: string): void;
+  close(): void;
+  /** Resolves when the client goes away or close() is called. */
+  closed: Promise<void>;
+  isClosed(): boolean;
+}
+
+const HEARTBEAT_MS = 15_000;
+
+export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  res.flushHeaders();
+  let closed = false;
+  let resolveClosed!: () => void;
+  const closedPromise = new Promise<void>((resolve) => (resolveClosed = resolve));
+  // Comments keep proxies and idle timers from cutting a quiet stream.
+  const heartbeat = setInterval(() => stream.comment("ping"), HEARTBEAT_MS);
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    resolveClosed();
+  };
+  request.raw.on("close", finish);
+  res.on("close", finish);
+  const stream: SseStream = {
+    send({ id, event, data }) {
+      if (closed) return;
+      let frame = "";
+      if (id !== undefined) frame += `id: ${id}\n`;
+      if (event) frame += `event: ${event}\n`;
+      const text = typeof data === "string" ? data : JSON.stringify(data);
+      for (const line of text.split("\n")) frame += `data: ${line}\n`;
+      res.write(frame + "\n");
+    },
+    comment(text) {
+      if (!closed) res.write(`: ${text}\n\n`);
+    },
+    close() {
+      if (closed) return;
+      finish();
+      res.end();
+    },
+    closed: closedPromise,
+    isClosed: () => closed,
+  };
+  return stream;
+}

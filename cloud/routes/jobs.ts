@@ -1,0 +1,81 @@
+import type { CloudContext } from "../context.js";
+import { requireDataset } from "../domain/datasets.js";
+import { appendJobEvent, createJob, isTerminal, listJobs, requireJobInProject, toJob } from "../domain/jobs.js";
+import { listArtifacts } from "../domain/artifacts.js";
+import { requireUser } from "../http/auth.js";
+import { requireProject } from "../domain/accounts.js";
+import { badRequest } from "../http/errors.js";
+import { CreateJobBody, IdParams, ProjectQuery } from "../http/schemas.js";
+import { projectScope } from "./scope.js";
+import { streamJobEvents } from "./jobEvents.js";
+import type { App } from "./types.js";
+
+/** How a job's cancellation reaches the worker running it (the worker hub implements it). */
+export interface JobCanceller {
+  /** Asks the worker holding the job to stop; false when no worker holds it. */
+  requestCancel(jobId: string): boolean;
+  /** Wakes idle workers after a job was queued. */
+  jobQueued(): void;
+}
+
+export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): void {
+  app.post("/v1/jobs", { schema: { body: CreateJobBody } }, async (request, reply) => {
+    const userId = await requireUser(ctx, request);
+    const { projectId, name, config, datasetId, evalDatasetId } = request.body;
+    await requireProject(ctx, userId, projectId);
+    if (datasetId) await requireDataset(ctx, projectId, datasetId, "datasetId");
+    if (evalDatasetId) await requireDataset(ctx, projectId, evalDatasetId, "evalDatasetId");
+    await validateModel(ctx, config);
+    const job = await createJob(ctx, { projectId, name, config, datasetId, evalDatasetId });
+    workers.jobQueued();
+    return reply.status(201).send(job);
+  });
+
+  app.get("/v1/jobs", { schema: { querystring: ProjectQuery } }, async (request) => {
+    if (!request.query.projectId) throw badRequest("projectId is required");
+    const [projectId] = await projectScope(ctx, request, request.query.projectId);
+    return listJobs(ctx, projectId);
+  });
+
+  app.get("/v1/jobs/:id", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
+    const scope = await projectScope(ctx, request, request.query.projectId);
+    return toJob(await requireJobInProject(ctx, scope, request.params.id));
+  });
+
+  app.get("/v1/jobs/:id/artifacts", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
+    const scope = await projectScope(ctx, request, request.query.projectId);
+    const job = await requireJobInProject(ctx, scope, request.params.id);
+    return listArtifacts(ctx, job.id);
+  });
+
+  app.post("/v1/jobs/:id/cancel", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
+    const scope = await projectScope(ctx, request, request.query.projectId);
+    const job = await requireJobInProject(ctx, scope, request.params.id);
+    if (!isTerminal(job.status) && !workers.requestCancel(job.id)) {
+      // No worker holds it (still queued, or its worker is gone): cancel it here and now.
+      await appendJobEvent(ctx, job.id, "training.cancelled", { reason: "cancelled by user" });
+    }
+    return toJob((await requireJobInProject(ctx, scope, job.id)));
+  });
+
+  app.get("/v1/jobs/:id/events", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request, reply) => {
+    const scope = await projectScope(ctx, request, request.query.projectId);
+    const job = await requireJobInProject(ctx, scope, request.params.id);
+    const query = request.query as { lastEventId?: string };
+    const resumeFrom = Number(request.headers["last-event-id"] ?? query.lastEventId ?? 0);
+    await streamJobEvents(ctx, request, reply, job.id, Number.isFinite(resumeFrom) && resumeFrom > 0 ? resumeFrom : 0);
+  });
+}
+
+async function validateModel(ctx: CloudContext, config: Record<string, unknown>): Promise<void> {
+  if (config.model === undefined) return;
+  if (typeof config.model !== "string") throw badRequest("config.model must be a model name");
+  const model = await ctx.db.selectFrom("base_models").select(["name", "trainable"]).where("name", "=", config.model).executeTakeFirst();
+  if (!model) {
+    const names = (await ctx.db.selectFrom("base_models").select("name").execute()).map((m) => m.name);
+    throw badRequest(`config.model: unknown model "${config.model}"; available: ${names.join(", ") || "none"}`, "unknown_model");
+  }
+  if (!Number(model.trainable)) {
+    throw badRequest(`config.model: "${config.model}" can be deployed but not trained; svc trains the svc-tiny family only`, "model_not_trainable");
+  }
+}

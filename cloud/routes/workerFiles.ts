@@ -1,0 +1,60 @@
+/** File transfer for workers: dataset download and artifact upload, worker token only. */
+import { createReadStream, createWriteStream, promises as fs } from "node:fs";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { Type } from "@sinclair/typebox";
+import type { CloudContext } from "../context.js";
+import { getDatasetFile } from "../domain/datasets.js";
+import { findJob } from "../domain/jobs.js";
+import { newId, nowIso } from "../domain/ids.js";
+import { requireWorker } from "../http/auth.js";
+import { badRequest, HttpError, notFound } from "../http/errors.js";
+import { IdParams } from "../http/schemas.js";
+import type { App } from "./types.js";
+
+const ArtifactQuery = Type.Object({
+  name: Type.String({ pattern: "^[A-Za-z0-9._-]{1,120}$", errorMessage: "name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'" }),
+  kind: Type.Union([Type.Literal("checkpoint"), Type.Literal("adapter"), Type.Literal("file")], { errorMessage: 'kind must be "checkpoint", "adapter" or "file"' }),
+  step: Type.Integer({ minimum: 0, errorMessage: "step must be a non-negative integer" }),
+});
+
+export function workerFileRoutes(app: App, ctx: CloudContext): void {
+  app.get("/v1/worker/datasets/:id", { schema: { params: IdParams } }, async (request, reply) => {
+    await requireWorker(ctx, request);
+    const row = await getDatasetFile(ctx, request.params.id);
+    reply.header("content-type", "application/jsonl");
+    return reply.send(createReadStream(row.path));
+  });
+
+  // Streams the body to a temp file and renames it into place, so a dropped upload leaves no partial artifact.
+  app.put(
+    "/v1/worker/jobs/:id/artifacts",
+    { schema: { params: IdParams, querystring: ArtifactQuery }, bodyLimit: ctx.limits.artifactBytes },
+    async (request, reply) => {
+      await requireWorker(ctx, request);
+      const job = await findJob(ctx, request.params.id);
+      if (!job) throw notFound(`job ${request.params.id}`);
+      const { name, kind, step } = request.query;
+      const dir = path.join(ctx.dataDir, "artifacts", job.id);
+      await fs.mkdir(dir, { recursive: true });
+      const file = path.join(dir, name);
+      const temp = `${file}.${newId()}.part`;
+      try {
+        await pipeline(request.raw, createWriteStream(temp));
+        const { size } = await fs.stat(temp);
+        if (size > ctx.limits.artifactBytes) throw new HttpError(413, "payload_too_large", "artifact is too large");
+        await fs.rename(temp, file);
+        await ctx.db
+          .insertInto("artifacts")
+          .values({ id: newId(), job_id: job.id, kind, step, name, path: file, size_bytes: size, created_at: nowIso() })
+          .onConflict((oc) => oc.columns(["job_id", "name"]).doUpdateSet({ size_bytes: size, step, kind }))
+          .execute();
+      } catch (err) {
+        await fs.rm(temp, { force: true });
+        if (err instanceof HttpError) throw err;
+        throw badRequest(`artifact upload failed: ${(err as Error).message}`);
+      }
+      return reply.status(201).send({ ok: true });
+    },
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * Runs one cloud process: lock the data dir, open and migrate the store, listen on the control
+ * plane and edge ports, write daemon.json, and shut down gracefully (stop accepting, drain, close
+ * the store, release the lock).
+ */
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import type { AddressInfo } from "node:net";
+import { buildControlPlane, buildEdge } from "./app.js";
+import { registerBuiltinModels } from "./builtinModels.js";
+import type { CloudContext } from "./context.js";
+import { JobEventBus } from "./domain/eventBus.js";
+import { newId, nowIso, randomToken, sha256Hex } from "./domain/ids.js";
+import { acquireDataDirLock } from "./lock.js";
+import { createMetrics } from "./metrics.js";
+import { openStore } from "./store/db.js";
+import { WorkerHub } from "./workers/hub.js";
+import { writeFileAtomic } from "../sdk/files.js";
+
+export interface CloudOptions {
+  dataDir: string;
+  port: number;
+  edgePort: number;
+  host?: string;
+  databaseUrl?: string;
+  /** Domain deployments answer under; default `localhost:<edge port>`. */
+  deployDomain?: string;
+  logger?: boolean;
+  datasetBytes?: number;
+}
+
+export interface DaemonInfo {
+  cloudUrl: string;
+  edgeUrl: string;
+  deployDomain: string;
+}
+
+export interface RunningCloud extends DaemonInfo {
+  ctx: CloudContext;
+  hub: WorkerHub;
+  /** Token local worker processes authenticate with. */
+  workerToken: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DATASET_BYTES = 50 * 1024 * 1024;
+
+export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
+  const host = options.host ?? "127.0.0.1";
+  await fs.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const releaseLock = await acquireDataDirLock(options.dataDir);
+  const store = await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl }).catch(async (err) => {
+    await releaseLock();
+    throw err;
+  });
+  let ready = false;
+  const ctx: CloudContext = {
+    db: store.db,
+    dialect: store.dialect,
+    dataDir: options.dataDir,
+    cloudUrl: "",
+    edgeUrl: "",
+    deployDomain: "",
+    events: new JobEventBus(),
+    metrics: createMetrics(),
+    tokenResolvers: [],
+    limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: 512 * 1024 * 1024 },
+  };
+  const hub = new WorkerHub(ctx);
+  const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready });
+  const edge = buildEdge(ctx, { logger: options.logger ?? false });
+  try {
+    await control.listen({ port: options.port, host });
+    await edge.listen({ port: options.edgePort, host });
+  } catch (err) {
+    await Promise.allSettled([control.close(), edge.close()]);
+    await store.close();
+    await releaseLock();
+    throw err;
+  }
+  control.server.on("upgrade", (request, socket, head) => void hub.handleUpgrade(request, socket, head));
+  const controlPort = (control.server.address() as AddressInfo).port;
+  const edgePort = (edge.server.address() as AddressInfo).port;
+  ctx.cloudUrl = `http://${host}:${controlPort}`;
+  ctx.edgeUrl = `http://${host}:${edgePort}`;
+  ctx.deployDomain = options.deployDomain ?? `localhost:${edgePort}`;
+  await registerBuiltinModels(ctx);
+  const workerToken = await ensureWorkerToken(ctx);
+  const info: DaemonInfo = { cloudUrl: ctx.cloudUrl, edgeUrl: ctx.edgeUrl, deployDomain: ctx.deployDomain };
+  await writeFileAtomic(path.join(options.dataDir, "daemon.json"), JSON.stringify({ ...info, pid: process.pid, startedAt: nowIso() }, null, 2) + "\n");
+  ready = true;
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      ready = false;
+      await hub.close();
+      // close() stops accepting and waits for in-flight requests; SSE streams are ended by their sockets closing.
+      control.server.closeIdleConnections?.();
+      await Promise.allSettled([control.close(), edge.close()]);
+      await store.close();
+      await fs.rm(path.join(options.dataDir, "daemon.json"), { force: true });
+      await releaseLock();
+    })());
+  return { ...info, ctx, hub, workerToken, close };
+}
+
+/** The local workers' token lives in the data dir (0600), so a restarted cloud keeps its workers. */
+async function ensureWorkerToken(ctx: CloudContext): Promise<string> {
+  const file = path.join(ctx.dataDir, "worker-token");
+  const existing = (await fs.readFile(file, "utf8").catch(() => "")).trim();
+  if (existing) {
+    const row = await ctx.db.selectFrom("tokens").select("id").where("token_hash", "=", sha256Hex(existing)).executeTakeFirst();
+    if (row) return existing;
+  }
+  const token = randomToken("svc_worker_");
+  await ctx.db.insertInto("tokens").values({ id: newId(), user_id: null, token_hash: sha256Hex(token), kind: "worker", created_at: nowIso() }).execute();
+  await writeFileAtomic(file, token + "\n");
+  return token;
+}

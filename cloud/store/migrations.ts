@@ -1,0 +1,173 @@
+/**
+ * The one migration set, applied on start for SQLite and PostgreSQL alike. Migrations are
+ * append-only: never edit a shipped one, add the next.
+ */
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+
+const initial: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("users")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable("tokens")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("user_id", "text", (c) => c.references("users.id"))
+      .addColumn("token_hash", "text", (c) => c.notNull().unique())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable("orgs")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("slug", "text", (c) => c.notNull().unique())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable("org_members")
+      .addColumn("org_id", "text", (c) => c.notNull().references("orgs.id"))
+      .addColumn("user_id", "text", (c) => c.notNull().references("users.id"))
+      .addColumn("role", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("org_members_pk", ["org_id", "user_id"])
+      .execute();
+    await db.schema
+      .createTable("projects")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("org_id", "text", (c) => c.notNull().references("orgs.id"))
+      .addColumn("slug", "text", (c) => c.notNull())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addUniqueConstraint("projects_org_slug", ["org_id", "slug"])
+      .execute();
+    await db.schema
+      .createTable("datasets")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("project_id", "text", (c) => c.notNull().references("projects.id"))
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("line_count", "integer", (c) => c.notNull())
+      .addColumn("size_bytes", "integer", (c) => c.notNull())
+      .addColumn("sha256", "text", (c) => c.notNull())
+      .addColumn("path", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable("jobs")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("project_id", "text", (c) => c.notNull().references("projects.id"))
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("status", "text", (c) => c.notNull())
+      .addColumn("config", "text", (c) => c.notNull())
+      .addColumn("dataset_id", "text", (c) => c.references("datasets.id"))
+      .addColumn("eval_dataset_id", "text", (c) => c.references("datasets.id"))
+      .addColumn("artifact_count", "integer", (c) => c.notNull().defaultTo(0))
+      .addColumn("error", "text")
+      .addColumn("last_seq", "integer", (c) => c.notNull().defaultTo(0))
+      .addColumn("worker_id", "text")
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addColumn("started_at", "text")
+      .addColumn("finished_at", "text")
+      .execute();
+    await db.schema.createIndex("jobs_project_created").on("jobs").columns(["project_id", "created_at"]).execute();
+    await db.schema.createIndex("jobs_status").on("jobs").column("status").execute();
+    await db.schema
+      .createTable("job_events")
+      .addColumn("job_id", "text", (c) => c.notNull().references("jobs.id"))
+      .addColumn("seq", "integer", (c) => c.notNull())
+      .addColumn("type", "text", (c) => c.notNull())
+      .addColumn("data", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("job_events_pk", ["job_id", "seq"])
+      .execute();
+    await db.schema
+      .createTable("artifacts")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("job_id", "text", (c) => c.notNull().references("jobs.id"))
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("step", "integer", (c) => c.notNull())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("path", "text", (c) => c.notNull())
+      .addColumn("size_bytes", "integer", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addUniqueConstraint("artifacts_job_name", ["job_id", "name"])
+      .execute();
+    await db.schema
+      .createTable("deployments")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("project_id", "text", (c) => c.notNull().references("projects.id"))
+      .addColumn("slug", "text", (c) => c.notNull().unique())
+      .addColumn("target_kind", "text", (c) => c.notNull())
+      .addColumn("target_job_id", "text")
+      .addColumn("target_step", "integer")
+      .addColumn("target_model", "text")
+      .addColumn("auth_mode", "text", (c) => c.notNull())
+      .addColumn("enabled", "integer", (c) => c.notNull())
+      .addColumn("custom_domain", "text")
+      .addColumn("run_retention_mode", "text", (c) => c.notNull())
+      .addColumn("run_retention_days", "integer", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addColumn("updated_at", "text", (c) => c.notNull())
+      .addColumn("deleted_at", "text")
+      .execute();
+    await db.schema
+      .createTable("deployment_keys")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("deployment_id", "text", (c) => c.notNull().references("deployments.id"))
+      .addColumn("label", "text", (c) => c.notNull())
+      .addColumn("prefix", "text", (c) => c.notNull())
+      .addColumn("key_hash", "text", (c) => c.notNull().unique())
+      .addColumn("enabled", "integer", (c) => c.notNull())
+      .addColumn("last_used_at", "text")
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex("deployment_keys_deployment").on("deployment_keys").column("deployment_id").execute();
+    await db.schema
+      .createTable("base_models")
+      .addColumn("name", "text", (c) => c.primaryKey())
+      .addColumn("source", "text", (c) => c.notNull())
+      .addColumn("path", "text")
+      .addColumn("upstream_url", "text")
+      .addColumn("adapter_model", "text")
+      .addColumn("trainable", "integer", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable("oauth_payloads")
+      .addColumn("id", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("payload", "text", (c) => c.notNull())
+      .addColumn("grant_id", "text")
+      .addColumn("user_code", "text")
+      .addColumn("uid", "text")
+      .addColumn("expires_at", "text")
+      .addColumn("consumed_at", "text")
+      .addPrimaryKeyConstraint("oauth_payloads_pk", ["kind", "id"])
+      .execute();
+    await db.schema.createIndex("oauth_payloads_grant").on("oauth_payloads").column("grant_id").execute();
+    await db.schema.createIndex("oauth_payloads_user_code").on("oauth_payloads").column("user_code").execute();
+    await db.schema.createIndex("oauth_payloads_uid").on("oauth_payloads").column("uid").execute();
+  },
+};
+
+const migrations: Record<string, Migration> = { "0001_initial": initial };
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+/** Brings the database to the newest schema; throws with the failing migration's error. */
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? "unknown error");
+    throw new Error(`database migration ${failed?.migrationName ?? ""} failed: ${reason}`);
+  }
+}

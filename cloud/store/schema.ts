@@ -1,0 +1,157 @@
+/**
+ * Table types for Kysely. One schema serves SQLite and PostgreSQL, so it sticks to portable
+ * column types: text ids (UUIDs), ISO-8601 text timestamps, integer booleans (0/1) and JSON as text.
+ */
+export interface UsersTable {
+  id: string;
+  kind: "anonymous" | "oauth";
+  name: string;
+  created_at: string;
+}
+
+export interface TokensTable {
+  id: string;
+  user_id: string | null;
+  /** SHA-256 hex of the bearer token; the plaintext is never stored. */
+  token_hash: string;
+  kind: "anonymous" | "worker";
+  created_at: string;
+}
+
+export interface OrgsTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+}
+
+export interface OrgMembersTable {
+  org_id: string;
+  user_id: string;
+  role: string;
+}
+
+export interface ProjectsTable {
+  id: string;
+  org_id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+}
+
+export interface JobsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  status: string;
+  config: string;
+  dataset_id: string | null;
+  eval_dataset_id: string | null;
+  artifact_count: number;
+  error: string | null;
+  /** Highest event seq appended so far; the next event gets last_seq + 1. */
+  last_seq: number;
+  worker_id: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface JobEventsTable {
+  job_id: string;
+  seq: number;
+  type: string;
+  data: string;
+  created_at: string;
+}
+
+export interface DatasetsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  line_count: number;
+  size_bytes: number;
+  sha256: string;
+  path: string;
+  created_at: string;
+}
+
+export interface ArtifactsTable {
+  id: string;
+  job_id: string;
+  kind: string;
+  step: number;
+  name: string;
+  path: string;
+  size_bytes: number;
+  created_at: string;
+}
+
+export interface DeploymentsTable {
+  id: string;
+  project_id: string;
+  /** Unique forever: a deleted deployment keeps its row (deleted_at set) so its URL is never reused. */
+  slug: string;
+  target_kind: string;
+  target_job_id: string | null;
+  target_step: number | null;
+  target_model: string | null;
+  auth_mode: string;
+  enabled: number;
+  custom_domain: string | null;
+  run_retention_mode: string;
+  run_retention_days: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface DeploymentKeysTable {
+  id: string;
+  deployment_id: string;
+  label: string;
+  prefix: string;
+  /** SHA-256 hex of the plaintext key. */
+  key_hash: string;
+  enabled: number;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface BaseModelsTable {
+  name: string;
+  source: string;
+  path: string | null;
+  upstream_url: string | null;
+  adapter_model: string | null;
+  trainable: number;
+  created_at: string;
+}
+
+/** Storage of the OAuth provider (oidc-provider adapter): one row per model instance. */
+export interface OauthPayloadsTable {
+  id: string;
+  kind: string;
+  payload: string;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: string | null;
+  consumed_at: string | null;
+}
+
+export interface Database {
+  users: UsersTable;
+  tokens: TokensTable;
+  orgs: OrgsTable;
+  org_members: OrgMembersTable;
+  projects: ProjectsTable;
+  jobs: JobsTable;
+  job_events: JobEventsTable;
+  datasets: DatasetsTable;
+  artifacts: ArtifactsTable;
+  deployments: DeploymentsTable;
+  deployment_keys: DeploymentKeysTable;
+  base_models: BaseModelsTable;
+  oauth_payloads: OauthPayloadsTable;
+}

@@ -1,0 +1,26 @@
+/**
+ * The worker link protocol (WebSocket `/v1/workers/connect`, JSON text frames).
+ * Workers number the events of each job themselves (seq 1, 2, ...) and keep every event until the
+ * cloud acknowledges its seq; after a dropped link they resend what is unacknowledged, and the
+ * cloud stores each seq exactly once. That gives at-least-once delivery on the wire and
+ * exactly-once in the store.
+ */
+import type { Job, JobEventType } from "../../sdk/wire.js";
+
+export type WorkerMessage =
+  /** First frame: who the worker is and which jobs it still holds (after a reconnect). */
+  | { type: "hello"; workerId: string; name: string; holding: string[] }
+  /** The worker is idle and takes the next queued job. */
+  | { type: "ready" }
+  /** One job event; `seq` is the job's next event number as the worker counts it. */
+  | { type: "event"; jobId: string; seq: number; eventType: JobEventType; data: Record<string, unknown> };
+
+export type CloudMessage =
+  /** A job to run; datasets are fetched over HTTP with the worker token. */
+  | { type: "assign"; job: Job; datasetUrl: string | null; evalDatasetUrl: string | null; artifactUploadUrl: string }
+  /** Stop the job as soon as possible and report `training.cancelled`. */
+  | { type: "cancel"; jobId: string }
+  /** The event with this seq (and all before it) is stored. */
+  | { type: "ack"; jobId: string; seq: number }
+  /** The event was refused (for example a sequence gap); the worker should fail the job. */
+  | { type: "nack"; jobId: string; seq: number; error: string };

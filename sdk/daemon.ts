@@ -1,0 +1,86 @@
+/**
+ * Finding (and if needed starting) the local cloud daemon. Clients with no SVC_CLOUD_URL use the
+ * daemon recorded in `$SVC_HOME/cloud/daemon.json`; when none answers, they start one in the
+ * background and wait for `/readyz`.
+ */
+import { spawn } from "node:child_process";
+import { openSync, closeSync } from "node:fs";
+import path from "node:path";
+import { packageRoot } from "./packageRoot.js";
+import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "./paths.js";
+import { readJsonFile } from "./files.js";
+
+export interface DaemonFile {
+  cloudUrl: string;
+  edgeUrl: string;
+  deployDomain: string;
+  pid: number;
+  startedAt?: string;
+}
+
+export const daemonFilePath = (dataDir = defaultCloudDataDir()): string => path.join(dataDir, "daemon.json");
+
+export async function readDaemonFile(dataDir?: string): Promise<DaemonFile | null> {
+  return readJsonFile<DaemonFile>(daemonFilePath(dataDir));
+}
+
+export async function isReady(cloudUrl: string, timeoutMs = 2000): Promise<boolean> {
+  try {
+    const res = await fetch(`${cloudUrl}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** The running daemon for the data dir, or null when none answers. */
+export async function liveDaemon(dataDir?: string): Promise<DaemonFile | null> {
+  const file = await readDaemonFile(dataDir);
+  return file && (await isReady(file.cloudUrl)) ? file : null;
+}
+
+export interface StartDaemonOptions {
+  dataDir?: string;
+  port?: number;
+  edgePort?: number;
+  /** How long to wait for /readyz. */
+  timeoutMs?: number;
+}
+
+/** Starts `svc cloud serve` detached, logging to `<data>/cloud.log`, and waits until it is ready. */
+export async function startDaemon(options: StartDaemonOptions = {}): Promise<DaemonFile> {
+  const dataDir = options.dataDir ?? defaultCloudDataDir();
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const log = openSync(path.join(dataDir, "cloud.log"), "a");
+  const cli = path.join(packageRoot(), "dist", "cli.mjs");
+  const args = [
+    cli, "cloud", "serve",
+    "--data", dataDir,
+    "--port", String(options.port ?? DEFAULT_CLOUD_PORT),
+    "--edge-port", String(options.edgePort ?? DEFAULT_EDGE_PORT),
+  ];
+  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log], env: process.env });
+  closeSync(log);
+  let exited: number | null = null;
+  child.on("exit", (code) => (exited = code ?? 1));
+  child.unref();
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  while (Date.now() < deadline) {
+    if (exited !== null) {
+      throw new Error(`the svc cloud daemon exited with code ${exited} while starting; see ${path.join(dataDir, "cloud.log")}`);
+    }
+    const file = await readDaemonFile(dataDir).catch(() => null);
+    if (file && file.pid === child.pid && (await isReady(file.cloudUrl))) return file;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the svc cloud daemon did not become ready within ${(options.timeoutMs ?? 30_000) / 1000} s; see ${path.join(dataDir, "cloud.log")}`);
+}
+
+/** SVC_CLOUD_URL if set, else the live local daemon, else a freshly started one. */
+export async function resolveCloudUrl(): Promise<string> {
+  if (process.env.SVC_CLOUD_URL) return process.env.SVC_CLOUD_URL.replace(/\/+$/, "");
+  const live = await liveDaemon();
+  if (live) return live.cloudUrl;
+  return (await startDaemon()).cloudUrl;
+}

@@ -1,0 +1,36 @@
+/** Small file helpers with the semantics credentials and state files need. */
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+
+/**
+ * Writes via a temp file in the same folder and a rename, so readers see the old or the new file,
+ * never half of one. Mode 0600 by default: these files hold tokens.
+ */
+export async function writeFileAtomic(file: string, content: string, mode = 0o600): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await fs.writeFile(temp, content, { mode });
+    await fs.chmod(temp, mode);
+    await fs.rename(temp, file);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+}
+
+export async function readJsonFile<T>(file: string): Promise<T | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(`${file} is not valid JSON; fix or delete it`);
+  }
+}

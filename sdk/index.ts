@@ -1,0 +1,15 @@
+/**
+ * The public SDK of svc: `import { CloudClient, ... } from "svc"`.
+ * Training (`createTrainer`, `createSvc`) is exported here as it lands.
+ */
+export { CloudClient, type CloudClientOptions, type CreateJobInput } from "./client.js";
+export {
+  ApiError, AuthenticationError, BadRequestError, ConflictError, ConnectionError, InternalServerError, MissingStateError,
+  NotFoundError, PayloadTooLargeError, PermissionDeniedError, RateLimitError,
+} from "./errors.js";
+export { ProjectSession, mintAnonymousCredentials, type SessionOptions } from "./session.js";
+export { readCredentials, writeCredentials, deleteCredentials, type Credentials } from "./credentials.js";
+export { readProjectState, writeProjectState, type ProjectState } from "./state.js";
+export { validateChatJsonl, type ChatMessage, type JsonlReport } from "./jsonl.js";
+export type * from "./wire.js";
+export { TERMINAL_JOB_STATUSES } from "./wire.js";
