@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /** The `svc` command: dispatches to one module per command. */
 import { cloudCommand } from "./commands/cloud.js";
+import { loginCommand, logoutCommand, whoamiCommand } from "./commands/auth.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
 
-const COMMANDS: Command[] = [cloudCommand];
+const COMMANDS: Command[] = [cloudCommand, loginCommand, logoutCommand, whoamiCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

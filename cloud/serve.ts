@@ -15,6 +15,7 @@ import { acquireDataDirLock } from "./lock.js";
 import { createMetrics } from "./metrics.js";
 import { openStore } from "./store/db.js";
 import { WorkerHub } from "./workers/hub.js";
+import { mountOAuth } from "./oauth/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
 
 export interface CloudOptions {
@@ -68,6 +69,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   };
   const hub = new WorkerHub(ctx);
   const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready });
+  ctx.tokenResolvers.push(await mountOAuth(control, ctx));
   const edge = buildEdge(ctx, { logger: options.logger ?? false });
   try {
     await control.listen({ port: options.port, host });
