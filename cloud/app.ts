@@ -29,9 +29,11 @@ function baseFastify(logger: boolean): App {
       plugins: [((ajv: { addKeyword(keyword: string): unknown }) => ajv.addKeyword("errorMessage")) as never],
     },
     schemaErrorFormatter(errors, dataVar) {
-      const first = errors[0] as (typeof errors)[number] & { parentSchema?: { errorMessage?: string } };
-      const custom = first?.parentSchema?.errorMessage;
+      type Annotated = (typeof errors)[number] & { parentSchema?: { errorMessage?: string } };
+      // A failed union reports each branch and then the union itself; the annotated one names the field.
+      const custom = (errors as Annotated[]).find((e) => e.parentSchema?.errorMessage)?.parentSchema?.errorMessage;
       if (custom) return new Error(custom);
+      const first = errors[0];
       const field = (first?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
       if (first?.keyword === "required") return new Error(`${(first.params as { missingProperty: string }).missingProperty} is required`);
       return new Error(`${field || dataVar} ${first?.message ?? "is invalid"}`);

@@ -20,7 +20,8 @@ options (serve, start):
   --log            log requests to stderr (serve)
 
 environment: SVC_DATABASE_URL=postgres://... stores data in PostgreSQL instead of SQLite;
-SVC_DEPLOY_DOMAIN overrides the domain deployments answer under.`;
+SVC_DEPLOY_DOMAIN overrides the domain deployments answer under; SVC_MAX_DATASET_BYTES caps
+dataset uploads (default 50 MiB).`;
 
 const OPTIONS = {
   port: { type: "string" },
@@ -80,6 +81,7 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
       ...options,
       databaseUrl: process.env.SVC_DATABASE_URL || undefined,
       deployDomain: process.env.SVC_DEPLOY_DOMAIN || undefined,
+      datasetBytes: process.env.SVC_MAX_DATASET_BYTES ? Number(process.env.SVC_MAX_DATASET_BYTES) : undefined,
     });
   } catch (err) {
     if (err instanceof DataDirLockedError) throw new CliError(err.message);

@@ -1,0 +1,65 @@
+/**
+ * A worker-protocol client for tests: speaks the real WebSocket protocol of cloud/workers to a
+ * real cloud, so tests can append job events exactly as a training worker does.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import WebSocket from "ws";
+import type { CloudMessage, WorkerMessage } from "../../../cloud/workers/protocol.js";
+import type { TestCloud } from "./cloud.js";
+
+export class TestWorker {
+  readonly messages: CloudMessage[] = [];
+  private waiters: { match: (m: CloudMessage) => boolean; resolve: (m: CloudMessage) => void }[] = [];
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on("message", (raw) => {
+      const message = JSON.parse(String(raw)) as CloudMessage;
+      this.messages.push(message);
+      this.waiters = this.waiters.filter((w) => (w.match(message) ? (w.resolve(message), false) : true));
+    });
+  }
+
+  static async connect(cloud: TestCloud, name = "test-worker", holding: string[] = []): Promise<TestWorker> {
+    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
+    const socket = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${token}` } });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", resolve);
+      socket.once("error", reject);
+      socket.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+    });
+    const worker = new TestWorker(socket);
+    worker.send({ type: "hello", workerId: name, name, holding });
+    return worker;
+  }
+
+  send(message: WorkerMessage): void {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  /** Resolves with the first message (already received or future) that matches. */
+  next<T extends CloudMessage>(match: (m: CloudMessage) => m is T, timeoutMs = 10_000): Promise<T> {
+    const seen = this.messages.find(match);
+    if (seen) return Promise.resolve(seen as T);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("timed out waiting for a cloud message")), timeoutMs);
+      this.waiters.push({
+        match,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m as T);
+        },
+      });
+    });
+  }
+
+  /** Sends one event and waits for its acknowledgement. */
+  async emit(jobId: string, seq: number, eventType: Extract<WorkerMessage, { type: "event" }>["eventType"], data: Record<string, unknown>) {
+    this.send({ type: "event", jobId, seq, eventType, data });
+    return this.next((m): m is Extract<CloudMessage, { type: "ack" | "nack" }> => (m.type === "ack" || m.type === "nack") && m.jobId === jobId && m.seq === seq);
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
