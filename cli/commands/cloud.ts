@@ -75,6 +75,13 @@ export const cloudCommand: Command = {
 };
 
 async function serve(options: { dataDir: string; port: number; edgePort: number; logger: boolean }): Promise<number> {
+  // Signal handlers go in before anything is printed: a parent that reads the ready line and
+  // sends SIGTERM at once must get a graceful shutdown, not the default kill.
+  let stopRequested!: () => void;
+  const stopSignal = new Promise<void>((resolve) => (stopRequested = resolve));
+  const onSignal = () => stopRequested();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   let cloud: RunningCloud;
   try {
     cloud = await startCloud({
@@ -84,6 +91,8 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
       datasetBytes: process.env.SVC_MAX_DATASET_BYTES ? Number(process.env.SVC_MAX_DATASET_BYTES) : undefined,
     });
   } catch (err) {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
     if (err instanceof DataDirLockedError) throw new CliError(err.message);
     if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
       throw new CliError(`${(err as Error).message}: the port is taken; pass --port/--edge-port (0 picks free ports)`);
@@ -91,15 +100,11 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
     throw err;
   }
   process.stdout.write(JSON.stringify({ cloudUrl: cloud.cloudUrl, edgeUrl: cloud.edgeUrl, deployDomain: cloud.deployDomain }) + "\n");
-  await new Promise<void>((resolve) => {
-    const shutdown = () => {
-      process.off("SIGINT", shutdown);
-      process.off("SIGTERM", shutdown);
-      void cloud.close().then(resolve, resolve);
-    };
-    process.on("SIGINT", shutdown);
-    process.on("SIGTERM", shutdown);
-  });
+  await stopSignal;
+  // A second Ctrl-C while draining falls back to the default: exit now.
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
+  await cloud.close();
   return 0;
 }
 

@@ -14,6 +14,8 @@ import type { CloudMessage, WorkerMessage } from "./protocol.js";
 
 interface ConnectedWorker {
   socket: WebSocket;
+  /** Events of one link are stored strictly in arrival order (seq order), one at a time. */
+  storing: Promise<void>;
   workerId: string;
   name: string;
   idle: boolean;
@@ -78,7 +80,7 @@ export class WorkerHub {
         return socket.close(1003, "frames must be JSON");
       }
       if (message.type === "hello") {
-        worker = { socket, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
+        worker = { socket, storing: Promise.resolve(), workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
         this.workers.set(message.workerId, worker);
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
         return;
@@ -88,7 +90,8 @@ export class WorkerHub {
         worker.idle = true;
         void this.assignQueuedJobs();
       } else if (message.type === "event") {
-        void this.storeEvent(worker, message);
+        const current = worker;
+        current.storing = current.storing.then(() => this.storeEvent(current, message));
       }
     });
     socket.on("close", () => {

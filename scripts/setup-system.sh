@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suites need, and only those that are missing.
+#
+# Idempotent and offline when everything is present: one dpkg-query call, no apt-get at all,
+# so CI and developers can run it before every test run at no cost.
+#
+#   chromium          /usr/bin/chromium, driven by playwright-core (browser + code-server tests)
+#   fonts-liberation  metric-compatible web fonts so screenshots show real text layout
+#   postgresql        server binaries under /usr/lib/postgresql/*/bin (scripts/pg-cluster.mjs)
+#   libkrb5-dev       gssapi/gssapi.h, needed to compile code-server's `kerberos` module
+#   make g++ python3 pkg-config
+#                     node-gyp toolchain: code-server's argon2 and node-pty build from source here
+set -euo pipefail
+
+REQUIRED_PACKAGES=(chromium fonts-liberation postgresql libkrb5-dev make g++ python3 pkg-config)
+
+log() { echo "setup-system: $*"; }
+fail() { echo "setup-system: ERROR: $*" >&2; exit 1; }
+
+# dpkg-query prints "ii " for an installed package; unknown packages print nothing and go to stderr.
+missing_packages() {
+  local status
+  status="$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${REQUIRED_PACKAGES[@]}" 2>/dev/null || true)"
+  local pkg
+  for pkg in "${REQUIRED_PACKAGES[@]}"; do
+    if ! grep -qE "^${pkg//+/\\+} ii" <<<"$status"; then
+      echo "$pkg"
+    fi
+  done
+}
+
+mapfile -t MISSING < <(missing_packages)
+if [[ ${#MISSING[@]} -eq 0 ]]; then
+  log "all ${#REQUIRED_PACKAGES[@]} system packages present"
+  exit 0
+fi
+
+[[ $(id -u) -eq 0 ]] || fail "missing packages (${MISSING[*]}) and not root; run as root or install them by hand"
+
+export DEBIAN_FRONTEND=noninteractive
+# Other sessions on the same machine may hold the apt/dpkg locks: wait for them instead of failing.
+APT_OPTS=(-q -y -o DPkg::Lock::Timeout=600 -o APT::Lock::Timeout=600)
+APT_LOG="$(mktemp -t setup-system-apt.XXXXXX.log)"
+
+log "apt-get update (missing: ${MISSING[*]})"
+if ! apt-get "${APT_OPTS[@]}" update >"$APT_LOG" 2>&1; then
+  tail -n 30 "$APT_LOG" >&2
+  fail "apt-get update failed (full log: $APT_LOG)"
+fi
+
+for pkg in "${MISSING[@]}"; do
+  log "installing $pkg"
+done
+# --no-install-recommends: chromium recommends a desktop stack (upower, printing, notification
+# daemon) that headless tests never use; the fonts it recommends are listed explicitly above.
+if ! apt-get "${APT_OPTS[@]}" install --no-install-recommends "${MISSING[@]}" >>"$APT_LOG" 2>&1; then
+  tail -n 30 "$APT_LOG" >&2
+  fail "apt-get install ${MISSING[*]} failed (full log: $APT_LOG)"
+fi
+
+STILL_MISSING="$(missing_packages)"
+[[ -z "$STILL_MISSING" ]] || fail "still missing after install: $STILL_MISSING (log: $APT_LOG)"
+rm -f "$APT_LOG"
+log "installed ${#MISSING[@]} package(s)"

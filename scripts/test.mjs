@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// The whole test suite, as CI runs it: type check, build, unit tests, integration tests against
+// the real cloud on SQLite and again on a throwaway PostgreSQL cluster, and the infrastructure
+// smoke tests (Chromium, code-server). Prints one closing line "Total: N passed, N failed".
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const totals = { passed: 0, failed: 0, pending: 0 };
+const failures = [];
+
+function run(label, command, args, env = {}) {
+  return new Promise((resolve) => {
+    console.log(`\n=== ${label}`);
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      process.stdout.write(chunk);
+    });
+    child.on("exit", (code) => resolve({ code: code ?? 1, out }));
+  });
+}
+
+/** Runs a mocha suite and adds its counts to the totals. */
+async function mocha(label, globs, env = {}, extra = []) {
+  const files = globs.filter((g) => g.includes("*") || existsSync(path.join(root, g)));
+  const { code, out } = await run(label, process.execPath, [path.join(root, "node_modules/mocha/bin/mocha.js"), "--config", ".mocharc.json", ...extra, ...files], env);
+  const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(out)?.[1] ?? 0);
+  const passed = count("passing");
+  const failed = count("failing");
+  totals.passed += passed;
+  totals.failed += failed;
+  totals.pending += count("pending");
+  if (code !== 0 && failed === 0) {
+    totals.failed += 1; // the runner itself failed (crash, no tests found)
+    failures.push(`${label}: mocha exited with ${code}`);
+  } else if (failed > 0) {
+    failures.push(`${label}: ${failed} failing`);
+  }
+}
+
+async function step(label, command, args) {
+  const { code } = await run(label, command, args);
+  if (code !== 0) {
+    totals.failed += 1;
+    failures.push(`${label} failed (exit ${code})`);
+    return false;
+  }
+  return true;
+}
+
+const hasTests = (dir) => existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
+
+const typeOk = await step("type check", process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"]);
+const buildOk = await step("build", process.execPath, [path.join(root, "scripts/build.mjs")]);
+if (typeOk && buildOk) {
+  if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"]);
+  await mocha("integration tests (SQLite)", ["test/integration/**/*.test.ts"], {}, ["--timeout", "120000"]);
+  const { startPgCluster } = await import("./pg-cluster.mjs");
+  const pg = await startPgCluster();
+  try {
+    await mocha("integration tests (PostgreSQL)", ["test/integration/cloud-*.test.ts"], { SVC_TEST_DATABASE_URL: pg.url }, ["--timeout", "120000"]);
+  } finally {
+    await pg.stop();
+  }
+  if (hasTests("test/infra")) await mocha("infrastructure smoke tests", ["test/infra/**/*.test.ts"], {}, ["--timeout", "180000"]);
+}
+
+console.log("");
+for (const failure of failures) console.log(`FAILED: ${failure}`);
+const skipped = totals.pending ? `, ${totals.pending} skipped` : "";
+console.log(`Total: ${totals.passed} passed, ${totals.failed} failed${skipped}`);
+process.exit(totals.failed > 0 ? 1 : 0);
