@@ -1,0 +1,105 @@
+/**
+ * Cloud benchmarks (issue 2), each beside a baseline measured in the same run:
+ * - event append + SSE fan-out (events/s through the worker link into the store and out to
+ *   subscribers) vs raw SQLite inserts, one transaction each, same pragmas;
+ * - authenticated request latency (bearer-token lookup) vs a bare Fastify route.
+ */
+import { mkdtempSync, rmSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import Fastify from "fastify";
+import WebSocket from "ws";
+import { startCloud } from "../../cloud/serve.js";
+import { CloudClient } from "../../sdk/client.js";
+import { latencies, percentile, report } from "./stats.js";
+
+const EVENTS = 3000;
+const SUBSCRIBERS = 10;
+
+async function rawSqliteInsertRate(dir: string): Promise<number> {
+  const db = new Database(path.join(dir, "raw.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec("create table e (job_id text, seq integer, type text, data text, created_at text, primary key (job_id, seq))");
+  const insert = db.prepare("insert into e values (?, ?, ?, ?, ?)");
+  const t = performance.now();
+  for (let i = 1; i <= EVENTS; i++) db.transaction(() => insert.run("job", i, "training.log", JSON.stringify({ step: i, loss: 1 / i }), new Date().toISOString()))();
+  const rate = EVENTS / ((performance.now() - t) / 1000);
+  db.close();
+  return rate;
+}
+
+async function eventPipelineRate(dir: string): Promise<{ stored: number; delivered: number }> {
+  const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
+  try {
+    const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
+    const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
+    const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
+    const job = await client.createJob({ name: "bench", config: {} });
+    const workerToken = readFileSync(path.join(cloud.ctx.dataDir, "worker-token"), "utf8").trim();
+    const ws = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${workerToken}` } });
+    await new Promise((resolve) => ws.once("open", resolve));
+    ws.send(JSON.stringify({ type: "hello", workerId: "bench", name: "bench", holding: [] }));
+    ws.send(JSON.stringify({ type: "ready" }));
+    await new Promise<void>((resolve) => ws.on("message", (raw) => JSON.parse(String(raw)).type === "assign" && resolve()));
+
+    const subscribers = Array.from({ length: SUBSCRIBERS }, async () => {
+      let count = 0;
+      for await (const _event of client.jobEvents(job.id)) {
+        count += 1;
+        if (count === EVENTS) return performance.now();
+      }
+      return performance.now();
+    });
+    const allAcked = new Promise<number>((resolve) =>
+      ws.on("message", (raw) => {
+        const m = JSON.parse(String(raw));
+        if (m.type === "ack" && m.seq === EVENTS) resolve(performance.now());
+      }),
+    );
+    const t = performance.now();
+    ws.send(JSON.stringify({ type: "event", jobId: job.id, seq: 1, eventType: "training.started", data: {} }));
+    for (let seq = 2; seq <= EVENTS; seq++) {
+      ws.send(JSON.stringify({ type: "event", jobId: job.id, seq, eventType: "training.log", data: { step: seq, loss: 1 / seq } }));
+    }
+    const storedAt = await allAcked;
+    const deliveredAt = Math.max(...(await Promise.all(subscribers)));
+    ws.close();
+    return { stored: EVENTS / ((storedAt - t) / 1000), delivered: (EVENTS * SUBSCRIBERS) / ((deliveredAt - t) / 1000) };
+  } finally {
+    await cloud.close();
+  }
+}
+
+async function authLatency(dir: string): Promise<{ p50: number; p99: number; bare50: number; bare99: number }> {
+  const cloud = await startCloud({ dataDir: path.join(dir, "cloud2"), port: 0, edgePort: 0 });
+  const bare = Fastify();
+  bare.get("/", async () => ({ ok: true }));
+  await bare.listen({ port: 0, host: "127.0.0.1" });
+  try {
+    const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
+    const me = () => fetch(`${cloud.cloudUrl}/v1/projects`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer());
+    const address = bare.server.address() as { port: number };
+    const plain = () => fetch(`http://127.0.0.1:${address.port}/`).then((r) => r.arrayBuffer());
+    const a = await latencies(me, 2000);
+    const b = await latencies(plain, 2000);
+    return { p50: percentile(a, 50), p99: percentile(a, 99), bare50: percentile(b, 50), bare99: percentile(b, 99) };
+  } finally {
+    await bare.close();
+    await cloud.close();
+  }
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-"));
+try {
+  const raw = await rawSqliteInsertRate(dir);
+  const pipeline = await eventPipelineRate(dir);
+  report("event append via worker link (stored)", pipeline.stored, "ev/s", "raw SQLite insert", raw);
+  report(`SSE fan-out to ${SUBSCRIBERS} subscribers (delivered)`, pipeline.delivered, "ev/s", "raw SQLite insert", raw);
+  const auth = await authLatency(dir);
+  report("authenticated request p50 (token lookup)", auth.p50, "ms", "bare Fastify p50", auth.bare50, false);
+  report("authenticated request p99 (token lookup)", auth.p99, "ms", "bare Fastify p99", auth.bare99, false);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

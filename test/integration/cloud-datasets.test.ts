@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { PayloadTooLargeError } from "../../sdk/errors.js";
+import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { http, newAccount, type Account } from "./harness/api.js";
+
+const example = JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+
+describe("cloud API: datasets", () => {
+  let cloud: TestCloud;
+  let alice: Account;
+  before(async () => {
+    cloud = await startTestCloud({ env: { SVC_MAX_DATASET_BYTES: "4096" } });
+    alice = await newAccount(cloud);
+  });
+  after(async () => cloud.dispose());
+
+  const datasetFiles = () => {
+    try {
+      return readdirSync(path.join(cloud.dataDir, "datasets"));
+    } catch {
+      return [];
+    }
+  };
+
+  it("stores a valid JSONL upload and counts its examples", async () => {
+    const dataset = await alice.client.uploadDataset("train.jsonl", `${example}\n${example}\n`);
+    assert.equal(dataset.name, "train.jsonl");
+    assert.equal(dataset.lineCount, 2);
+    assert.equal(dataset.sizeBytes, Buffer.byteLength(`${example}\n${example}\n`));
+    assert.ok(datasetFiles().includes(`${dataset.id}.jsonl`));
+  });
+
+  it("rejects invalid lines with 400 naming the line numbers, and writes nothing", async () => {
+    const before = datasetFiles().length;
+    const res = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}&name=bad.jsonl`, {
+      token: alice.token,
+      raw: `${example}\n{oops\n${JSON.stringify({ messages: [{ role: "user", content: "x" }] })}\n`,
+      headers: { "content-type": "application/jsonl" },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, "invalid_dataset");
+    assert.match(res.body.error.message, /line 2: not valid JSON/);
+    assert.match(res.body.error.message, /line 3: messages must contain an assistant message/);
+    assert.equal(datasetFiles().length, before);
+  });
+
+  it("rejects an empty dataset", async () => {
+    const res = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { token: alice.token, raw: "\n", headers: { "content-type": "application/jsonl" } });
+    assert.equal(res.status, 400);
+    assert.match(res.body.error.message, /the dataset is empty/);
+  });
+
+  it("answers 413 for a dataset over the size limit", async () => {
+    await assert.rejects(alice.client.uploadDataset("big.jsonl", `${example}\n`.repeat(100)), (err: unknown) => {
+      assert.ok(err instanceof PayloadTooLargeError);
+      assert.equal(err.status, 413);
+      return true;
+    });
+  });
+
+  it("needs a token and a project the caller belongs to", async () => {
+    const bob = await newAccount(cloud);
+    const anon = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { raw: example, headers: { "content-type": "application/jsonl" } });
+    assert.equal(anon.status, 401);
+    const foreign = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { token: bob.token, raw: example, headers: { "content-type": "application/jsonl" } });
+    assert.equal(foreign.status, 403);
+  });
+});
