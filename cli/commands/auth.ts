@@ -1,16 +1,247 @@
-/** `svc login`, `svc logout`, `svc whoami`: implemented with the OAuth device flow. */
-import type { Command } from "../command.js";
+/**
+ * `svc login`, `svc logout`, `svc whoami`: signing the CLI in to the cloud with the OAuth 2.0
+ * device flow (RFC 8628), signing out, and showing who is signed in. Tokens are never printed.
+ */
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { CloudClient } from "../../sdk/client.js";
+import { deleteCredentials, readCredentials, writeCredentials, type Credentials, type OAuthCredentials } from "../../sdk/credentials.js";
+import { resolveCloudUrl } from "../../sdk/daemon.js";
+import { AuthenticationError } from "../../sdk/errors.js";
+import { readJsonFile, writeFileAtomic } from "../../sdk/files.js";
+import { OAUTH_CLIENT_ID, pollDeviceToken, requestDeviceCode, type DeviceCode } from "../../sdk/oauth.js";
+import { credentialsPath, svcHome } from "../../sdk/paths.js";
+import { ProjectSession } from "../../sdk/session.js";
+import type { ProjectState } from "../../sdk/state.js";
+import type { Me } from "../../sdk/wire.js";
+import { type Command, parse } from "../command.js";
 import { CliError } from "../output.js";
 
-const notYet = (name: string): Command => ({
-  name,
-  summary: `${name} (OAuth device flow)`,
-  usage: `svc ${name}`,
-  async run() {
-    throw new CliError(`svc ${name} is not available yet`);
-  },
-});
+const NOT_SIGNED_IN = "not signed in: run `svc login`";
 
-export const loginCommand = notYet("login");
-export const logoutCommand = notYet("logout");
-export const whoamiCommand = notYet("whoami");
+// --- svc login ----------------------------------------------------------------------------------
+
+const LOGIN_USAGE = `svc login [--no-wait]
+
+Signs the CLI in to the svc cloud with your browser (OAuth device flow): prints a page to open
+and a code to check there, waits until you approve, then saves the credentials in
+$SVC_HOME/credentials.json (mode 0600). Ctrl-C cancels without saving anything.
+
+options:
+  --no-wait    print the page and the code, and exit at once; run \`svc login\` again after
+               approving to finish signing in (the pending code is kept until it expires)
+
+environment: SVC_CLOUD_URL selects the cloud (default: the local daemon, started if needed).`;
+
+/** A device code waiting for approval, kept between `svc login --no-wait` and `svc login`. */
+interface PendingLogin {
+  cloudUrl: string;
+  code: DeviceCode;
+  expiresAt: string;
+}
+
+// Holds the device code, a secret that can be exchanged for tokens once approved: same mode as credentials.
+const pendingLoginPath = (): string => path.join(svcHome(), "login-pending.json");
+
+export const loginCommand: Command = {
+  name: "login",
+  summary: "sign in to the svc cloud with your browser (OAuth device flow)",
+  usage: LOGIN_USAGE,
+  async run(argv) {
+    const { values } = parse(argv, { "no-wait": { type: "boolean" } }, LOGIN_USAGE);
+    if (values.help) {
+      process.stdout.write(LOGIN_USAGE + "\n");
+      return 0;
+    }
+    const cloudUrl = await resolveCloudUrl();
+    const pending = await readPendingLogin(cloudUrl);
+    const code = pending?.code ?? (await requestDeviceCode(cloudUrl));
+    printInstructions(cloudUrl, code, Boolean(pending));
+    if (values["no-wait"]) {
+      if (!pending) {
+        await writeFileAtomic(pendingLoginPath(), JSON.stringify({ cloudUrl, code, expiresAt: new Date(Date.now() + code.expires_in * 1000).toISOString() }) + "\n");
+      }
+      process.stdout.write("\nAfter approving, run `svc login` again to finish signing in.\n");
+      return 0;
+    }
+    return waitForApproval(cloudUrl, code);
+  },
+};
+
+function printInstructions(cloudUrl: string, code: DeviceCode, resumed: boolean): void {
+  const lines = [
+    resumed ? `Finishing the sign-in to ${cloudUrl} started earlier.` : `Signing in to ${cloudUrl}.`,
+    "",
+    "Open this page in your browser:",
+    "",
+    `    ${code.verification_uri}`,
+    "",
+    "and check that it shows this code:",
+    "",
+    `    ${code.user_code}`,
+  ];
+  if (code.verification_uri_complete) lines.push("", `(${code.verification_uri_complete} fills the code in for you)`);
+  process.stdout.write(lines.join("\n") + "\n");
+}
+
+async function waitForApproval(cloudUrl: string, code: DeviceCode): Promise<number> {
+  process.stdout.write("\nWaiting for approval in the browser (Ctrl-C cancels)...\n");
+  // Nothing is written before approval, so stopping at once leaves no half-done state behind.
+  const cancel = () => {
+    process.stderr.write("\nsvc: sign-in cancelled; no credentials were saved\n");
+    process.exit(130);
+  };
+  process.once("SIGINT", cancel);
+  let credentials: OAuthCredentials;
+  try {
+    credentials = await pollDeviceToken(cloudUrl, code);
+  } catch (err) {
+    await clearPendingLogin();
+    throw new CliError((err as Error).message);
+  } finally {
+    process.off("SIGINT", cancel);
+  }
+  await clearPendingLogin();
+  const previous = await readCredentials().catch(() => null);
+  await writeCredentials(credentials);
+  const me = await new CloudClient({ baseUrl: cloudUrl, token: credentials.accessToken }).me();
+  process.stdout.write(`\nSigned in to ${cloudUrl} as ${me.user.name} (OAuth user ${me.user.id}).\n`);
+  if (previous?.kind === "anonymous") {
+    process.stdout.write("This replaced the anonymous credentials; projects created with them stay with the anonymous user.\n");
+  }
+  return 0;
+}
+
+async function readPendingLogin(cloudUrl: string): Promise<PendingLogin | null> {
+  const pending = await readJsonFile<PendingLogin>(pendingLoginPath()).catch(() => null);
+  if (!pending || pending.cloudUrl !== cloudUrl || !pending.code?.device_code) return null;
+  // A code within a few seconds of expiring is not worth resuming: the person could not approve it in time.
+  if (Date.parse(pending.expiresAt) - Date.now() < 15_000) {
+    await clearPendingLogin();
+    return null;
+  }
+  const remaining = Math.floor((Date.parse(pending.expiresAt) - Date.now()) / 1000);
+  return { ...pending, code: { ...pending.code, expires_in: remaining } };
+}
+
+async function clearPendingLogin(): Promise<void> {
+  await rm(pendingLoginPath(), { force: true });
+}
+
+// --- svc logout ---------------------------------------------------------------------------------
+
+const LOGOUT_USAGE = `svc logout
+
+Deletes $SVC_HOME/credentials.json. For OAuth credentials it first asks the cloud to revoke the
+refresh token (and with it every token of that sign-in); when the cloud cannot be reached the
+tokens simply expire.`;
+
+export const logoutCommand: Command = {
+  name: "logout",
+  summary: "sign out: revoke the OAuth tokens and delete the credentials file",
+  usage: LOGOUT_USAGE,
+  async run(argv) {
+    const { values } = parse(argv, {}, LOGOUT_USAGE);
+    if (values.help) {
+      process.stdout.write(LOGOUT_USAGE + "\n");
+      return 0;
+    }
+    await clearPendingLogin();
+    const file = credentialsPath();
+    const credentials = await readCredentials().catch(() => null);
+    const revoked = credentials?.kind === "oauth" ? await revokeRefreshToken(credentials) : false;
+    if (!(await deleteCredentials(file))) {
+      process.stdout.write(`Not signed in: there was no credentials file at ${file}.\n`);
+      return 0;
+    }
+    process.stdout.write(`Signed out: deleted ${file}.\n`);
+    if (credentials?.kind === "oauth") {
+      process.stdout.write(revoked ? "The cloud revoked the OAuth tokens of this sign-in.\n" : `Could not reach ${credentials.cloudUrl} to revoke the OAuth tokens; they expire on their own.\n`);
+    }
+    return 0;
+  },
+};
+
+/** RFC 7009 revocation; true when the cloud answered 200 (which it also does for unknown tokens). */
+async function revokeRefreshToken(credentials: OAuthCredentials): Promise<boolean> {
+  if (!credentials.refreshToken) return false;
+  try {
+    const response = await fetch(`${credentials.cloudUrl}/v1/oauth/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: credentials.refreshToken, token_type_hint: "refresh_token", client_id: OAUTH_CLIENT_ID }),
+      signal: AbortSignal.timeout(3000),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+// --- svc whoami ---------------------------------------------------------------------------------
+
+const WHOAMI_USAGE = `svc whoami [--json]
+
+Shows the credentials in use (anonymous or OAuth), the user, the cloud URL, your orgs and
+projects with their ids, and the project of the current folder (.svc/state.json) if any.
+Exits 1 when not signed in.
+
+options:
+  --json    print the same as one JSON object`;
+
+export const whoamiCommand: Command = {
+  name: "whoami",
+  summary: "show who is signed in, your orgs and projects, and this folder's project",
+  usage: WHOAMI_USAGE,
+  async run(argv) {
+    const { values } = parse(argv, { json: { type: "boolean" } }, WHOAMI_USAGE);
+    if (values.help) {
+      process.stdout.write(WHOAMI_USAGE + "\n");
+      return 0;
+    }
+    const credentials = await readCredentials();
+    if (!credentials) throw new CliError(NOT_SIGNED_IN);
+    const session = await ProjectSession.open({ projectDir: process.cwd(), mintAnonymous: false });
+    let me: Me;
+    try {
+      me = await session.client().me();
+    } catch (err) {
+      if (err instanceof AuthenticationError) throw new CliError(`the saved credentials are no longer valid at ${session.cloudUrl}: run \`svc login\``);
+      throw err;
+    }
+    const state = await session.state();
+    const report: WhoamiReport = { kind: credentials.kind, cloudUrl: session.cloudUrl, ...me, folderProject: state };
+    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + "\n" : formatWhoami(report));
+    return 0;
+  },
+};
+
+interface WhoamiReport extends Me {
+  kind: Credentials["kind"];
+  cloudUrl: string;
+  /** The current folder's `.svc/state.json`, or null. */
+  folderProject: ProjectState | null;
+}
+
+function formatWhoami(report: WhoamiReport): string {
+  const lines = [
+    `kind      ${report.kind}`,
+    `user      ${report.user.name} (${report.user.id})`,
+    `cloud     ${report.cloudUrl}`,
+    "",
+    "orgs",
+    ...(report.orgs.length ? report.orgs.map((org) => `  ${org.slug}  ${org.name}  (${org.id})`) : ["  (none)"]),
+    "",
+    "projects",
+    ...(report.projects.length ? report.projects.map((p) => `  ${p.orgSlug}/${p.slug}  ${p.name}  (${p.id})`) : ["  (none)"]),
+    "",
+  ];
+  const state = report.folderProject;
+  if (state) {
+    const known = report.projects.some((p) => p.id === state.projectId);
+    lines.push(`this folder  ${state.orgSlug}/${state.projectSlug}  (${state.projectId})${known ? "" : "  — not one of your projects"}`);
+  } else {
+    lines.push("this folder  no project (.svc/state.json is absent)");
+  }
+  return lines.join("\n") + "\n";
+}

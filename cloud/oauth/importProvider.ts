@@ -15,6 +15,9 @@ let loading: Promise<typeof Provider> | undefined;
 
 export function importProvider(): Promise<typeof Provider> {
   return (loading ??= (async () => {
+    if (typeof (URL as { parse?: unknown }).parse !== "function") {
+      throw new Error(`the OAuth provider needs Node 20.18 or later (this is ${process.version})`);
+    }
     const warn = console.warn;
     console.warn = (...args: unknown[]) => {
       if (typeof args[0] === "string" && args[0].includes(RUNTIME_WARNING)) return;

@@ -1,0 +1,320 @@
+/**
+ * The OAuth 2.0 device flow (RFC 8628) of a real cloud process over real HTTP: the CLI side talks
+ * to the token endpoints, and a small cookie-keeping fetch "browser" drives the real approval
+ * pages (code entry, confirm, success / denied) exactly as a person's browser would post them.
+ */
+import assert from "node:assert/strict";
+import os from "node:os";
+import path from "node:path";
+import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { http } from "./harness/api.js";
+import { OAUTH_CLIENT_ID, type DeviceCode } from "../../sdk/oauth.js";
+import { pollUntil } from "../support/poll.js";
+
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+
+interface TokenBody {
+  access_token?: string;
+  refresh_token?: string;
+  token_type?: string;
+  expires_in?: number;
+  error?: string;
+  error_description?: string;
+}
+
+async function postForm(cloud: TestCloud, route: string, form: Record<string, string>): Promise<{ status: number; body: TokenBody & Partial<DeviceCode>; headers: Headers }> {
+  const response = await fetch(cloud.cloudUrl + route, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(form),
+  });
+  return { status: response.status, body: (await response.json()) as TokenBody & Partial<DeviceCode>, headers: response.headers };
+}
+
+const requestDeviceCode = async (cloud: TestCloud): Promise<DeviceCode> => {
+  const { status, body } = await postForm(cloud, "/v1/oauth/device/code", { client_id: OAUTH_CLIENT_ID, scope: "openid offline_access" });
+  assert.equal(status, 200, JSON.stringify(body));
+  return body as DeviceCode;
+};
+
+const pollToken = (cloud: TestCloud, deviceCode: string) =>
+  postForm(cloud, "/v1/oauth/token", { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: OAUTH_CLIENT_ID });
+
+const refresh = (cloud: TestCloud, refreshToken: string) =>
+  postForm(cloud, "/v1/oauth/token", { grant_type: "refresh_token", refresh_token: refreshToken, client_id: OAUTH_CLIENT_ID });
+
+/** A browser reduced to what the approval pages need: cookies, redirects and form posts. */
+class FormBrowser {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(private readonly baseUrl: string) {}
+
+  async get(url: string): Promise<{ status: number; html: string; headers: Headers }> {
+    return this.request(new URL(url, this.baseUrl).href, { method: "GET" });
+  }
+
+  /** Submits the page's form (its hidden inputs) plus `extra` fields, following redirects. */
+  async submit(html: string, formId: string, extra: Record<string, string> = {}): Promise<{ status: number; html: string; headers: Headers }> {
+    const form = new RegExp(`<form[^>]*id="${formId.replace(".", "\\.")}"[^>]*>([\\s\\S]*?)</form>`).exec(html);
+    assert.ok(form, `no form #${formId} in:\n${html}`);
+    const action = /action="([^"]+)"/.exec(form[0])?.[1];
+    assert.ok(action, `form #${formId} has no action`);
+    const fields: Record<string, string> = {};
+    for (const input of form[1].matchAll(/<input\b[^>]*>/g)) {
+      const name = /name="([^"]*)"/.exec(input[0])?.[1];
+      if (name && /type="hidden"/.test(input[0])) fields[name] = decodeEntities(/value="([^"]*)"/.exec(input[0])?.[1] ?? "");
+    }
+    return this.request(new URL(decodeEntities(action), this.baseUrl).href, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...fields, ...extra }).toString(),
+    });
+  }
+
+  private async request(url: string, init: RequestInit, hops = 0): Promise<{ status: number; html: string; headers: Headers }> {
+    assert.ok(hops < 10, "too many redirects");
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const response = await fetch(url, { ...init, redirect: "manual", headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) } });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)];
+      if (value) this.cookies.set(name, value);
+      else this.cookies.delete(name);
+    }
+    const location = response.headers.get("location");
+    if (response.status >= 300 && response.status < 400 && location) {
+      await response.body?.cancel();
+      return this.request(new URL(location, url).href, { method: "GET" }, hops + 1);
+    }
+    return { status: response.status, html: await response.text(), headers: response.headers };
+  }
+}
+
+function decodeEntities(text: string): string {
+  return text.replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code))).replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+}
+
+/** Opens the device page, enters the code and returns the confirm page. */
+async function openConfirmPage(cloud: TestCloud, userCode: string): Promise<{ browser: FormBrowser; html: string }> {
+  const browser = new FormBrowser(cloud.cloudUrl);
+  const entry = await browser.get("/device");
+  assert.equal(entry.status, 200);
+  assert.match(entry.html, /Enter the code/);
+  const confirm = await browser.submit(entry.html, "op.deviceInputForm", { user_code: userCode.toLowerCase() });
+  assert.equal(confirm.status, 200);
+  return { browser, html: confirm.html };
+}
+
+async function approve(cloud: TestCloud, userCode: string): Promise<string> {
+  const { browser, html } = await openConfirmPage(cloud, userCode);
+  assert.match(html, /Approve sign-in\?/);
+  const done = await browser.submit(html, "op.deviceConfirmForm");
+  assert.equal(done.status, 200, done.html);
+  return done.html;
+}
+
+/** The whole flow, as `svc login` and a person approving would run it. */
+async function signIn(cloud: TestCloud): Promise<{ accessToken: string; refreshToken: string }> {
+  const code = await requestDeviceCode(cloud);
+  assert.match(await approve(cloud, code.user_code), /Signed in/);
+  const { status, body } = await pollToken(cloud, code.device_code);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.ok(body.access_token && body.refresh_token);
+  return { accessToken: body.access_token, refreshToken: body.refresh_token };
+}
+
+const me = (cloud: TestCloud, token: string) => http(cloud, "GET", "/v1/me", { token });
+
+describe("OAuth device flow (real cloud process)", function () {
+  this.timeout(60_000);
+  let cloud: TestCloud;
+
+  before(async () => {
+    cloud = await startTestCloud();
+  });
+  after(async () => {
+    await cloud?.dispose();
+  });
+
+  it("issues a device code that points at the cloud's /device page", async () => {
+    const code = await requestDeviceCode(cloud);
+    assert.equal(code.verification_uri, `${cloud.cloudUrl}/device`);
+    assert.equal(code.verification_uri_complete, `${cloud.cloudUrl}/device?user_code=${code.user_code}`);
+    assert.match(code.user_code, /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    assert.equal(code.expires_in, 600);
+    assert.equal(code.interval, 5);
+    assert.ok(code.device_code.length >= 32);
+  });
+
+  it("signs in: pending until approved on the page, then tokens that work on /v1/me", async () => {
+    const code = await requestDeviceCode(cloud);
+    const pending = await pollToken(cloud, code.device_code);
+    assert.equal(pending.status, 400);
+    // The RFC 6749 error format device-flow clients expect, not our {"error":{...}} envelope.
+    assert.equal(pending.body.error, "authorization_pending");
+
+    const { browser, html } = await openConfirmPage(cloud, code.user_code);
+    assert.ok(html.includes(code.user_code), "the confirm page shows the user code");
+    assert.ok(html.includes(os.userInfo().username), "the confirm page names the local user who approves");
+    assert.match(html, /Approve/);
+    assert.match(html, /Deny/);
+    const done = await browser.submit(html, "op.deviceConfirmForm");
+    assert.match(done.html, /Signed in/);
+
+    const granted = await pollToken(cloud, code.device_code);
+    assert.equal(granted.status, 200, JSON.stringify(granted.body));
+    assert.equal(granted.body.token_type, "Bearer");
+    assert.equal(granted.body.expires_in, 3600);
+    assert.ok(granted.body.access_token && granted.body.refresh_token);
+
+    const who = await me(cloud, granted.body.access_token);
+    assert.equal(who.status, 200, who.text);
+    assert.equal(who.body.user.kind, "oauth");
+    assert.equal(who.body.user.name, os.userInfo().username);
+    assert.equal(who.body.orgs.length, 1);
+
+    // A device code is good for one exchange only.
+    const again = await pollToken(cloud, code.device_code);
+    assert.equal(again.status, 400);
+    assert.equal(again.body.error, "invalid_grant");
+  });
+
+  it("reuses the one local OAuth user for every approval", async () => {
+    const first = await signIn(cloud);
+    const second = await signIn(cloud);
+    const [a, b] = await Promise.all([me(cloud, first.accessToken), me(cloud, second.accessToken)]);
+    assert.equal(a.body.user.id, b.body.user.id);
+    assert.deepEqual(a.body.orgs, b.body.orgs);
+  });
+
+  it("refreshes: the new access token works and the refresh token rotates", async () => {
+    const tokens = await signIn(cloud);
+    const refreshed = await refresh(cloud, tokens.refreshToken);
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    assert.ok(refreshed.body.access_token && refreshed.body.refresh_token);
+    assert.notEqual(refreshed.body.access_token, tokens.accessToken);
+    assert.notEqual(refreshed.body.refresh_token, tokens.refreshToken, "public clients get a new refresh token each time");
+    const who = await me(cloud, refreshed.body.access_token);
+    assert.equal(who.status, 200, who.text);
+    assert.equal(who.body.user.kind, "oauth");
+
+    // Replaying a rotated refresh token is treated as theft: the whole sign-in is revoked.
+    const replay = await refresh(cloud, tokens.refreshToken);
+    assert.equal(replay.status, 400);
+    assert.equal(replay.body.error, "invalid_grant");
+    assert.equal((await me(cloud, refreshed.body.access_token)).status, 401);
+    assert.equal((await refresh(cloud, refreshed.body.refresh_token!)).body.error, "invalid_grant");
+  });
+
+  it("denying on the page gives the polling client access_denied", async () => {
+    const code = await requestDeviceCode(cloud);
+    const { browser, html } = await openConfirmPage(cloud, code.user_code);
+    const denied = await browser.submit(html, "op.deviceConfirmForm", { abort: "yes" });
+    assert.equal(denied.status, 200);
+    assert.match(denied.html, /Sign-in denied/);
+    const { status, body } = await pollToken(cloud, code.device_code);
+    assert.equal(status, 400);
+    assert.equal(body.error, "access_denied");
+    // The denied code cannot be approved afterwards.
+    const retry = await openConfirmPage(cloud, code.user_code);
+    assert.match(retry.html, /already used/);
+  });
+
+  it("rejects unknown user codes, device codes, clients and grant types", async () => {
+    const { html } = await openConfirmPage(cloud, "BCDF-GHJK");
+    assert.match(html, /No sign-in request has that code/);
+    assert.doesNotMatch(html, /Approve sign-in\?/);
+
+    const unknownDevice = await pollToken(cloud, "not-a-device-code-at-all-0123456789");
+    assert.equal(unknownDevice.status, 400);
+    assert.equal(unknownDevice.body.error, "invalid_grant");
+
+    const unknownClient = await postForm(cloud, "/v1/oauth/device/code", { client_id: "someone-else" });
+    assert.equal(unknownClient.status, 401);
+    assert.equal(unknownClient.body.error, "invalid_client");
+
+    const code = await requestDeviceCode(cloud);
+    const wrongClient = await postForm(cloud, "/v1/oauth/token", { grant_type: DEVICE_GRANT, device_code: code.device_code, client_id: "someone-else" });
+    assert.equal(wrongClient.body.error, "invalid_client");
+
+    const password = await postForm(cloud, "/v1/oauth/token", { grant_type: "password", username: "a", password: "b", client_id: OAUTH_CLIENT_ID });
+    assert.equal(password.status, 400);
+    assert.match(password.body.error ?? "", /^(unsupported_grant_type|unauthorized_client)$/);
+
+    const missing = await postForm(cloud, "/v1/oauth/token", { grant_type: DEVICE_GRANT, client_id: OAUTH_CLIENT_ID });
+    assert.equal(missing.body.error, "invalid_request");
+
+    // Garbage bearer tokens are plain 401s in our envelope on the API.
+    const api = await me(cloud, "definitely-not-a-token-0123456789");
+    assert.equal(api.status, 401);
+    assert.equal(api.body.error.code, "unauthorized");
+  });
+
+  it("rejects an expired device code on the page and at the token endpoint", async function () {
+    if (process.env.SVC_TEST_DATABASE_URL) this.skip(); // ages the row in the SQLite file directly
+    const code = await requestDeviceCode(cloud);
+    await ageDeviceCode(cloud, code.device_code);
+    const { html } = await openConfirmPage(cloud, code.user_code);
+    assert.match(html, /expired/);
+    const { status, body } = await pollToken(cloud, code.device_code);
+    assert.equal(status, 400);
+    assert.equal(body.error, "expired_token");
+  });
+
+  it("serves the approval pages with no external assets and no framing", async () => {
+    const page = await new FormBrowser(cloud.cloudUrl).get("/device");
+    assert.match(page.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
+    assert.equal(page.headers.get("x-frame-options"), "DENY");
+    assert.doesNotMatch(page.html, /(src|href)="https?:|@import|url\(/);
+    assert.equal(cloud.stderr(), "", "the cloud printed nothing (no oidc-provider runtime or default-hook notices)");
+  });
+});
+
+describe("OAuth tokens across a cloud restart", function () {
+  this.timeout(60_000);
+  let cloud: TestCloud | undefined;
+
+  after(async () => {
+    await cloud?.dispose();
+  });
+
+  it("keeps access and refresh tokens valid after a restart", async () => {
+    const first = await startTestCloud();
+    cloud = first;
+    const tokens = await signIn(first);
+    const before = await me(first, tokens.accessToken);
+    assert.equal(before.status, 200);
+    await first.stop();
+
+    const again = await first.restart();
+    cloud = again;
+    await pollUntil(async () => (await fetch(`${again.cloudUrl}/readyz`)).ok, { timeoutMs: 20_000, description: "the restarted cloud's /readyz" });
+    const after = await me(again, tokens.accessToken);
+    assert.equal(after.status, 200, after.text);
+    assert.equal(after.body.user.id, before.body.user.id);
+
+    const refreshed = await refresh(again, tokens.refreshToken);
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    assert.equal((await me(again, refreshed.body.access_token!)).status, 200);
+
+    const keys = path.join(again.dataDir, "oauth-keys.json");
+    const { statSync } = await import("node:fs");
+    assert.equal(statSync(keys).mode & 0o777, 0o600, "the provider's keys are private to the user");
+  });
+});
+
+/** Moves a device code's expiry into the past, in the payload (checked by the provider) and its row. */
+async function ageDeviceCode(cloud: TestCloud, deviceCode: string): Promise<void> {
+  const { default: SQLite } = await import("better-sqlite3");
+  const db = new SQLite(path.join(cloud.dataDir, "svc.db"));
+  try {
+    db.pragma("busy_timeout = 5000");
+    const past = Math.floor(Date.now() / 1000) - 60;
+    const changed = db
+      .prepare("UPDATE oauth_payloads SET payload = json_set(payload, '$.exp', ?), expires_at = ? WHERE kind = 'DeviceCode' AND id = ?")
+      .run(past, new Date(past * 1000).toISOString(), deviceCode).changes;
+    assert.equal(changed, 1, "the device code row exists");
+  } finally {
+    db.close();
+  }
+}
