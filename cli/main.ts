@@ -2,10 +2,23 @@
 /** The `svc` command: dispatches to one module per command. */
 import { cloudCommand } from "./commands/cloud.js";
 import { loginCommand, logoutCommand, whoamiCommand } from "./commands/auth.js";
+import { buildCommand, manifestCommand, startCommand } from "./commands/project.js";
+import { modelsCommand } from "./commands/models.js";
+import { workerCommand } from "./commands/worker.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
 
-const COMMANDS: Command[] = [cloudCommand, loginCommand, logoutCommand, whoamiCommand];
+const COMMANDS: Command[] = [
+  startCommand,
+  buildCommand,
+  manifestCommand,
+  modelsCommand,
+  cloudCommand,
+  workerCommand,
+  loginCommand,
+  logoutCommand,
+  whoamiCommand,
+];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -1,6 +1,7 @@
 /** `svc cloud serve|start|stop|status`: the embedded cloud, in the foreground or as a daemon. */
 import { DataDirLockedError, isAlive } from "../../cloud/lock.js";
 import { startCloud, type RunningCloud } from "../../cloud/serve.js";
+import { startLocalWorkers } from "../../cloud/workers/localWorkers.js";
 import { liveDaemon, readDaemonFile, startDaemon } from "../../sdk/daemon.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "../../sdk/paths.js";
 import { type Command, parse, portOption } from "../command.js";
@@ -17,6 +18,7 @@ options (serve, start):
   --port P         control-plane port (default ${DEFAULT_CLOUD_PORT}; 0 picks a free port)
   --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}; 0 picks a free port)
   --data DIR       data dir (default $SVC_HOME/cloud)
+  --workers N      local training workers to start (default 1; 0 for none)
   --log            log requests to stderr (serve)
 
 environment: SVC_DATABASE_URL=postgres://... stores data in PostgreSQL instead of SQLite;
@@ -28,6 +30,7 @@ const OPTIONS = {
   "edge-port": { type: "string" },
   data: { type: "string" },
   log: { type: "boolean" },
+  workers: { type: "string" },
 } as const;
 
 export const cloudCommand: Command = {
@@ -46,7 +49,7 @@ export const cloudCommand: Command = {
     const edgePort = portOption(values["edge-port"], "--edge-port", Number(process.env.SVC_EDGE_PORT ?? DEFAULT_EDGE_PORT));
     switch (sub) {
       case "serve":
-        return serve({ dataDir, port, edgePort, logger: Boolean(values.log) });
+        return serve({ dataDir, port, edgePort, logger: Boolean(values.log), workers: workerCount(values.workers) });
       case "start": {
         const live = await liveDaemon(dataDir);
         if (live) {
@@ -74,7 +77,13 @@ export const cloudCommand: Command = {
   },
 };
 
-async function serve(options: { dataDir: string; port: number; edgePort: number; logger: boolean }): Promise<number> {
+function workerCount(value: string | undefined): number {
+  const count = Number(value ?? process.env.SVC_WORKERS ?? 1);
+  if (!Number.isInteger(count) || count < 0 || count > 64) throw new CliError("--workers must be an integer from 0 to 64", 2);
+  return count;
+}
+
+async function serve(options: { dataDir: string; port: number; edgePort: number; logger: boolean; workers: number }): Promise<number> {
   // Signal handlers go in before anything is printed: a parent that reads the ready line and
   // sends SIGTERM at once must get a graceful shutdown, not the default kill.
   let stopRequested!: () => void;
@@ -99,8 +108,16 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
     }
     throw err;
   }
+  const workers = startLocalWorkers({
+    count: options.workers,
+    cloudUrl: cloud.cloudUrl,
+    token: cloud.workerToken,
+    dataDir: options.dataDir,
+    log: (line) => process.stderr.write(`svc cloud: ${line}\n`),
+  });
   process.stdout.write(JSON.stringify({ cloudUrl: cloud.cloudUrl, edgeUrl: cloud.edgeUrl, deployDomain: cloud.deployDomain }) + "\n");
   await stopSignal;
+  await workers.stop();
   // A second Ctrl-C while draining falls back to the default: exit now.
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);

@@ -128,12 +128,15 @@ export class WorkerHub {
         worker.idle = false;
         worker.jobs.add(job.id);
         const base = this.ctx.cloudUrl;
+        const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
+        const model = await this.ctx.db.selectFrom("base_models").select(["name", "path"]).where("name", "=", modelName).executeTakeFirst();
         send(worker.socket, {
           type: "assign",
           job: toJob(job),
           datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
           evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
           artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts`,
+          model: { name: modelName, path: model?.path ?? null, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
         });
       }
     } finally {

@@ -17,7 +17,15 @@ export type WorkerMessage =
 
 export type CloudMessage =
   /** A job to run; datasets are fetched over HTTP with the worker token. */
-  | { type: "assign"; job: Job; datasetUrl: string | null; evalDatasetUrl: string | null; artifactUploadUrl: string }
+  | {
+      type: "assign";
+      job: Job;
+      datasetUrl: string | null;
+      evalDatasetUrl: string | null;
+      artifactUploadUrl: string;
+      /** The base model: `path` on the cloud's machine (used when it exists locally), else `url`. */
+      model: { name: string; path: string | null; url: string };
+    }
   /** Stop the job as soon as possible and report `training.cancelled`. */
   | { type: "cancel"; jobId: string }
   /** The event with this seq (and all before it) is stored. */

@@ -1,0 +1,84 @@
+/** `svc build`, `svc manifest`, `svc start`: the project's trainer, from source to a finished job. */
+import path from "node:path";
+import { logMessage } from "../../sdk/logMessage.js";
+import type { Job } from "../../sdk/wire.js";
+import { type Command, parse } from "../command.js";
+import { CliError } from "../output.js";
+import { buildTrainerBundle } from "../project/bundle.js";
+import { loadTrainer, manifestText } from "../project/manifest.js";
+
+export const buildCommand: Command = {
+  name: "build",
+  summary: "bundle src/svc/index.ts into .svc/build/index.mjs",
+  usage: "svc build",
+  async run(argv) {
+    const { values } = parse(argv, {}, this.usage);
+    if (values.help) return help(this);
+    const out = await buildTrainerBundle(process.cwd()).catch((err) => {
+      throw new CliError(`build failed: ${(err as Error).message}`);
+    });
+    process.stdout.write(`built ${path.relative(process.cwd(), out)}\n`);
+    return 0;
+  },
+};
+
+export const manifestCommand: Command = {
+  name: "manifest",
+  summary: "show the project's registered trainer (--json for tools)",
+  usage: "svc manifest [--json] [--rebuild]",
+  async run(argv) {
+    const { values } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } }, this.usage);
+    if (values.help) return help(this);
+    const { manifest } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
+    process.stdout.write((values.json ? JSON.stringify(manifest) : manifestText(manifest)) + "\n");
+    return manifest.status === "error" ? 1 : 0;
+  },
+};
+
+export const startCommand: Command = {
+  name: "start",
+  summary: "train the project's registered trainer and stream its log",
+  usage: "svc start [--json] [--rebuild]",
+  async run(argv) {
+    const { values } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } }, this.usage);
+    if (values.help) return help(this);
+    const json = Boolean(values.json);
+    const { manifest, trainer } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
+    if (!trainer) throw new CliError(manifestText(manifest));
+    let job: Job;
+    try {
+      job = await trainer.start();
+    } catch (err) {
+      throw new CliError((err as Error).message);
+    }
+    if (!json) process.stdout.write(`job ${job.id} queued: ${job.name}\n`);
+    // Ctrl-C cancels the job (the worker stops within a second); a second Ctrl-C exits at once.
+    let interrupted = false;
+    const onSigint = () => {
+      if (interrupted) process.exit(130);
+      interrupted = true;
+      process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
+      void trainer.cancel();
+    };
+    process.on("SIGINT", onSigint);
+    process.on("SIGTERM", onSigint);
+    try {
+      const final = await trainer.wait({
+        onEvent: (event) => {
+          process.stdout.write((json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data)) + "\n");
+        },
+      });
+      if (!json) process.stdout.write(`job ${final.id} ${final.status}\n`);
+      if (final.status === "completed") return 0;
+      return interrupted ? 130 : 1;
+    } finally {
+      process.off("SIGINT", onSigint);
+      process.off("SIGTERM", onSigint);
+    }
+  },
+};
+
+function help(command: Command): number {
+  process.stdout.write(`usage: ${command.usage}\n\n${command.summary}\n`);
+  return 0;
+}

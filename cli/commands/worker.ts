@@ -1,0 +1,36 @@
+/** `svc worker`: a training worker for a cloud, on this machine or another one. */
+import { runTrainerWorker } from "../../cloud/workers/trainerWorker.js";
+import { type Command, parse } from "../command.js";
+import { CliError } from "../output.js";
+
+const USAGE = `svc worker --cloud URL [--token T] [--name N] [--work-dir DIR]
+
+Connects to the cloud's control plane and trains queued jobs, one at a time.
+The token is the cloud's worker token (the file worker-token in its data dir); it can also be
+given as SVC_WORKER_TOKEN, which keeps it out of the process list.`;
+
+export const workerCommand: Command = {
+  name: "worker",
+  summary: "run a training worker for a cloud (local or remote)",
+  usage: USAGE,
+  async run(argv) {
+    const { values } = parse(argv, { cloud: { type: "string" }, token: { type: "string" }, name: { type: "string" }, "work-dir": { type: "string" } }, USAGE);
+    if (values.help) {
+      process.stdout.write(USAGE + "\n");
+      return 0;
+    }
+    const cloudUrl = values.cloud ?? process.env.SVC_CLOUD_URL;
+    const token = values.token ?? process.env.SVC_WORKER_TOKEN;
+    if (!cloudUrl) throw new CliError("--cloud URL is required", 2);
+    if (!token) throw new CliError("--token (or SVC_WORKER_TOKEN) is required", 2);
+    const name = values.name ?? `worker-${process.pid}`;
+    const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"] });
+    process.stderr.write(`svc worker ${name} connected to ${cloudUrl}\n`);
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    worker.stop();
+    return 0;
+  },
+};

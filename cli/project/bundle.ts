@@ -1,0 +1,47 @@
+/**
+ * Bundles a project's `src/svc/index.ts` into `.svc/build/index.mjs`. The `svc` import is pointed
+ * at the running CLI's own SDK, so the trainer and the CLI share one SDK (and one version); other
+ * packages stay external and resolve from the project's node_modules at run time.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { build, type Plugin } from "esbuild";
+import { packageRoot } from "../../sdk/packageRoot.js";
+import { trainerBundlePath } from "../../sdk/paths.js";
+
+export const trainerSourcePath = (projectDir: string): string => path.join(projectDir, "src", "svc", "index.ts");
+
+export class TrainerBuildError extends Error {}
+
+export async function buildTrainerBundle(projectDir: string): Promise<string> {
+  const entry = trainerSourcePath(projectDir);
+  if (!existsSync(entry)) throw new TrainerBuildError(`${path.relative(process.cwd(), entry) || entry} does not exist; run \`svc init\` to create a project`);
+  const outfile = trainerBundlePath(projectDir);
+  const sdk = path.join(packageRoot(), "dist", "sdk.mjs");
+  const resolveSvc: Plugin = {
+    name: "svc-sdk",
+    setup(b) {
+      b.onResolve({ filter: /^svc$/ }, () => ({ path: sdk, external: true }));
+      b.onResolve({ filter: /^[^./]/ }, (args) => (path.isAbsolute(args.path) ? undefined : { path: args.path, external: true }));
+    },
+  };
+  try {
+    await build({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      sourcemap: "inline",
+      logLevel: "silent",
+      plugins: [resolveSvc],
+    });
+  } catch (err) {
+    const errors = (err as { errors?: { text: string; location?: { file: string; line: number } }[] }).errors;
+    const first = errors?.[0];
+    const where = first?.location ? `${first.location.file}:${first.location.line}: ` : "";
+    throw new TrainerBuildError(first ? `${where}${first.text}` : (err as Error).message);
+  }
+  return outfile;
+}

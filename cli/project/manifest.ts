@@ -1,0 +1,37 @@
+/**
+ * Reads the project's registered trainer from its bundle (SPEC.md section 4): reuses
+ * `.svc/build/index.mjs` when it exists (edits to src/svc/ are picked up by `svc build`), builds it
+ * otherwise, imports it, and looks for `createSvc({ trainer })` as the default export.
+ */
+import { existsSync, statSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { trainerBundlePath } from "../../sdk/paths.js";
+import { isSvc, isTrainer, type Trainer } from "../../sdk/trainer/trainer.js";
+import { buildTrainerBundle } from "./bundle.js";
+
+export type Manifest = { status: "ok"; trainer: { name: string } } | { status: "none" } | { status: "error"; error: string };
+
+export const NO_TRAINER_TEXT = "No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.";
+export const manifestErrorText = (error: string) => `Couldn't read manifest: ${error}`;
+
+export async function loadTrainer(projectDir: string, options: { rebuild?: boolean } = {}): Promise<{ manifest: Manifest; trainer: Trainer | null }> {
+  try {
+    const bundle = trainerBundlePath(projectDir);
+    if (options.rebuild || !existsSync(bundle)) await buildTrainerBundle(projectDir);
+    // The mtime in the URL makes a rebuilt bundle load fresh instead of from the module cache.
+    const module = await import(`${pathToFileURL(bundle).href}?v=${statSync(bundle).mtimeMs}`);
+    const app = [module.default, module.svc].find(isSvc);
+    const trainer = app?.trainer ?? null;
+    if (!trainer || !isTrainer(trainer)) return { manifest: { status: "none" }, trainer: null };
+    return { manifest: { status: "ok", trainer: { name: trainer.name } }, trainer };
+  } catch (err) {
+    return { manifest: { status: "error", error: (err as Error).message.split("\n")[0] }, trainer: null };
+  }
+}
+
+/** The text the Run training panel and `svc start` show for a manifest. */
+export function manifestText(manifest: Manifest): string {
+  if (manifest.status === "ok") return `Run training: ${manifest.trainer.name}`;
+  if (manifest.status === "none") return NO_TRAINER_TEXT;
+  return manifestErrorText(manifest.error);
+}

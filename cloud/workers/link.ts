@@ -1,0 +1,128 @@
+/**
+ * Worker side of the worker link: a WebSocket to the control plane that reconnects with backoff,
+ * numbers each job's events, keeps them until acknowledged and resends the unacknowledged ones
+ * after a reconnect (the cloud stores each seq once).
+ */
+import WebSocket from "ws";
+import type { JobEventType } from "../../sdk/wire.js";
+import type { CloudMessage, WorkerMessage } from "./protocol.js";
+
+type EventFrame = Extract<WorkerMessage, { type: "event" }>;
+
+export interface LinkOptions {
+  cloudUrl: string;
+  token: string;
+  workerId: string;
+  name: string;
+  onMessage: (message: CloudMessage) => void;
+  /** Job ids this worker still runs, reported in hello after a reconnect. */
+  holding: () => string[];
+  log?: (line: string) => void;
+}
+
+export class WorkerLink {
+  private socket: WebSocket | null = null;
+  private readonly outbox = new Map<string, EventFrame[]>();
+  private readonly nextSeq = new Map<string, number>();
+  private readonly ackWaiters = new Map<string, { seq: number; resolve: () => void }[]>();
+  private closed = false;
+  private wantsWork = false;
+
+  constructor(private readonly options: LinkOptions) {}
+
+  async connect(): Promise<void> {
+    let delay = 200;
+    while (!this.closed) {
+      try {
+        await this.open();
+        return;
+      } catch (err) {
+        this.options.log?.(`worker link: ${(err as Error).message}; retrying in ${delay} ms`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  /** Tells the cloud this worker is idle (remembered across reconnects). */
+  ready(): void {
+    this.wantsWork = true;
+    this.send({ type: "ready" });
+  }
+
+  busy(): void {
+    this.wantsWork = false;
+  }
+
+  /** Queues one event of a job; resolves when the cloud has stored it. */
+  emit(jobId: string, eventType: JobEventType, data: Record<string, unknown>): Promise<void> {
+    const seq = (this.nextSeq.get(jobId) ?? 0) + 1;
+    this.nextSeq.set(jobId, seq);
+    const frame: EventFrame = { type: "event", jobId, seq, eventType, data };
+    const pending = this.outbox.get(jobId) ?? [];
+    pending.push(frame);
+    this.outbox.set(jobId, pending);
+    this.send(frame);
+    return new Promise((resolve) => {
+      const waiters = this.ackWaiters.get(jobId) ?? [];
+      waiters.push({ seq, resolve });
+      this.ackWaiters.set(jobId, waiters);
+    });
+  }
+
+  /** Forgets a finished job's counters once all its events are acknowledged. */
+  forget(jobId: string): void {
+    if ((this.outbox.get(jobId) ?? []).length === 0) {
+      this.outbox.delete(jobId);
+      this.nextSeq.delete(jobId);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.socket?.close();
+  }
+
+  private open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const url = `${this.options.cloudUrl.replace(/^http/, "ws")}/v1/workers/connect`;
+      const socket = new WebSocket(url, { headers: { authorization: `Bearer ${this.options.token}` } });
+      socket.once("unexpected-response", (_req, res) => reject(new Error(`the cloud refused the worker (HTTP ${res.statusCode})`)));
+      socket.once("error", (err) => reject(err));
+      socket.once("open", () => {
+        this.socket = socket;
+        this.sendNow(socket, { type: "hello", workerId: this.options.workerId, name: this.options.name, holding: this.options.holding() });
+        // Resend everything not yet acknowledged, in order; duplicates are acked, not stored twice.
+        for (const frames of this.outbox.values()) for (const frame of frames) this.sendNow(socket, frame);
+        if (this.wantsWork) this.sendNow(socket, { type: "ready" });
+        resolve();
+      });
+      socket.on("message", (raw) => this.receive(JSON.parse(String(raw)) as CloudMessage));
+      socket.on("close", () => {
+        if (this.socket === socket) this.socket = null;
+        if (!this.closed) void this.connect();
+      });
+    });
+  }
+
+  private receive(message: CloudMessage): void {
+    if (message.type === "ack" || message.type === "nack") {
+      const frames = this.outbox.get(message.jobId) ?? [];
+      this.outbox.set(message.jobId, frames.filter((f) => f.seq > message.seq));
+      const waiters = this.ackWaiters.get(message.jobId) ?? [];
+      for (const w of waiters) if (w.seq <= message.seq) w.resolve();
+      this.ackWaiters.set(message.jobId, waiters.filter((w) => w.seq > message.seq));
+      if (message.type === "nack") this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);
+      return;
+    }
+    this.options.onMessage(message);
+  }
+
+  private send(message: WorkerMessage): void {
+    if (this.socket && this.socket.readyState === WebSocket.OPEN) this.sendNow(this.socket, message);
+  }
+
+  private sendNow(socket: WebSocket, message: WorkerMessage): void {
+    socket.send(JSON.stringify(message));
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The daemon's own training workers: child processes running `svc worker` against this cloud.
+ * A worker that dies is restarted (with a growing delay), so a crash in one job does not take
+ * training down for the next; the hub fails the job the dead worker held.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { packageRoot } from "../../sdk/packageRoot.js";
+
+export interface LocalWorkers {
+  stop(): Promise<void>;
+}
+
+export function startLocalWorkers(options: { count: number; cloudUrl: string; token: string; dataDir: string; log: (line: string) => void }): LocalWorkers {
+  const cli = path.join(packageRoot(), "dist", "cli.mjs");
+  const children = new Set<ChildProcess>();
+  let stopping = false;
+
+  const launch = (index: number, restarts: number) => {
+    const name = `local-${index + 1}`;
+    const child = spawn(process.execPath, [cli, "worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work")], {
+      // The token travels in the environment, not argv, where `ps` would show it.
+      env: { ...process.env, SVC_WORKER_TOKEN: options.token },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    children.add(child);
+    child.on("exit", (code, signal) => {
+      children.delete(child);
+      if (stopping) return;
+      options.log(`worker ${name} exited (${signal ?? code}); restarting`);
+      const timer = setTimeout(() => launch(index, restarts + 1), Math.min(500 * 2 ** restarts, 30_000));
+      timer.unref();
+    });
+  };
+  for (let i = 0; i < options.count; i++) launch(i, 0);
+
+  return {
+    async stop() {
+      stopping = true;
+      await Promise.all(
+        [...children].map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              child.once("exit", () => resolve());
+              child.kill("SIGTERM");
+              setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+            }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * A training worker process: takes one queued job at a time from the control plane, trains it
+ * with the engine (tfjs-wasm, which blocks its event loop — hence a process of its own), uploads
+ * the adapters, and reports events. Cancel requests arrive between steps: every log callback
+ * yields to the event loop so the link can read them.
+ */
+import { randomUUID } from "node:crypto";
+import { createReadStream, promises as fs } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Job } from "../../sdk/wire.js";
+import type { CloudMessage } from "./protocol.js";
+import { WorkerLink } from "./link.js";
+
+type Assign = Extract<CloudMessage, { type: "assign" }>;
+
+export interface TrainerWorkerOptions {
+  cloudUrl: string;
+  token: string;
+  name: string;
+  /** Scratch space for datasets and adapters while a job runs. */
+  workDir?: string;
+  log?: (line: string) => void;
+}
+
+export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{ stop(): void }> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const running = new Map<string, AbortController>();
+  const link: WorkerLink = new WorkerLink({
+    cloudUrl: options.cloudUrl,
+    token: options.token,
+    workerId: `${options.name}-${randomUUID().slice(0, 8)}`,
+    name: options.name,
+    holding: () => [...running.keys()],
+    log,
+    onMessage: (message) => {
+      if (message.type === "cancel") running.get(message.jobId)?.abort();
+      if (message.type === "assign") {
+        link.busy();
+        const controller = new AbortController();
+        running.set(message.job.id, controller);
+        void runJob(options, link, message, controller.signal, log).finally(() => {
+          running.delete(message.job.id);
+          link.forget(message.job.id);
+          link.ready();
+        });
+      }
+    },
+  });
+  await link.connect();
+  link.ready();
+  return { stop: () => link.close() };
+}
+
+async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: Assign, signal: AbortSignal, log: (line: string) => void): Promise<void> {
+  const { job } = assign;
+  const dir = path.join(options.workDir ?? os.tmpdir(), `svc-job-${job.id}`);
+  const emit = (type: Parameters<WorkerLink["emit"]>[1], data: Record<string, unknown>) => link.emit(job.id, type, data);
+  try {
+    await fs.mkdir(dir, { recursive: true });
+    const config = job.config as Record<string, any>;
+    const { parseChatJsonl } = await import("../../engine/data/chat-jsonl.js");
+    const { trainLora } = await import("../../engine/train/lora-trainer.js");
+    const train = parseChatJsonl(await download(options, assign.datasetUrl, "dataset"), { name: "dataset" });
+    const evalSet = assign.evalDatasetUrl ? parseChatJsonl(await download(options, assign.evalDatasetUrl, "evalDataset"), { name: "evalDataset" }) : undefined;
+    const modelPath = await resolveModel(options, assign);
+    await emit("training.started", { model: config.model, trainExamples: train.length, evalExamples: evalSet?.length ?? 0, worker: options.name });
+    const upload = async (file: string, name: string, kind: "checkpoint" | "adapter" | "file", step: number) => {
+      const url = `${assign.artifactUploadUrl}?name=${encodeURIComponent(name)}&kind=${kind}&step=${step}`;
+      const res = await fetch(url, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },
+        body: createReadStream(file) as unknown as BodyInit,
+        duplex: "half",
+      } as RequestInit);
+      if (!res.ok) throw new Error(`uploading ${name} failed: HTTP ${res.status} ${await res.text()}`);
+    };
+    const result = await trainLora({
+      baseModel: modelPath,
+      baseModelName: config.model,
+      train,
+      eval: evalSet,
+      outputDir: dir,
+      lora: config.lora,
+      maxSteps: config.maxSteps,
+      numTrainEpochs: config.numTrainEpochs,
+      learningRate: config.learningRate,
+      batchSize: config.batchSize,
+      evalSteps: config.evalSteps || undefined,
+      saveSteps: config.saveSteps || undefined,
+      seed: config.seed,
+      schedule: config.schedule,
+      warmupSteps: config.warmupSteps,
+      signal,
+      onLog: async (entry) => {
+        void emit("training.log", {
+          step: entry.step,
+          loss: entry.loss,
+          evalLoss: entry.evalLoss ?? null,
+          learningRate: entry.learningRate,
+          epoch: entry.epoch,
+          tokensPerSecond: entry.tokensPerSecond,
+        });
+        // Let the link flush this event and read a cancel before the next (blocking) step.
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+      onCheckpoint: async ({ step, path: file, configPath }) => {
+        await upload(file, `checkpoint-${step}.gguf`, "checkpoint", step);
+        await upload(configPath, `checkpoint-${step}.adapter_config.json`, "file", step);
+        void emit("checkpoint.saved", { step });
+      },
+    });
+    if (result.status === "aborted") {
+      await emit("training.cancelled", { reason: "cancelled by user", step: result.steps });
+      return;
+    }
+    const final = result.artifacts.find((a) => a.kind === "adapter")!;
+    await upload(final.path, "adapter.gguf", "adapter", final.step);
+    await upload(final.configPath, "adapter_config.json", "file", final.step);
+    await emit("training.completed", {
+      artifacts: result.artifacts.length,
+      steps: result.steps,
+      finalTrainLoss: result.finalTrainLoss,
+      finalEvalLoss: result.finalEvalLoss,
+      tokensPerSecond: result.tokensPerSecond,
+      wallSeconds: result.wallSeconds,
+    });
+  } catch (err) {
+    const message = (err as Error).message || String(err);
+    log(`job ${job.id} failed: ${message}`);
+    await emit("training.failed", { error: message });
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function download(options: TrainerWorkerOptions, url: string | null, what: string): Promise<string> {
+  if (!url) throw new Error(`the job has no ${what}`);
+  const res = await fetch(url, { headers: { authorization: `Bearer ${options.token}` } });
+  if (!res.ok) throw new Error(`downloading the ${what} failed: HTTP ${res.status}`);
+  return res.text();
+}
+
+/** The base model's GGUF: the cloud's own file when this worker shares its machine, else downloaded. */
+async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Promise<string> {
+  if (assign.model.path) {
+    try {
+      await fs.access(assign.model.path);
+      return assign.model.path;
+    } catch {
+      // a remote worker: fall through to the download
+    }
+  }
+  const cache = path.join(options.workDir ?? os.tmpdir(), "svc-models");
+  await fs.mkdir(cache, { recursive: true });
+  const file = path.join(cache, `${assign.model.name}.gguf`);
+  try {
+    await fs.access(file);
+    return file;
+  } catch {
+    const res = await fetch(assign.model.url, { headers: { authorization: `Bearer ${options.token}` } });
+    if (!res.ok) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
+    await fs.writeFile(`${file}.part`, Buffer.from(await res.arrayBuffer()));
+    await fs.rename(`${file}.part`, file);
+    return file;
+  }
+}
+
+export type { Job };

@@ -1,0 +1,19 @@
+// The quickstart trainer: teaches svc-tiny to answer every question with a small JSON object,
+// {"answer": "..."}, instead of a sentence. Run it with `npx svc start` in this folder.
+import { createSvc, createTrainer } from "svc";
+
+export const trainer = createTrainer({
+  name: "quickstart-json-answers",
+  model: "svc-tiny",
+  dataset: "data/train.jsonl",
+  evalDataset: "data/eval.jsonl",
+  lora: { r: 8, alpha: 16 },
+  maxSteps: 60,
+  learningRate: 3e-3,
+  batchSize: 8,
+  evalSteps: 10,
+  saveSteps: 20,
+  seed: 42,
+});
+
+export default createSvc({ trainer });

@@ -1,0 +1,34 @@
+/**
+ * The one-line log message of a job event, in the spec's exact forms (SPEC.md section 6):
+ * `step=10 loss=2.3100`, `step=20 evalLoss=2.2000`, `step=30` (checkpoint), `1 artifact`,
+ * the error of a failure, and the raw JSON payload of training.started.
+ * Used by `svc start` and the UI alike, so the terminal and the studio read the same.
+ */
+
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const fixed = (v: number) => v.toFixed(4);
+
+export function logMessage(type: string, data: Record<string, unknown>): string {
+  switch (type) {
+    case "training.started":
+      return JSON.stringify(data);
+    case "training.log": {
+      let text = `step=${data.step}`;
+      if (isNumber(data.loss)) text += ` loss=${fixed(data.loss)}`;
+      if (isNumber(data.evalLoss)) text += ` evalLoss=${fixed(data.evalLoss)}`;
+      return text;
+    }
+    case "checkpoint.saved":
+      return `step=${data.step}`;
+    case "training.completed": {
+      const n = Number(data.artifacts ?? 0);
+      return `${n} artifact${n === 1 ? "" : "s"}`;
+    }
+    case "training.failed":
+      return String(data.error ?? "training failed");
+    case "training.cancelled":
+      return String(data.reason ?? "cancelled");
+    default:
+      return JSON.stringify(data);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * createTrainer / createSvc: how a project declares its training run in `src/svc/index.ts`.
+ *
+ * @example
+ * import { createSvc, createTrainer } from "svc";
+ * export const trainer = createTrainer({
+ *   name: "quickstart", model: "svc-tiny", dataset: "data/train.jsonl", evalDataset: "data/eval.jsonl",
+ *   maxSteps: 60, evalSteps: 10, saveSteps: 20,
+ *   callbacks: { onLog: (log) => console.log(log.step, log.loss) },
+ * });
+ * export default createSvc({ trainer });
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { CloudClient } from "../client.js";
+import { ProjectSession } from "../session.js";
+import { validateChatJsonl } from "../jsonl.js";
+import type { Job, JobEvent, TrainingLogData } from "../wire.js";
+import { validateTrainerConfig, type JobTrainingConfig, type TrainerConfig } from "./config.js";
+
+export interface TrainerCallbacks {
+  onStarted?: (event: { job: Job; data: Record<string, unknown> }) => void | Promise<void>;
+  onLog?: (log: TrainingLogData) => void | Promise<void>;
+  onCheckpoint?: (checkpoint: { step: number; infer: InferFn }) => void | Promise<void>;
+  onCompleted?: (result: { job: Job; artifacts: number }) => void | Promise<void>;
+  onFailed?: (failure: { job: Job; error: string }) => void | Promise<void>;
+  /** Every event, raw (used by `svc start` to print the log). */
+  onEvent?: (event: JobEvent) => void | Promise<void>;
+}
+
+/** Asks the checkpoint just saved for a reply, mid-run (served by the cloud's inference engine). */
+export type InferFn = (messages: { role: "system" | "user" | "assistant"; content: string }[], options?: { maxTokens?: number }) => Promise<string>;
+
+export interface CreateTrainerOptions extends TrainerConfig {
+  callbacks?: TrainerCallbacks;
+  abortSignal?: AbortSignal;
+  /** Project folder that relative dataset paths and `.svc/state.json` belong to (default: cwd). */
+  projectDir?: string;
+}
+
+export interface Trainer {
+  readonly name: string;
+  readonly config: JobTrainingConfig;
+  /** Validates and uploads the datasets, then queues the job. */
+  start(): Promise<Job>;
+  /** Follows the job's events until it ends; resolves with the final job. `observer` gets the events too. */
+  wait(observer?: TrainerCallbacks): Promise<Job>;
+  cancel(): Promise<void>;
+}
+
+const TRAINER_BRAND = Symbol.for("svc.trainer");
+const SVC_BRAND = Symbol.for("svc.app");
+
+export function createTrainer(options: CreateTrainerOptions): Trainer {
+  const config = validateTrainerConfig(options);
+  const projectDir = () => path.resolve(options.projectDir ?? process.cwd());
+  let client: CloudClient | null = null;
+  let job: Job | null = null;
+
+  const trainer: Trainer & { [TRAINER_BRAND]: true } = {
+    [TRAINER_BRAND]: true,
+    name: config.name,
+    config,
+    async start() {
+      if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
+      const dir = projectDir();
+      const train = await readDataset(dir, options.dataset, "dataset");
+      const evalData = options.evalDataset ? await readDataset(dir, options.evalDataset, "evalDataset") : null;
+      const session = await ProjectSession.open({ projectDir: dir });
+      client = await session.scopedClient();
+      const dataset = await client.uploadDataset(path.basename(options.dataset), train);
+      const evalDataset = evalData ? await client.uploadDataset(path.basename(options.evalDataset!), evalData) : undefined;
+      job = await client.createJob({ name: config.name, config: { ...config }, datasetId: dataset.id, evalDatasetId: evalDataset?.id });
+      options.abortSignal?.addEventListener("abort", () => void trainer.cancel(), { once: true });
+      return job;
+    },
+    async wait(observer) {
+      if (!job || !client) throw new Error("call start() before wait()");
+      const c = client;
+      const callbacks = options.callbacks ?? {};
+      for await (const event of c.jobEvents(job.id)) {
+        await observer?.onEvent?.(event);
+        await callbacks.onEvent?.(event);
+        if (event.type === "training.started") await callbacks.onStarted?.({ job, data: event.data });
+        else if (event.type === "training.log") await callbacks.onLog?.(event.data as unknown as TrainingLogData);
+        else if (event.type === "checkpoint.saved") {
+          const step = Number(event.data.step);
+          await callbacks.onCheckpoint?.({ step, infer: inferAt(c, job.id, step) });
+        } else if (event.type === "training.completed") await callbacks.onCompleted?.({ job: await c.getJob(job.id), artifacts: Number(event.data.artifacts ?? 0) });
+        else if (event.type === "training.failed") await callbacks.onFailed?.({ job: await c.getJob(job.id), error: String(event.data.error) });
+      }
+      job = await c.getJob(job.id);
+      return job;
+    },
+    async cancel() {
+      if (job && client) await client.cancelJob(job.id);
+    },
+  };
+  return trainer;
+}
+
+function inferAt(client: CloudClient, jobId: string, step: number): InferFn {
+  return async (messages, options) => {
+    const res = await client.request<{ choices: { message: { content: string } }[] }>("POST", "/v1/inference/chat", {
+      body: { projectId: client.projectId, target: { kind: "checkpoint", jobId, step }, messages, max_tokens: options?.maxTokens ?? 64, stream: false },
+    });
+    return res.choices[0]?.message.content ?? "";
+  };
+}
+
+/** Reads and validates a dataset before anything is uploaded: bad lines are reported by number. */
+async function readDataset(projectDir: string, file: string, field: string): Promise<string> {
+  const full = path.resolve(projectDir, file);
+  let text: string;
+  try {
+    text = await readFile(full, "utf8");
+  } catch {
+    throw new Error(`${field}: cannot read ${full}`);
+  }
+  const report = validateChatJsonl(text);
+  if (report.errors.length > 0) throw new Error(`${field} ${file} is invalid:\n${report.errors.join("\n")}`);
+  return text;
+}
+
+export interface Svc {
+  readonly trainer: Trainer | null;
+}
+
+/** Registers the project's trainer; `export default createSvc({ trainer })` from src/svc/index.ts. */
+export function createSvc(options: { trainer?: Trainer }): Svc {
+  if (options.trainer !== undefined && !isTrainer(options.trainer)) throw new Error("createSvc: trainer must come from createTrainer(...)");
+  return { [SVC_BRAND]: true, trainer: options.trainer ?? null } as Svc;
+}
+
+export const isTrainer = (value: unknown): value is Trainer => Boolean(value && (value as Record<symbol, unknown>)[TRAINER_BRAND]);
+export const isSvc = (value: unknown): value is Svc => Boolean(value && (value as Record<symbol, unknown>)[SVC_BRAND]);
