@@ -63,10 +63,9 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   return app as unknown as FastifyInstance;
 }
 
+/** The edge listener; its routes are mounted by cloud/edge (mountEdge), which owns its error format. */
 export function buildEdge(ctx: CloudContext, options: { logger: boolean }): FastifyInstance {
   const app = baseFastify(options.logger);
-  installErrorHandler(app as unknown as FastifyInstance);
   countRequests(app, ctx, "edge");
-  app.get("/healthz", async () => ({ ok: true }));
   return app as unknown as FastifyInstance;
 }

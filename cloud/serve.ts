@@ -16,6 +16,8 @@ import { createMetrics } from "./metrics.js";
 import { openStore } from "./store/db.js";
 import { WorkerHub } from "./workers/hub.js";
 import { mountOAuth } from "./oauth/index.js";
+import { mountEdge } from "./edge/index.js";
+import { startInferenceService, type InferenceService } from "./inference/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
 
 export interface CloudOptions {
@@ -38,6 +40,7 @@ export interface DaemonInfo {
 
 export interface RunningCloud extends DaemonInfo {
   ctx: CloudContext;
+  inference: InferenceService;
   hub: WorkerHub;
   /** Token local worker processes authenticate with. */
   workerToken: string;
@@ -71,11 +74,13 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready });
   ctx.tokenResolvers.push(await mountOAuth(control, ctx));
   const edge = buildEdge(ctx, { logger: options.logger ?? false });
+  const inference = await startInferenceService(ctx);
+  const edgeRoutes = await mountEdge(edge, ctx, inference);
   try {
     await control.listen({ port: options.port, host });
     await edge.listen({ port: options.edgePort, host });
   } catch (err) {
-    await Promise.allSettled([control.close(), edge.close()]);
+    await Promise.allSettled([control.close(), edge.close(), edgeRoutes.close(), inference.close()]);
     await store.close();
     await releaseLock();
     throw err;
@@ -100,11 +105,12 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
       // close() stops accepting and waits for in-flight requests; SSE streams are ended by their sockets closing.
       control.server.closeIdleConnections?.();
       await Promise.allSettled([control.close(), edge.close()]);
+      await Promise.allSettled([edgeRoutes.close(), inference.close()]);
       await store.close();
       await fs.rm(path.join(options.dataDir, "daemon.json"), { force: true });
       await releaseLock();
     })());
-  return { ...info, ctx, hub, workerToken, close };
+  return { ...info, ctx, hub, inference, workerToken, close };
 }
 
 /** The local workers' token lives in the data dir (0600), so a restarted cloud keeps its workers. */

@@ -31,4 +31,8 @@ await build({
 // Declarations for the SDK entry.
 execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.sdk.json"], { cwd: root, stdio: "inherit" });
 
+// The Svelte UI: the studio's SPA and the VS Code panels.
+const { buildWebview } = await import("./build-webview.mjs");
+await buildWebview({ outDir: path.join(dist, "webview"), minify: true });
+
 console.log("built dist/");

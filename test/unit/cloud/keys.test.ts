@@ -6,7 +6,7 @@ describe("deployment keys", () => {
   it("encodes bytes in base62 with a fixed width", () => {
     assert.equal(base62(new Uint8Array([0])), "00");
     assert.equal(base62(new Uint8Array([61])), "0z");
-    assert.equal(base62(new Uint8Array([1, 0])), "00048"); // 256 = 4*62 + 8
+    assert.equal(base62(new Uint8Array([1, 0])), "048"); // 256 = 4*62 + 8, padded to 3 digits for 16 bits
     assert.equal(base62(new Uint8Array(32).fill(255)).length, 43);
   });
 

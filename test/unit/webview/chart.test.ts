@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import {
+  decimate,
+  hoverReadout,
+  insertByStep,
+  linePath,
+  nearestIndex,
+  niceTicks,
+  stepExtent,
+  valueExtent,
+  xForStep,
+  yForValue,
+  type ChartPoint,
+} from "../../../webview/lib/chart.js";
+
+const area = { left: 0, top: 0, width: 100, height: 50 };
+
+describe("webview/lib/chart", () => {
+  it("scales y min-max with the max at the top", () => {
+    const points: ChartPoint[] = [
+      { step: 1, value: 2 },
+      { step: 2, value: 4 },
+    ];
+    const values = valueExtent(points)!;
+    assert.deepEqual(values, { min: 2, max: 4 });
+    assert.equal(yForValue(4, values, area), 0);
+    assert.equal(yForValue(2, values, area), 50);
+    const steps = stepExtent(points)!;
+    assert.equal(xForStep(1, steps, area), 0);
+    assert.equal(xForStep(2, steps, area), 100);
+  });
+
+  it("widens a flat series and a single point instead of dividing by zero", () => {
+    const flat = valueExtent([{ step: 1, value: 2 }, { step: 2, value: 2 }])!;
+    assert.ok(flat.max > flat.min);
+    assert.equal(yForValue(2, flat, area), 25);
+    const zero = valueExtent([{ step: 5, value: 0 }])!;
+    assert.deepEqual(zero, { min: -0.5, max: 0.5 });
+    const oneStep = stepExtent([{ step: 5, value: 0 }])!;
+    assert.equal(xForStep(5, oneStep, area), 50);
+    assert.equal(valueExtent([], []), undefined);
+  });
+
+  it("decimates 100,000 points to at most four per pixel column, keeping extremes and ends", () => {
+    const points = Array.from({ length: 100_000 }, (_, i) => ({ step: i + 1, value: Math.sin(i / 50) + (i === 54_321 ? 10 : 0) }));
+    const steps = stepExtent(points)!;
+    const wide = { left: 0, top: 0, width: 800, height: 300 };
+    const started = performance.now();
+    const kept = decimate(points, steps, wide);
+    const path = linePath(kept, steps, valueExtent(points)!, wide);
+    assert.ok(performance.now() - started < 200, "decimation is fast");
+    assert.ok(kept.length <= 4 * 801);
+    assert.deepEqual(kept[0], points[0]);
+    assert.deepEqual(kept[kept.length - 1], points[points.length - 1]);
+    assert.ok(kept.some((p) => p.step === 54_322), "the spike survives");
+    for (let i = 1; i < kept.length; i++) assert.ok(kept[i].step > kept[i - 1].step, "ascending, no duplicates");
+    assert.ok(path.startsWith("M0 "));
+  });
+
+  it("leaves short series untouched", () => {
+    const points = [{ step: 1, value: 1 }, { step: 2, value: 3 }];
+    assert.deepEqual(decimate(points, stepExtent(points)!, area), points);
+  });
+
+  it("finds the nearest step by binary search", () => {
+    const steps = [10, 20, 30, 50];
+    assert.equal(nearestIndex(steps, 0), 0);
+    assert.equal(nearestIndex(steps, 14), 0);
+    assert.equal(nearestIndex(steps, 15), 0); // tie goes to the lower step
+    assert.equal(nearestIndex(steps, 16), 1);
+    assert.equal(nearestIndex(steps, 41), 3);
+    assert.equal(nearestIndex(steps, 1000), 3);
+    assert.equal(nearestIndex([], 3), -1);
+  });
+
+  it("hover reports whichever values exist at the nearest step", () => {
+    const loss = new Map([[10, 2.3], [20, 2.1]]);
+    const evalLoss = new Map([[20, 2.4], [25, 2.35]]);
+    assert.deepEqual(hoverReadout(11, [10, 20, 25], loss, evalLoss), { step: 10, loss: 2.3, evalLoss: undefined });
+    assert.deepEqual(hoverReadout(19, [10, 20, 25], loss, evalLoss), { step: 20, loss: 2.1, evalLoss: 2.4 });
+    assert.deepEqual(hoverReadout(30, [10, 20, 25], loss, evalLoss), { step: 25, loss: undefined, evalLoss: 2.35 });
+    assert.equal(hoverReadout(3, [], loss, evalLoss), undefined);
+  });
+
+  it("inserts late points in step order and replaces a repeated step", () => {
+    const points: ChartPoint[] = [];
+    insertByStep(points, { step: 1, value: 1 });
+    insertByStep(points, { step: 3, value: 3 });
+    insertByStep(points, { step: 2, value: 2 });
+    insertByStep(points, { step: 3, value: 4 });
+    assert.deepEqual(points.map((p) => [p.step, p.value]), [[1, 1], [2, 2], [3, 4]]);
+  });
+
+  it("builds an SVG path", () => {
+    const points = [{ step: 0, value: 0 }, { step: 1, value: 1 }];
+    assert.equal(linePath(points, { min: 0, max: 1 }, { min: 0, max: 1 }, area), "M0 50 L100 0");
+  });
+
+  it("produces nice ticks", () => {
+    assert.deepEqual(niceTicks({ min: 0, max: 1 }, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+    assert.deepEqual(niceTicks({ min: 1, max: 1 }, 5), []);
+  });
+});
+
+import { LossSeries } from "../../../webview/lib/lossSeries.js";
+
+describe("webview/lib/lossSeries", () => {
+  it("splits frames into loss and eval series and ignores frames with no numeric value", () => {
+    const series = new LossSeries();
+    assert.equal(series.add({ step: 1, loss: null, evalLoss: null }), false);
+    assert.equal(series.isEmpty, true);
+    assert.equal(series.add({ step: 10, loss: 2.3 }), true);
+    assert.equal(series.add({ step: 20, loss: 2.1, evalLoss: 2.4 }), true);
+    assert.equal(series.add({ step: 25, evalLoss: 2.35 }), true);
+    assert.deepEqual(series.loss.map((p) => p.step), [10, 20]);
+    assert.deepEqual(series.evalLoss.map((p) => p.step), [20, 25]);
+    assert.deepEqual(series.steps(), [10, 20, 25]);
+    assert.equal(series.evalAt.get(25), 2.35);
+  });
+});

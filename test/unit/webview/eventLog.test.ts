@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { appendBounded, EVENT_LOG_LIMIT, logMessage, parseEventData, reduceJobStatus, type JobStreamEventType } from "../../../webview/lib/eventLog.js";
+
+const message = (type: JobStreamEventType, raw: string) => logMessage({ type, raw, data: parseEventData(raw) });
+
+describe("webview/lib/eventLog", () => {
+  it("training.started logs the raw JSON payload", () => {
+    assert.equal(message("training.started", `{"jobId":"j1","maxSteps":40}`), `{"jobId":"j1","maxSteps":40}`);
+  });
+
+  it("training.log lists step then the numeric losses with four decimals", () => {
+    assert.equal(message("training.log", `{"step":10,"loss":2.31,"evalLoss":null,"learningRate":0.001}`), "step=10 loss=2.3100");
+    assert.equal(message("training.log", `{"step":20,"loss":2.1,"evalLoss":2.456789}`), "step=20 loss=2.1000 evalLoss=2.4568");
+    assert.equal(message("training.log", `{"step":30,"evalLoss":2.2}`), "step=30 evalLoss=2.2000");
+    assert.equal(message("training.log", `{"step":40,"loss":null}`), "step=40");
+  });
+
+  it("checkpoint, completion and failure messages", () => {
+    assert.equal(message("checkpoint.saved", `{"step":20,"name":"checkpoint-20"}`), "step=20");
+    assert.equal(message("training.completed", `{"artifacts":3}`), "3 artifacts");
+    assert.equal(message("training.completed", `{"artifacts":1}`), "1 artifact");
+    assert.equal(message("training.completed", `{"artifacts":0}`), "0 artifacts");
+    assert.equal(message("training.failed", `{"error":"CUDA is not here"}`), "CUDA is not here");
+  });
+
+  it("keeps only the last 500 entries", () => {
+    let log: number[] = [];
+    for (let i = 0; i < 1234; i++) log = appendBounded(log, i);
+    assert.equal(log.length, EVENT_LOG_LIMIT);
+    assert.equal(log[0], 1234 - 500);
+    assert.equal(log[log.length - 1], 1233);
+  });
+
+  it("reduces job status per SPEC section 3", () => {
+    assert.equal(reduceJobStatus("queued", "training.started"), "running");
+    assert.equal(reduceJobStatus("running", "training.log"), "running");
+    assert.equal(reduceJobStatus("running", "checkpoint.saved"), "running");
+    assert.equal(reduceJobStatus("running", "training.completed"), "completed");
+    assert.equal(reduceJobStatus("running", "training.failed"), "failed");
+    assert.equal(reduceJobStatus("running", "training.cancelled"), "cancelled");
+    assert.equal(reduceJobStatus("queued", "training.log"), "queued");
+  });
+
+  it("tolerates payloads that are not JSON objects", () => {
+    assert.deepEqual(parseEventData("not json"), {});
+    assert.deepEqual(parseEventData("[1]"), {});
+  });
+});

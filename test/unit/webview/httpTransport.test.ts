@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { HttpTransport } from "../../../webview/transport/http.js";
+import { TransportError } from "../../../webview/transport/types.js";
+
+type FetchCall = { url: string; init: RequestInit };
+
+/** Replaces global fetch for one test; `respond` builds the Response for each call. */
+function stubFetch(respond: (call: FetchCall) => Response): FetchCall[] {
+  const calls: FetchCall[] = [];
+  globalThis.fetch = (async (url: string, init: RequestInit) => {
+    const call = { url, init };
+    calls.push(call);
+    return respond(call);
+  }) as typeof fetch;
+  return calls;
+}
+
+/** A streamed body delivering `chunks` one by one, like a server flushing as it goes. */
+function streamed(chunks: string[], contentType: string): Response {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      controller.close();
+    },
+  });
+  return new Response(body, { headers: { "content-type": contentType } });
+}
+
+describe("webview/transport/http", () => {
+  const realFetch = globalThis.fetch;
+  afterEach(() => {
+    globalThis.fetch = realFetch;
+  });
+
+  it("sends the studio token header and JSON bodies", async () => {
+    const calls = stubFetch(() => Response.json({ id: "d1" }));
+    const transport = new HttpTransport("tok-123");
+    await transport.updateDeployment("d 1", { enabled: false });
+    assert.equal(calls[0].url, "/api/deployments/d%201");
+    assert.equal(calls[0].init.method, "PATCH");
+    assert.deepEqual(calls[0].init.headers, { "X-Svc-Studio-Token": "tok-123", "Content-Type": "application/json" });
+    assert.equal(calls[0].init.body, `{"enabled":false}`);
+  });
+
+  it("turns the error envelope into a TransportError with the upstream status and message", async () => {
+    stubFetch(() => Response.json({ error: { code: "slug_taken", message: "The slug is taken." } }, { status: 409 }));
+    await assert.rejects(
+      new HttpTransport("t").createDeployment({ slug: "x", target: { kind: "base_model", name: "m" } }),
+      (e: unknown) => e instanceof TransportError && e.status === 409 && e.code === "slug_taken" && e.message === "The slug is taken.",
+    );
+  });
+
+  it("keeps plain-text error bodies readable", async () => {
+    stubFetch(() => new Response("upstream exploded", { status: 502 }));
+    await assert.rejects(new HttpTransport("t").listJobs(), /upstream exploded/);
+  });
+
+  it("treats 204 as success for revoke", async () => {
+    const calls = stubFetch(() => new Response(null, { status: 204 }));
+    await new HttpTransport("t").revokeKey("d1", "k1");
+    assert.equal(calls[0].url, "/api/deployments/d1/keys/k1");
+    assert.equal(calls[0].init.method, "DELETE");
+  });
+
+  it("streams training output as it arrives", async () => {
+    stubFetch(() => streamed(["Building…\n", "step 1\n", "done\n"], "text/plain"));
+    const chunks: string[] = [];
+    await new HttpTransport("t").runTraining((text) => chunks.push(text));
+    assert.equal(chunks.join(""), "Building…\nstep 1\ndone\n");
+  });
+
+  it("streams chat deltas until [DONE], across chunk boundaries", async () => {
+    const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
+    const whole = chunk("Hel") + chunk("lo") + "data: [DONE]\n\n" + chunk("ignored");
+    const calls = stubFetch(() => streamed([whole.slice(0, 17), whole.slice(17, 60), whole.slice(60)], "text/event-stream"));
+    let text = "";
+    await new HttpTransport("t").streamChat({ target: { kind: "adapter", jobId: "j" }, messages: [{ role: "user", content: "hi" }] }, (d) => (text += d));
+    assert.equal(text, "Hello");
+    assert.equal(calls[0].url, "/api/inference/chat");
+    assert.deepEqual(JSON.parse(String(calls[0].init.body)).target, { kind: "adapter", jobId: "j" });
+  });
+
+  it("reports an error chunk inside the chat stream", async () => {
+    stubFetch(() => streamed([`data: {"error":{"message":"model not loaded"}}\n\n`], "text/event-stream"));
+    await assert.rejects(new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}), /model not loaded/);
+  });
+});
+
+/** Minimal EventSource double: records listeners so the test can play server frames. */
+class FakeEventSource {
+  static last: FakeEventSource | undefined;
+  readonly listeners = new Map<string, (e: { data: string; lastEventId: string }) => void>();
+  onerror: (() => void) | null = null;
+  closed = false;
+  constructor(readonly url: string) {
+    FakeEventSource.last = this;
+  }
+  addEventListener(type: string, listener: (e: { data: string; lastEventId: string }) => void) {
+    this.listeners.set(type, listener);
+  }
+  close() {
+    this.closed = true;
+  }
+  emit(type: string, data: string, id = "") {
+    this.listeners.get(type)?.({ data, lastEventId: id });
+  }
+}
+
+describe("webview/transport/http job events", () => {
+  const realEventSource = (globalThis as { EventSource?: unknown }).EventSource;
+  beforeEach(() => {
+    (globalThis as { EventSource?: unknown }).EventSource = FakeEventSource;
+  });
+  afterEach(() => {
+    (globalThis as { EventSource?: unknown }).EventSource = realEventSource;
+  });
+
+  it("carries the token in the URL, parses named events, reports errors and closes on end", () => {
+    const seen: string[] = [];
+    new HttpTransport("t k").subscribeJobEvents("job/1", {
+      onEvent: (e) => seen.push(`${e.id}:${e.type}:${String(e.data.step)}`),
+      onError: () => seen.push("error"),
+      onEnd: () => seen.push("end"),
+    });
+    const source = FakeEventSource.last!;
+    assert.equal(source.url, "/api/jobs/job%2F1/events?studioToken=t%20k");
+    source.emit("training.log", `{"step":10,"loss":2.31}`, "4");
+    source.onerror?.();
+    source.emit("end", "{}");
+    source.emit("training.log", `{"step":11}`, "5"); // After end: ignored.
+    assert.deepEqual(seen, ["4:training.log:10", "error", "end"]);
+    assert.equal(source.closed, true);
+  });
+});

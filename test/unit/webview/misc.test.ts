@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { parseRoute } from "../../../webview/lib/routes.js";
+import { visibleWindow } from "../../../webview/lib/virtualWindow.js";
+import { chunkDelta, SseParser } from "../../../webview/lib/sseParser.js";
+import { keyLabelProblem } from "../../../webview/lib/format.js";
+
+describe("webview/lib routes, window, sse, format", () => {
+  it("parses the hash routes", () => {
+    assert.deepEqual(parseRoute(""), { view: "overview" });
+    assert.deepEqual(parseRoute("#/"), { view: "overview" });
+    assert.deepEqual(parseRoute("#/jobs"), { view: "jobs" });
+    assert.deepEqual(parseRoute("#/jobs/abc-1"), { view: "job", id: "abc-1" });
+    assert.deepEqual(parseRoute("#/endpoints/"), { view: "endpoints" });
+    assert.deepEqual(parseRoute("#/endpoints/d1"), { view: "endpoint", id: "d1" });
+    assert.deepEqual(parseRoute("#/playground"), { view: "playground" });
+    assert.equal(parseRoute("#/nope").view, "notFound");
+  });
+
+  it("computes the visible row window", () => {
+    assert.deepEqual(visibleWindow(0, 300, 30, 10_000, 2), { start: 0, end: 12, padTop: 0, padBottom: (10_000 - 12) * 30 });
+    const w = visibleWindow(3000, 300, 30, 10_000, 2);
+    assert.equal(w.start, 98);
+    assert.equal(w.end, 112);
+    assert.deepEqual(visibleWindow(0, 300, 30, 0), { start: 0, end: 0, padTop: 0, padBottom: 0 });
+  });
+
+  it("parses SSE split across chunks, CRLF and multi-line data", () => {
+    const parser = new SseParser();
+    assert.deepEqual(parser.feed("data: {\"a\""), []);
+    // A trailing lone CR may be half of a CRLF, so the message completes with the next chunk.
+    assert.deepEqual(parser.feed(":1}\r\n\r"), []);
+    const got = parser.feed("\nid: 7\nevent: training.log\ndata: x\ndata: y\n\n: comment\n\ndata: [DONE]\n\n");
+    assert.deepEqual(got, [
+      { event: "message", data: `{"a":1}`, id: undefined },
+      { event: "training.log", data: "x\ny", id: "7" },
+      { event: "message", data: "[DONE]", id: "7" },
+    ]);
+  });
+
+  it("extracts chat deltas", () => {
+    assert.equal(chunkDelta(`{"choices":[{"delta":{"content":"Hi"}}]}`), "Hi");
+    assert.equal(chunkDelta(`{"choices":[{"delta":{"role":"assistant"}}]}`), "");
+    assert.equal(chunkDelta("garbage"), "");
+  });
+
+  it("validates key labels of 1 to 80 characters", () => {
+    assert.ok(keyLabelProblem(""));
+    assert.ok(keyLabelProblem("   "));
+    assert.equal(keyLabelProblem("ci"), undefined);
+    assert.equal(keyLabelProblem("x".repeat(80)), undefined);
+    assert.ok(keyLabelProblem("x".repeat(81)));
+  });
+});

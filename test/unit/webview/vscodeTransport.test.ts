@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import type { RequestMessage } from "../../../webview/protocol/common.js";
+import { VsCodeTransport } from "../../../webview/transport/vscode.js";
+import { TransportError } from "../../../webview/transport/types.js";
+
+/** A fake host: records what the view posts and lets the test answer through a real EventTarget. */
+function harness(timeoutMs = 1000) {
+  const posted: unknown[] = [];
+  const target = new EventTarget();
+  const transport = new VsCodeTransport({ postMessage: (m) => posted.push(m) }, target as unknown as Window, timeoutMs);
+  const send = (data: unknown) => target.dispatchEvent(Object.assign(new Event("message"), { data }));
+  const lastRequest = () => posted.at(-1) as RequestMessage;
+  return { posted, transport, send, lastRequest };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe("webview/transport/vscode", () => {
+  it("sends ready as a command", () => {
+    const { posted, transport } = harness();
+    transport.ready();
+    assert.deepEqual(posted, [{ kind: "command", method: "webview/ready", params: {} }]);
+  });
+
+  it("matches responses to requests by id, with results and errors", async () => {
+    const { transport, send, posted } = harness();
+    const jobs = transport.listJobs();
+    const job = transport.getJob("j1");
+    const [first, second] = posted as RequestMessage[];
+    assert.equal(first.method, "api/listJobs");
+    assert.deepEqual(second.params, { id: "j1" });
+    send({ kind: "response", id: second.id, error: { status: 404, code: "not_found", message: "No such job" } });
+    send({ kind: "response", id: first.id, result: [] });
+    assert.deepEqual(await jobs, []);
+    await assert.rejects(job, (e: unknown) => e instanceof TransportError && e.status === 404 && e.message === "No such job");
+  });
+
+  it("times out unanswered requests", async () => {
+    const { transport } = harness(20);
+    await assert.rejects(transport.listModels(), (e: unknown) => e instanceof TransportError && e.code === "timeout");
+  });
+
+  it("delivers notifications to subscribers", () => {
+    const { transport, send } = harness();
+    const seen: unknown[] = [];
+    const off = transport.onNotification("jobDetail/state/didChange", (p) => seen.push(p));
+    send({ kind: "notification", method: "jobDetail/state/didChange", params: { jobId: "j1" } });
+    off();
+    send({ kind: "notification", method: "jobDetail/state/didChange", params: { jobId: "j2" } });
+    assert.deepEqual(seen, [{ jobId: "j1" }]);
+  });
+
+  it("streams job events, interruptions and the end", async () => {
+    const { transport, send, lastRequest } = harness();
+    const log: string[] = [];
+    transport.subscribeJobEvents("j1", {
+      onEvent: (e) => log.push(`event ${e.type}`),
+      onError: () => log.push("error"),
+      onEnd: () => log.push("end"),
+    });
+    const open = lastRequest();
+    assert.deepEqual(open.params, { kind: "jobEvents", jobId: "j1" });
+    send({ kind: "response", id: open.id, result: { streamId: "s1" } });
+    await tick();
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "s1", data: { id: "1", type: "training.started", raw: "{}", data: {} } } });
+    send({ kind: "notification", method: "stream/didInterrupt", params: { streamId: "s1" } });
+    send({ kind: "notification", method: "stream/didEnd", params: { streamId: "s1" } });
+    await tick();
+    assert.deepEqual(log, ["event training.started", "error", "end"]);
+  });
+
+  it("runTraining resolves at the end and rejects with the stream's error", async () => {
+    const { transport, send, lastRequest } = harness();
+    const chunks: string[] = [];
+    const run = transport.runTraining((t) => chunks.push(t));
+    send({ kind: "response", id: lastRequest().id, result: { streamId: "t1" } });
+    await tick();
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "t1", data: "step 1\n" } });
+    send({ kind: "notification", method: "stream/didEnd", params: { streamId: "t1" } });
+    await run;
+    assert.deepEqual(chunks, ["step 1\n"]);
+
+    const busy = transport.runTraining(() => {});
+    send({ kind: "response", id: lastRequest().id, result: { streamId: "t2" } });
+    await tick();
+    send({ kind: "notification", method: "stream/didEnd", params: { streamId: "t2", error: { status: 409, code: "busy", message: "A run is in flight" } } });
+    await assert.rejects(busy, /A run is in flight/);
+  });
+
+  it("closing a stream tells the host", async () => {
+    const { transport, send, lastRequest, posted } = harness();
+    const controller = new AbortController();
+    const chat = transport.streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}, controller.signal);
+    send({ kind: "response", id: lastRequest().id, result: { streamId: "c1" } });
+    await tick();
+    controller.abort();
+    await chat;
+    assert.deepEqual(posted.at(-1), { kind: "command", method: "stream/close", params: { streamId: "c1" } });
+  });
+});

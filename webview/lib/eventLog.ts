@@ -1,0 +1,105 @@
+/**
+ * Job event stream semantics of the job detail view (SPEC sections 3 and 6): the log message of
+ * each event, the bounded log, and the job-status reducer.
+ */
+import type { JobStatus } from "../../sdk/wire.js";
+
+/** Named SSE events of `GET /api/jobs/:id/events` that carry a payload. */
+export const JOB_EVENT_TYPES = [
+  "training.started",
+  "training.log",
+  "checkpoint.saved",
+  "training.completed",
+  "training.failed",
+  "training.cancelled",
+] as const;
+export type JobStreamEventType = (typeof JOB_EVENT_TYPES)[number];
+
+/** One frame of the job event stream as the view receives it from either transport. */
+export interface JobStreamEvent {
+  /** SSE `id:` (the cloud's sequence number), used as the log row key. */
+  id: string;
+  type: JobStreamEventType;
+  /** The `data:` line exactly as received: training.started logs it verbatim. */
+  raw: string;
+  /** `raw` parsed; an empty object if it was not a JSON object. */
+  data: Record<string, unknown>;
+}
+
+export interface LogEntry {
+  id: string;
+  type: JobStreamEventType;
+  message: string;
+}
+
+/** SPEC section 8: the job view keeps the last 500 log entries. */
+export const EVENT_LOG_LIMIT = 500;
+
+export function parseEventData(raw: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function isNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+/** Loss values in the log use four decimals: `step=10 loss=2.3100`. */
+export function formatLossValue(value: number): string {
+  return value.toFixed(4);
+}
+
+export function logMessage(event: Pick<JobStreamEvent, "type" | "raw" | "data">): string {
+  const data = event.data;
+  switch (event.type) {
+    case "training.started":
+      return event.raw;
+    case "training.log": {
+      let message = `step=${String(data.step)}`;
+      if (isNumber(data.loss)) message += ` loss=${formatLossValue(data.loss)}`;
+      if (isNumber(data.evalLoss)) message += ` evalLoss=${formatLossValue(data.evalLoss)}`;
+      return message;
+    }
+    case "checkpoint.saved":
+      return `step=${String(data.step)}`;
+    case "training.completed": {
+      const count = isNumber(data.artifacts) ? data.artifacts : 0;
+      return `${count} ${count === 1 ? "artifact" : "artifacts"}`;
+    }
+    case "training.failed":
+      return typeof data.error === "string" ? data.error : event.raw;
+    case "training.cancelled":
+      // Not described by the spec; the raw payload is the most honest message.
+      return event.raw;
+  }
+}
+
+/** Returns a new array (so Svelte sees the change) holding at most `limit` newest entries. */
+export function appendBounded<T>(entries: readonly T[], entry: T, limit = EVENT_LOG_LIMIT): T[] {
+  const next = entries.length >= limit ? entries.slice(entries.length - limit + 1) : entries.slice();
+  next.push(entry);
+  return next;
+}
+
+/**
+ * Job status as shown in the job detail view. The stream replays from the first event, so every
+ * transition applies from any state (a replayed `training.started` after a terminal event cannot occur).
+ */
+export function reduceJobStatus(status: JobStatus, type: JobStreamEventType): JobStatus {
+  switch (type) {
+    case "training.started":
+      return "running";
+    case "training.completed":
+      return "completed";
+    case "training.failed":
+      return "failed";
+    case "training.cancelled":
+      return "cancelled";
+    default:
+      return status;
+  }
+}

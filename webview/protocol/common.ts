@@ -1,0 +1,146 @@
+/**
+ * Envelope shared by every VS Code webview panel and the extension host (STYLE.md 2 and 3).
+ * Three message kinds: command (fire and forget), request (answered by a response with the same
+ * id, carrying either `result` or `error`; the view gives up after a timeout) and notification
+ * (pushed by the host). The host holds its messages until the view sends `webview/ready`.
+ *
+ * Per-view contracts (`jobDetail.ts`, `endpointDetail.ts`) add their state and scoped messages;
+ * the studio API calls below are shared because both views render the same components the SPA
+ * renders, through the same `Transport` interface (webview/transport/types.ts).
+ */
+import type {
+  Artifact,
+  BaseModel,
+  CreateDeploymentInput,
+  CreatedDeploymentKey,
+  Deployment,
+  DeploymentKey,
+  Job,
+  UpdateDeploymentInput,
+} from "../../sdk/wire.js";
+import type { JobStreamEvent } from "../lib/eventLog.js";
+import type { ChatRequest, Manifest } from "../transport/types.js";
+
+/** View -> host, no answer expected. */
+export interface CommandMessage<M extends string = string, P = unknown> {
+  kind: "command";
+  /** Scoped name, e.g. `webview/ready`. */
+  method: M;
+  /** Method-specific payload. */
+  params: P;
+}
+
+/** View -> host, answered by exactly one `ResponseMessage` with the same `id`. */
+export interface RequestMessage<M extends string = string, P = unknown> {
+  kind: "request";
+  /** Unique per view instance; matches the response. */
+  id: number;
+  /** Scoped name, e.g. `api/listJobs`. */
+  method: M;
+  /** Method-specific parameters. */
+  params: P;
+}
+
+/** Error of a failed request, mirroring the studio's HTTP error envelope. */
+export interface ResponseError {
+  /** Upstream HTTP status (0 for failures with no HTTP status, e.g. the host threw). */
+  status: number;
+  /** Machine-readable code, e.g. `slug_taken`. */
+  code: string;
+  /** Readable message the view shows verbatim. */
+  message: string;
+}
+
+/** Host -> view, the answer to one request. */
+export interface ResponseMessage<R = unknown> {
+  kind: "response";
+  /** The `id` of the request being answered. */
+  id: number;
+  /** Present on success. */
+  result?: R;
+  /** Present on failure; `result` is then absent. */
+  error?: ResponseError;
+}
+
+/** Host -> view, unsolicited. */
+export interface NotificationMessage<M extends string = string, P = unknown> {
+  kind: "notification";
+  /** Scoped name, e.g. `jobDetail/state/didChange`. */
+  method: M;
+  /** Method-specific payload. */
+  params: P;
+}
+
+export type ViewToHostMessage = CommandMessage | RequestMessage;
+export type HostToViewMessage = ResponseMessage | NotificationMessage;
+
+/** Command sent once the view has subscribed to messages; the host then sends the initial state. */
+export const READY_COMMAND = "webview/ready";
+export type ReadyCommand = CommandMessage<typeof READY_COMMAND, Record<string, never>>;
+
+/** How long a view waits for a response before rejecting with status 0, code `timeout`. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Requests that map one-to-one onto the studio API (`/api/*`); the host answers them with the
+ * same CloudClient-backed handlers the studio server uses.
+ */
+export interface ApiRequests {
+  "api/getManifest": { params: Record<string, never>; result: Manifest };
+  "api/listJobs": { params: Record<string, never>; result: Job[] };
+  "api/getJob": { params: { id: string }; result: Job };
+  "api/cancelJob": { params: { id: string }; result: Job };
+  "api/listArtifacts": { params: { jobId: string }; result: Artifact[] };
+  "api/listModels": { params: Record<string, never>; result: BaseModel[] };
+  "api/listDeployments": { params: Record<string, never>; result: Deployment[] };
+  "api/createDeployment": { params: { input: CreateDeploymentInput }; result: Deployment };
+  "api/getDeployment": { params: { id: string }; result: Deployment };
+  "api/updateDeployment": { params: { id: string; patch: UpdateDeploymentInput }; result: Deployment };
+  "api/deleteDeployment": { params: { id: string }; result: null };
+  "api/listKeys": { params: { deploymentId: string }; result: DeploymentKey[] };
+  "api/issueKey": { params: { deploymentId: string; label: string }; result: CreatedDeploymentKey };
+  "api/revokeKey": { params: { deploymentId: string; keyId: string }; result: null };
+  /** Clipboard writes go through `vscode.env.clipboard`: the webview's own clipboard may be blocked. */
+  "host/copyText": { params: { text: string }; result: null };
+  /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */
+  "stream/open": { params: StreamSpec; result: { streamId: string } };
+}
+export type ApiMethod = keyof ApiRequests;
+
+/** What a stream carries. */
+export type StreamSpec =
+  /** `GET /api/jobs/:id/events`: data is a `JobStreamEvent`; replayed from the first event. */
+  | { kind: "jobEvents"; jobId: string }
+  /** `POST /api/train`: data is a chunk of raw stdout+stderr text. */
+  | { kind: "training" }
+  /** `POST /api/inference/chat`: data is a text delta of the assistant's reply. */
+  | { kind: "chat"; request: ChatRequest };
+
+/** Host -> view: one piece of stream data. */
+export const STREAM_DATA = "stream/didReceive";
+export interface StreamDataParams {
+  /** From the `stream/open` response. */
+  streamId: string;
+  /** `JobStreamEvent` for jobEvents streams, a text chunk for training and chat streams. */
+  data: JobStreamEvent | string;
+}
+
+/** Host -> view: the stream broke and the host is retrying (job events only; the view shows a banner). */
+export const STREAM_INTERRUPTED = "stream/didInterrupt";
+export interface StreamInterruptedParams {
+  /** From the `stream/open` response. */
+  streamId: string;
+}
+
+/** Host -> view: the stream finished; no more notifications for this id. */
+export const STREAM_END = "stream/didEnd";
+export interface StreamEndParams {
+  /** From the `stream/open` response. */
+  streamId: string;
+  /** Present when the stream ended because of a failure (e.g. 409 run already in flight). */
+  error?: ResponseError;
+}
+
+/** View -> host: stop a stream early (panel closed, user pressed Stop). */
+export const STREAM_CLOSE_COMMAND = "stream/close";
+export type StreamCloseCommand = CommandMessage<typeof STREAM_CLOSE_COMMAND, { streamId: string }>;

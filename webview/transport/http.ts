@@ -1,0 +1,207 @@
+/**
+ * Browser transport: fetch and EventSource against the studio's own origin (DESIGN.md 8).
+ * Every `/api/*` call carries the per-launch token from `<meta name="svc-studio-token">`;
+ * EventSource cannot set headers, so its URL carries `?studioToken=`.
+ */
+import type {
+  Artifact,
+  BaseModel,
+  CreateDeploymentInput,
+  CreatedDeploymentKey,
+  Deployment,
+  DeploymentKey,
+  ErrorEnvelope,
+  Job,
+  UpdateDeploymentInput,
+} from "../../sdk/wire.js";
+import { JOB_EVENT_TYPES, parseEventData } from "../lib/eventLog.js";
+import { chunkDelta, chunkError, SseParser } from "../lib/sseParser.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type Transport, type Unsubscribe } from "./types.js";
+
+export const TOKEN_HEADER = "X-Svc-Studio-Token";
+export const TOKEN_META = "svc-studio-token";
+
+export function readStudioToken(doc: Document = document): string {
+  return doc.querySelector<HTMLMetaElement>(`meta[name="${TOKEN_META}"]`)?.content ?? "";
+}
+
+const seg = encodeURIComponent;
+
+export class HttpTransport implements Transport {
+  constructor(
+    private readonly token: string,
+    private readonly baseUrl = "",
+  ) {}
+
+  private async send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { [TOKEN_HEADER]: this.token };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new TransportError(0, "network_error", `Couldn't reach the studio server (${String(error)}).`);
+    }
+    if (!response.ok) throw await errorFrom(response);
+    return response;
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.send(method, path, body);
+    return (await response.json()) as T;
+  }
+
+  getManifest(): Promise<Manifest> {
+    return this.json("GET", "/api/manifest");
+  }
+
+  async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {
+    const response = await this.send("POST", "/api/train", undefined, signal);
+    await readText(response, onOutput);
+  }
+
+  listJobs(): Promise<Job[]> {
+    return this.json("GET", "/api/jobs");
+  }
+  getJob(id: string): Promise<Job> {
+    return this.json("GET", `/api/jobs/${seg(id)}`);
+  }
+  cancelJob(id: string): Promise<Job> {
+    return this.json("POST", `/api/jobs/${seg(id)}/cancel`);
+  }
+  listArtifacts(jobId: string): Promise<Artifact[]> {
+    return this.json("GET", `/api/jobs/${seg(jobId)}/artifacts`);
+  }
+
+  subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
+    const url = `${this.baseUrl}/api/jobs/${seg(jobId)}/events?studioToken=${seg(this.token)}`;
+    const source = new EventSource(url);
+    let closed = false;
+    const close = () => {
+      closed = true;
+      source.close();
+    };
+    for (const type of JOB_EVENT_TYPES) {
+      source.addEventListener(type, (message: MessageEvent<string>) => {
+        if (!closed) handlers.onEvent({ id: message.lastEventId, type, raw: message.data, data: parseEventData(message.data) });
+      });
+    }
+    source.addEventListener("end", () => {
+      close(); // SPEC 6: on `end` the client closes the stream, no reconnect.
+      handlers.onEnd();
+    });
+    // EventSource retries by itself (with Last-Event-ID); the view only shows the banner.
+    source.onerror = () => {
+      if (!closed) handlers.onError();
+    };
+    return close;
+  }
+
+  listModels(): Promise<BaseModel[]> {
+    return this.json("GET", "/api/models");
+  }
+
+  listDeployments(): Promise<Deployment[]> {
+    return this.json("GET", "/api/deployments");
+  }
+  createDeployment(input: CreateDeploymentInput): Promise<Deployment> {
+    return this.json("POST", "/api/deployments", input);
+  }
+  getDeployment(id: string): Promise<Deployment> {
+    return this.json("GET", `/api/deployments/${seg(id)}`);
+  }
+  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment> {
+    return this.json("PATCH", `/api/deployments/${seg(id)}`, patch);
+  }
+  async deleteDeployment(id: string): Promise<void> {
+    await this.send("DELETE", `/api/deployments/${seg(id)}`);
+  }
+  listKeys(deploymentId: string): Promise<DeploymentKey[]> {
+    return this.json("GET", `/api/deployments/${seg(deploymentId)}/keys`);
+  }
+  issueKey(deploymentId: string, label: string): Promise<CreatedDeploymentKey> {
+    return this.json("POST", `/api/deployments/${seg(deploymentId)}/keys`, { label });
+  }
+  async revokeKey(deploymentId: string, keyId: string): Promise<void> {
+    await this.send("DELETE", `/api/deployments/${seg(deploymentId)}/keys/${seg(keyId)}`);
+  }
+
+  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
+    const response = await this.send("POST", "/api/inference/chat", request, signal);
+    const parser = new SseParser();
+    let done = false;
+    await readText(response, (text) => {
+      for (const message of parser.feed(text)) {
+        if (done) return;
+        if (message.data === "[DONE]") {
+          done = true;
+          return;
+        }
+        const problem = chunkError(message.data);
+        if (problem !== undefined) throw new TransportError(502, "stream_error", problem);
+        const delta = chunkDelta(message.data);
+        if (delta) onDelta(delta);
+      }
+    });
+  }
+
+  copyText(text: string): Promise<void> {
+    return copyWithFallback(text);
+  }
+}
+
+/** Builds a TransportError from the studio's `{"error":{"code","message"}}` envelope (or whatever came back). */
+export async function errorFrom(response: Response): Promise<TransportError> {
+  const text = await response.text().catch(() => "");
+  try {
+    const envelope = JSON.parse(text) as Partial<ErrorEnvelope>;
+    if (envelope.error && typeof envelope.error.message === "string") {
+      return new TransportError(response.status, envelope.error.code ?? "error", envelope.error.message);
+    }
+  } catch {
+    // Not JSON: fall through to the raw text.
+  }
+  return new TransportError(response.status, "http_error", text.trim() || `${response.status} ${response.statusText}`);
+}
+
+/** Reads a response body as UTF-8 text chunks as they arrive. */
+async function readText(response: Response, onText: (text: string) => void): Promise<void> {
+  if (!response.body) {
+    onText(await response.text());
+    return;
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const text = decoder.decode(value, { stream: true });
+      if (text) onText(text);
+    }
+    const tail = decoder.decode();
+    if (tail) onText(tail);
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** navigator.clipboard needs a secure context; 127.0.0.1 is one, but fall back to execCommand anyway. */
+export async function copyWithFallback(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return;
+  } catch {
+    const area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    if (!ok) throw new TransportError(0, "clipboard", "Couldn't copy to the clipboard.");
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The one interface every Svelte component talks to (STYLE.md 4). The browser SPA implements it
+ * with fetch/EventSource against the studio (`http.ts`); VS Code panels implement it with
+ * postMessage to the extension host (`vscode.ts`). Components never know which one they have.
+ */
+import type {
+  Artifact,
+  BaseModel,
+  CreateDeploymentInput,
+  CreatedDeploymentKey,
+  Deployment,
+  DeploymentKey,
+  DeploymentTarget,
+  Job,
+  UpdateDeploymentInput,
+} from "../../sdk/wire.js";
+import type { JobStreamEvent } from "../lib/eventLog.js";
+
+/** `GET /api/manifest`: the project's registered trainer, none, or the build error. */
+export type Manifest = { status: "ok"; trainer: { name: string } } | { status: "none" } | { status: "error"; error: string };
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** Body of `POST /api/inference/chat`. */
+export interface ChatRequest {
+  target: DeploymentTarget;
+  messages: ChatMessage[];
+  temperature?: number;
+  maxTokens?: number;
+}
+
+/** Callbacks of a job event subscription. */
+export interface JobEventHandlers {
+  /** A named training event arrived (any frame also clears the "interrupted" banner). */
+  onEvent(event: JobStreamEvent): void;
+  /** The connection broke; the transport keeps retrying on its own. */
+  onError(): void;
+  /** The server sent `end`: the stream is closed for good and will not reconnect. */
+  onEnd(): void;
+}
+
+/** Stops a subscription; safe to call more than once. */
+export type Unsubscribe = () => void;
+
+/** Error of any transport call: HTTP status (0 for network/timeout), upstream code and readable message. */
+export class TransportError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "TransportError";
+  }
+}
+
+/** Readable text for any thrown value, for banners and inline form errors. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+export interface Transport {
+  getManifest(): Promise<Manifest>;
+  /**
+   * Runs the project's trainer (`POST /api/train`), calling `onOutput` with each chunk of raw
+   * stdout+stderr until the process ends. Rejects with status 409 when a run is already in flight.
+   */
+  runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void>;
+
+  listJobs(): Promise<Job[]>;
+  getJob(id: string): Promise<Job>;
+  cancelJob(id: string): Promise<Job>;
+  listArtifacts(jobId: string): Promise<Artifact[]>;
+  /** Live training events of one job (SSE `GET /api/jobs/:id/events`), replayed from the start. */
+  subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe;
+
+  listModels(): Promise<BaseModel[]>;
+
+  listDeployments(): Promise<Deployment[]>;
+  createDeployment(input: CreateDeploymentInput): Promise<Deployment>;
+  getDeployment(id: string): Promise<Deployment>;
+  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment>;
+  deleteDeployment(id: string): Promise<void>;
+  listKeys(deploymentId: string): Promise<DeploymentKey[]>;
+  issueKey(deploymentId: string, label: string): Promise<CreatedDeploymentKey>;
+  revokeKey(deploymentId: string, keyId: string): Promise<void>;
+
+  /** Streams a chat completion (`POST /api/inference/chat`), calling `onDelta` with each text piece. */
+  streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void>;
+
+  /** Copies text; VS Code webviews route this through the host because the clipboard API may be blocked. */
+  copyText(text: string): Promise<void>;
+}

@@ -1,0 +1,250 @@
+/**
+ * VS Code transport (STYLE.md 2-4): the same `Transport` the SPA uses, carried over postMessage to
+ * the extension host using the envelope of `webview/protocol/common.ts`.
+ * `acquireVsCodeApi()` may be called only once per webview, so this module owns the one call.
+ */
+import type {
+  Artifact,
+  BaseModel,
+  CreateDeploymentInput,
+  CreatedDeploymentKey,
+  Deployment,
+  DeploymentKey,
+  Job,
+  UpdateDeploymentInput,
+} from "../../sdk/wire.js";
+import type { JobStreamEvent } from "../lib/eventLog.js";
+import {
+  READY_COMMAND,
+  REQUEST_TIMEOUT_MS,
+  STREAM_CLOSE_COMMAND,
+  STREAM_DATA,
+  STREAM_END,
+  STREAM_INTERRUPTED,
+  type ApiMethod,
+  type ApiRequests,
+  type HostToViewMessage,
+  type NotificationMessage,
+  type StreamDataParams,
+  type StreamEndParams,
+  type StreamInterruptedParams,
+  type StreamSpec,
+  type ViewToHostMessage,
+} from "../protocol/common.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type Transport, type Unsubscribe } from "./types.js";
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+let vscodeApi: VsCodeApi | undefined;
+/** The single `acquireVsCodeApi()` call of this webview. */
+export function getVsCodeApi(): VsCodeApi {
+  vscodeApi ??= acquireVsCodeApi();
+  return vscodeApi;
+}
+
+interface PendingRequest {
+  resolve(result: unknown): void;
+  reject(error: TransportError): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface StreamListener {
+  onData(data: JobStreamEvent | string): void;
+  onInterrupt(): void;
+  onEnd(error?: TransportError): void;
+}
+
+type NotificationHandler = (params: unknown) => void;
+
+export class VsCodeTransport implements Transport {
+  private nextId = 1;
+  private readonly pending = new Map<number, PendingRequest>();
+  private readonly streams = new Map<string, StreamListener>();
+  private readonly notificationHandlers = new Map<string, Set<NotificationHandler>>();
+
+  constructor(
+    private readonly api: Pick<VsCodeApi, "postMessage"> = getVsCodeApi(),
+    target: Pick<Window, "addEventListener"> = window,
+    private readonly timeoutMs = REQUEST_TIMEOUT_MS,
+  ) {
+    target.addEventListener("message", (event: Event) => this.receive((event as MessageEvent).data as HostToViewMessage));
+  }
+
+  /** Tells the host the view listens; the host answers with the view's initial state notification. */
+  ready(): void {
+    this.post({ kind: "command", method: READY_COMMAND, params: {} });
+  }
+
+  /** Subscribes to a host notification (e.g. `jobDetail/state/didChange`). */
+  onNotification<P>(method: string, handler: (params: P) => void): Unsubscribe {
+    let set = this.notificationHandlers.get(method);
+    if (!set) this.notificationHandlers.set(method, (set = new Set()));
+    const wrapped = handler as NotificationHandler;
+    set.add(wrapped);
+    return () => set.delete(wrapped);
+  }
+
+  command(method: string, params: unknown): void {
+    this.post({ kind: "command", method, params });
+  }
+
+  request<M extends ApiMethod>(method: M, params: ApiRequests[M]["params"]): Promise<ApiRequests[M]["result"]> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new TransportError(0, "timeout", `The extension did not answer ${method} within ${Math.round(this.timeoutMs / 1000)} s.`));
+      }, this.timeoutMs);
+      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
+      this.post({ kind: "request", id, method, params });
+    });
+  }
+
+  private post(message: ViewToHostMessage): void {
+    this.api.postMessage(message);
+  }
+
+  private receive(message: HostToViewMessage): void {
+    if (!message || typeof message !== "object") return;
+    if (message.kind === "response") {
+      const pending = this.pending.get(message.id);
+      if (!pending) return; // Timed out already.
+      this.pending.delete(message.id);
+      clearTimeout(pending.timer);
+      if (message.error) pending.reject(new TransportError(message.error.status, message.error.code, message.error.message));
+      else pending.resolve(message.result ?? null);
+      return;
+    }
+    if (message.kind === "notification") this.notify(message);
+  }
+
+  private notify(message: NotificationMessage): void {
+    if (message.method === STREAM_DATA) {
+      const p = message.params as StreamDataParams;
+      this.streams.get(p.streamId)?.onData(p.data);
+    } else if (message.method === STREAM_INTERRUPTED) {
+      this.streams.get((message.params as StreamInterruptedParams).streamId)?.onInterrupt();
+    } else if (message.method === STREAM_END) {
+      const p = message.params as StreamEndParams;
+      const listener = this.streams.get(p.streamId);
+      this.streams.delete(p.streamId);
+      listener?.onEnd(p.error && new TransportError(p.error.status, p.error.code, p.error.message));
+    }
+    for (const handler of this.notificationHandlers.get(message.method) ?? []) handler(message.params);
+  }
+
+  /** Opens a stream and resolves once it ends; `onData` sees every piece in order. */
+  private openStream(spec: StreamSpec, listener: Omit<StreamListener, "onEnd">, signal?: AbortSignal): { done: Promise<void>; close: () => void } {
+    let streamId: string | undefined;
+    let closed = false;
+    let settle!: { resolve: () => void; reject: (e: TransportError) => void };
+    const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      if (streamId !== undefined) {
+        this.streams.delete(streamId);
+        this.command(STREAM_CLOSE_COMMAND, { streamId });
+      }
+      settle.resolve();
+    };
+    signal?.addEventListener("abort", close, { once: true });
+    this.request("stream/open", spec).then(
+      ({ streamId: id }) => {
+        streamId = id;
+        if (closed) {
+          this.command(STREAM_CLOSE_COMMAND, { streamId: id });
+          return;
+        }
+        this.streams.set(id, {
+          ...listener,
+          onEnd: (error) => {
+            closed = true;
+            if (error) settle.reject(error);
+            else settle.resolve();
+          },
+        });
+      },
+      (error: TransportError) => {
+        closed = true;
+        settle.reject(error);
+      },
+    );
+    return { done, close };
+  }
+
+  getManifest(): Promise<Manifest> {
+    return this.request("api/getManifest", {});
+  }
+
+  async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {
+    await this.openStream({ kind: "training" }, { onData: (d) => typeof d === "string" && onOutput(d), onInterrupt: () => {} }, signal).done;
+  }
+
+  listJobs(): Promise<Job[]> {
+    return this.request("api/listJobs", {});
+  }
+  getJob(id: string): Promise<Job> {
+    return this.request("api/getJob", { id });
+  }
+  cancelJob(id: string): Promise<Job> {
+    return this.request("api/cancelJob", { id });
+  }
+  listArtifacts(jobId: string): Promise<Artifact[]> {
+    return this.request("api/listArtifacts", { jobId });
+  }
+
+  subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
+    const stream = this.openStream(
+      { kind: "jobEvents", jobId },
+      { onData: (d) => typeof d !== "string" && handlers.onEvent(d), onInterrupt: () => handlers.onError() },
+    );
+    // Any end (server `end`, or a failure to open) means no more events; the failure shows as the banner.
+    stream.done.then(
+      () => handlers.onEnd(),
+      () => handlers.onError(),
+    );
+    return stream.close;
+  }
+
+  listModels(): Promise<BaseModel[]> {
+    return this.request("api/listModels", {});
+  }
+  listDeployments(): Promise<Deployment[]> {
+    return this.request("api/listDeployments", {});
+  }
+  createDeployment(input: CreateDeploymentInput): Promise<Deployment> {
+    return this.request("api/createDeployment", { input });
+  }
+  getDeployment(id: string): Promise<Deployment> {
+    return this.request("api/getDeployment", { id });
+  }
+  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment> {
+    return this.request("api/updateDeployment", { id, patch });
+  }
+  async deleteDeployment(id: string): Promise<void> {
+    await this.request("api/deleteDeployment", { id });
+  }
+  listKeys(deploymentId: string): Promise<DeploymentKey[]> {
+    return this.request("api/listKeys", { deploymentId });
+  }
+  issueKey(deploymentId: string, label: string): Promise<CreatedDeploymentKey> {
+    return this.request("api/issueKey", { deploymentId, label });
+  }
+  async revokeKey(deploymentId: string, keyId: string): Promise<void> {
+    await this.request("api/revokeKey", { deploymentId, keyId });
+  }
+
+  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
+    await this.openStream({ kind: "chat", request }, { onData: (d) => typeof d === "string" && onDelta(d), onInterrupt: () => {} }, signal).done;
+  }
+
+  async copyText(text: string): Promise<void> {
+    await this.request("host/copyText", { text });
+  }
+}
