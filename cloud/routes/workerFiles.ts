@@ -26,6 +26,14 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
     return reply.send(createReadStream(row.path));
   });
 
+  app.get("/v1/worker/models/:name", { schema: { params: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
+    await requireWorker(ctx, request);
+    const model = await ctx.db.selectFrom("base_models").select(["path"]).where("name", "=", request.params.name).executeTakeFirst();
+    if (!model?.path) throw notFound(`model file ${request.params.name}`);
+    reply.header("content-type", "application/octet-stream");
+    return reply.send(createReadStream(model.path));
+  });
+
   // Streams the body to a temp file and renames it into place, so a dropped upload leaves no partial artifact.
   app.put(
     "/v1/worker/jobs/:id/artifacts",
