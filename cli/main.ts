@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 /** The `svc` command: dispatches to one module per command. */
 import { cloudCommand } from "./commands/cloud.js";
+import { devCommand } from "./commands/dev.js";
 import { loginCommand, logoutCommand, whoamiCommand } from "./commands/auth.js";
 import { buildCommand, manifestCommand, startCommand } from "./commands/project.js";
 import { modelsCommand } from "./commands/models.js";
 import { workerCommand } from "./commands/worker.js";
+import { initCommand } from "./commands/init.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
 
 const COMMANDS: Command[] = [
+  initCommand,
   startCommand,
   buildCommand,
   manifestCommand,

@@ -6,7 +6,7 @@ import { requireUser } from "../http/auth.js";
 import { badRequest } from "../http/errors.js";
 import type { App } from "./types.js";
 
-const JSONL_TYPES = ["application/jsonl", "application/x-ndjson", "application/jsonlines", "text/plain", "application/octet-stream"];
+const JSONL_TYPES = ["application/jsonl", "application/x-ndjson", "application/jsonlines", "text/plain"];
 
 export function datasetRoutes(app: App, ctx: CloudContext): void {
   app.addContentTypeParser(JSONL_TYPES, { parseAs: "buffer", bodyLimit: ctx.limits.datasetBytes }, (_request, body, done) => done(null, body));

@@ -19,6 +19,9 @@ const ArtifactQuery = Type.Object({
 });
 
 export function workerFileRoutes(app: App, ctx: CloudContext): void {
+  // Artifacts stream straight to disk: the parser hands the request stream through untouched.
+  app.addContentTypeParser("application/octet-stream", (_request, payload, done) => done(null, payload));
+
   app.get("/v1/worker/datasets/:id", { schema: { params: IdParams } }, async (request, reply) => {
     await requireWorker(ctx, request);
     const row = await getDatasetFile(ctx, request.params.id);
@@ -48,7 +51,7 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
       const file = path.join(dir, name);
       const temp = `${file}.${newId()}.part`;
       try {
-        await pipeline(request.raw, createWriteStream(temp));
+        await pipeline(request.body as NodeJS.ReadableStream, createWriteStream(temp));
         const { size } = await fs.stat(temp);
         if (size > ctx.limits.artifactBytes) throw new HttpError(413, "payload_too_large", "artifact is too large");
         await fs.rename(temp, file);

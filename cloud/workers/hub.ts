@@ -23,7 +23,7 @@ interface ConnectedWorker {
 }
 
 /** How long a job survives its worker's disconnect, waiting for the worker to reconnect. */
-export const RECONNECT_GRACE_MS = 10_000;
+export const RECONNECT_GRACE_MS = Number(process.env.SVC_WORKER_GRACE_MS) || 10_000;
 
 export class WorkerHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });

@@ -1,0 +1,64 @@
+/** `svc init`: scaffolds a trainable project in the current folder. */
+import { existsSync, mkdirSync, writeFileSync, readFileSync, appendFileSync } from "node:fs";
+import path from "node:path";
+import { type Command, parse } from "../command.js";
+import { CliError } from "../output.js";
+
+const TRAINER = `import { createSvc, createTrainer } from "svc";
+
+// Fine-tunes svc-tiny on data/train.jsonl (OpenAI chat format, one conversation per line).
+export const trainer = createTrainer({
+  name: "my-first-adapter",
+  model: "svc-tiny",
+  dataset: "data/train.jsonl",
+  evalDataset: "data/eval.jsonl",
+  lora: { r: 8, alpha: 16 },
+  maxSteps: 60,
+  learningRate: 3e-3,
+  batchSize: 8,
+  evalSteps: 10,
+  saveSteps: 20,
+  seed: 42,
+});
+
+export default createSvc({ trainer });
+`;
+
+const EXAMPLES = [
+  ["What is the capital of France?", "Paris."],
+  ["What color is the sky?", "Blue."],
+  ["How many legs does a cat have?", "Four."],
+  ["What is two plus two?", "Four."],
+];
+
+const line = ([q, a]: string[]) => JSON.stringify({ messages: [{ role: "user", content: q }, { role: "assistant", content: a }] });
+
+export const initCommand: Command = {
+  name: "init",
+  summary: "create src/svc/index.ts and sample data in this folder",
+  usage: "svc init [--force]",
+  async run(argv) {
+    const { values } = parse(argv, { force: { type: "boolean" } }, this.usage);
+    if (values.help) {
+      process.stdout.write(`usage: ${this.usage}\n\n${this.summary}\n`);
+      return 0;
+    }
+    const dir = process.cwd();
+    const files: [string, string][] = [
+      ["src/svc/index.ts", TRAINER],
+      ["data/train.jsonl", EXAMPLES.map(line).join("\n") + "\n"],
+      ["data/eval.jsonl", EXAMPLES.slice(0, 2).map(line).join("\n") + "\n"],
+    ];
+    const existing = files.filter(([f]) => existsSync(path.join(dir, f))).map(([f]) => f);
+    if (existing.length > 0 && !values.force) throw new CliError(`${existing.join(", ")} already exist${existing.length === 1 ? "s" : ""}; pass --force to overwrite`);
+    for (const [file, content] of files) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), content);
+      process.stdout.write(`created ${file}\n`);
+    }
+    const gitignore = path.join(dir, ".gitignore");
+    if (!existsSync(gitignore) || !readFileSync(gitignore, "utf8").split("\n").includes(".svc/")) appendFileSync(gitignore, ".svc/\n");
+    process.stdout.write("\nnext: npx svc start   (trains and streams the loss)\n      npx svc dev     (the studio in your browser)\n");
+    return 0;
+  },
+};
