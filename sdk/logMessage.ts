@@ -21,13 +21,13 @@ export function logMessage(type: string, data: Record<string, unknown>): string 
     case "checkpoint.saved":
       return `step=${data.step}`;
     case "training.completed": {
-      const n = Number(data.artifacts ?? 0);
+      const n = isNumber(data.artifacts) ? data.artifacts : 0;
       return `${n} artifact${n === 1 ? "" : "s"}`;
     }
     case "training.failed":
       return String(data.error ?? "training failed");
     case "training.cancelled":
-      return String(data.reason ?? "cancelled");
+      return typeof data.reason === "string" ? data.reason : JSON.stringify(data);
     default:
       return JSON.stringify(data);
   }

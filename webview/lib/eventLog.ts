@@ -3,6 +3,7 @@
  * each event, the bounded log, and the job-status reducer.
  */
 import type { JobStatus } from "../../sdk/wire.js";
+import { logMessage as sharedLogMessage } from "../../sdk/logMessage.js";
 
 /** Named SSE events of `GET /api/jobs/:id/events` that carry a payload. */
 export const JOB_EVENT_TYPES = [
@@ -53,29 +54,14 @@ export function formatLossValue(value: number): string {
   return value.toFixed(4);
 }
 
+/**
+ * The log message of one frame. The wording is shared with `svc start` (sdk/logMessage.ts), so
+ * the terminal and the studio read the same; the view logs training.started's payload verbatim.
+ */
 export function logMessage(event: Pick<JobStreamEvent, "type" | "raw" | "data">): string {
-  const data = event.data;
-  switch (event.type) {
-    case "training.started":
-      return event.raw;
-    case "training.log": {
-      let message = `step=${String(data.step)}`;
-      if (isNumber(data.loss)) message += ` loss=${formatLossValue(data.loss)}`;
-      if (isNumber(data.evalLoss)) message += ` evalLoss=${formatLossValue(data.evalLoss)}`;
-      return message;
-    }
-    case "checkpoint.saved":
-      return `step=${String(data.step)}`;
-    case "training.completed": {
-      const count = isNumber(data.artifacts) ? data.artifacts : 0;
-      return `${count} ${count === 1 ? "artifact" : "artifacts"}`;
-    }
-    case "training.failed":
-      return typeof data.error === "string" ? data.error : event.raw;
-    case "training.cancelled":
-      // Not described by the spec; the raw payload is the most honest message.
-      return event.raw;
-  }
+  if (event.type === "training.started") return event.raw;
+  if (event.type === "training.failed" && typeof event.data.error !== "string") return event.raw;
+  return sharedLogMessage(event.type, event.data);
 }
 
 /** Returns a new array (so Svelte sees the change) holding at most `limit` newest entries. */
