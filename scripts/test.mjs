@@ -62,7 +62,9 @@ if (typeOk && buildOk) {
   const { startPgCluster } = await import("./pg-cluster.mjs");
   const pg = await startPgCluster();
   try {
-    await mocha("integration tests (PostgreSQL)", ["test/integration/cloud-*.test.ts"], { SVC_TEST_DATABASE_URL: pg.url }, ["--timeout", "120000"]);
+    // Everything that touches the store runs again on PostgreSQL; training and UI suites stay on SQLite.
+    const storeSuites = ["test/integration/cloud-*.test.ts", "test/integration/oauth.test.ts", "test/integration/sdk-session.test.ts"];
+    await mocha("integration tests (PostgreSQL)", storeSuites, { SVC_TEST_DATABASE_URL: pg.url }, ["--timeout", "120000"]);
   } finally {
     await pg.stop();
   }
