@@ -57,8 +57,8 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
   const args = [
     cli, "cloud", "serve",
     "--data", dataDir,
-    "--port", String(options.port ?? DEFAULT_CLOUD_PORT),
-    "--edge-port", String(options.edgePort ?? DEFAULT_EDGE_PORT),
+    "--port", String(options.port ?? envPort("SVC_CLOUD_PORT") ?? DEFAULT_CLOUD_PORT),
+    "--edge-port", String(options.edgePort ?? envPort("SVC_EDGE_PORT") ?? DEFAULT_EDGE_PORT),
   ];
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log], env: process.env });
   closeSync(log);
@@ -75,6 +75,11 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the svc cloud daemon did not become ready within ${(options.timeoutMs ?? 30_000) / 1000} s; see ${path.join(dataDir, "cloud.log")}`);
+}
+
+function envPort(name: string): number | undefined {
+  const value = process.env[name];
+  return value === undefined || value === "" ? undefined : Number(value);
 }
 
 /** SVC_CLOUD_URL if set, else the live local daemon, else a freshly started one. */
