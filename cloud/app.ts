@@ -13,6 +13,8 @@ import { healthRoutes } from "./routes/health.js";
 import { jobRoutes, type JobCanceller } from "./routes/jobs.js";
 import { modelRoutes } from "./routes/models.js";
 import { workerFileRoutes } from "./routes/workerFiles.js";
+import { inferenceRoutes } from "./routes/inference.js";
+import type { InferenceService } from "./inference/index.js";
 import type { App } from "./routes/types.js";
 
 /** Fastify options shared by both listeners. */
@@ -49,7 +51,7 @@ function countRequests(app: App, ctx: CloudContext, listener: string): void {
   });
 }
 
-export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean }): FastifyInstance {
+export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService }): FastifyInstance {
   const app = baseFastify(options.logger);
   installErrorHandler(app as unknown as FastifyInstance);
   countRequests(app, ctx, "control");
@@ -60,6 +62,7 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   deploymentRoutes(app, ctx);
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
+  inferenceRoutes(app, ctx, options.inference);
   return app as unknown as FastifyInstance;
 }
 

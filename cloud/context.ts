@@ -5,6 +5,7 @@
 import type { Store } from "./store/db.js";
 import type { JobEventBus } from "./domain/eventBus.js";
 import type { CloudMetrics } from "./metrics.js";
+import type { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 
 export interface Principal {
   kind: "anonymous" | "oauth" | "worker";
@@ -30,4 +31,6 @@ export interface CloudContext {
   /** Extra token resolvers (OAuth access tokens) consulted after the built-in token table. */
   tokenResolvers: TokenResolver[];
   limits: { datasetBytes: number; artifactBytes: number };
+  /** Deployment and key mutations announce themselves here so the edge's cache drops them at once. */
+  deploymentChanges: DeploymentChangeNotifier;
 }

@@ -17,6 +17,7 @@ import { openStore } from "./store/db.js";
 import { WorkerHub } from "./workers/hub.js";
 import { mountOAuth } from "./oauth/index.js";
 import { mountEdge } from "./edge/index.js";
+import { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 import { startInferenceService, type InferenceService } from "./inference/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
 
@@ -69,12 +70,13 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     metrics: createMetrics(),
     tokenResolvers: [],
     limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: 512 * 1024 * 1024 },
+    deploymentChanges: new DeploymentChangeNotifier(),
   };
   const hub = new WorkerHub(ctx);
-  const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready });
+  const inference = await startInferenceService(ctx);
+  const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready, inference });
   ctx.tokenResolvers.push(await mountOAuth(control, ctx));
   const edge = buildEdge(ctx, { logger: options.logger ?? false });
-  const inference = await startInferenceService(ctx);
   const edgeRoutes = await mountEdge(edge, ctx, inference);
   try {
     await control.listen({ port: options.port, host });

@@ -51,8 +51,8 @@ export interface TrainingLogData {
 export interface Artifact {
   id: string;
   jobId: string;
-  /** "checkpoint" for an intermediate adapter, "adapter" for the final one. */
-  kind: "checkpoint" | "adapter";
+  /** "checkpoint" for an intermediate adapter, "adapter" for the final one, "file" for side files (adapter_config.json). */
+  kind: "checkpoint" | "adapter" | "file";
   /** Training step the artifact was written at. */
   step: number;
   name: string;

@@ -41,6 +41,8 @@ export const modelsCommand: Command = {
     if (sub !== "add") throw new CliError(`unknown subcommand "models ${sub}"\nusage: ${USAGE.split("\n")[0]}`, 2);
     if (!values.name) throw new CliError("--name is required", 2);
     if (Boolean(file) === Boolean(values.upstream)) throw new CliError("give either FILE.gguf or --upstream URL", 2);
+    if (values.upstream && !/^https?:\/\/[^/]+/.test(values.upstream)) throw new CliError(`--upstream must be an http(s) URL such as http://gpu-box:8000/v1, not "${values.upstream}"`, 2);
+    if (values["adapter-model"] && !values.upstream) throw new CliError("--adapter-model names the model on an --upstream server; it needs --upstream", 2);
     const dataDir = values.data ?? defaultCloudDataDir();
     let token: string;
     try {
@@ -52,7 +54,8 @@ export const modelsCommand: Command = {
     const model = await client.request<BaseModel>("POST", "/v1/models", {
       body: { name: values.name, path: file ? path.resolve(file) : undefined, upstreamUrl: values.upstream, adapterModel: values["adapter-model"], replace: values.replace },
     });
-    process.stdout.write(`registered ${model.name} (${model.source}${model.trainable ? ", trainable" : ", deploy only"})\n`);
+    const via = values.upstream ? ` → ${values.upstream}${values["adapter-model"] ? ` as model "${values["adapter-model"]}"` : ""}` : "";
+    process.stdout.write(`registered ${model.name} (${model.source}${model.trainable ? ", trainable" : ", deploy only"})${via}\n`);
     return 0;
   },
 };

@@ -1,13 +1,103 @@
 /**
  * Inference for the edge and the Playground: llama.cpp (node-llama-cpp) in a worker process,
  * never in the request loop; or an OpenAI-compatible upstream server.
+ *
+ * `chat()` admits a request (fair queue, 429 beyond its bound) and returns the stream of its
+ * text; the HTTP layers (cloud/edge, cloud/routes/inference.ts) turn that into OpenAI JSON/SSE.
  */
+import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
+import { FairQueue } from "./fairQueue.js";
+import { resolveBackend } from "./targets.js";
+import type { Backend, ChatEvent, ChatParams, ChatStream } from "./types.js";
+import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
+import { InferenceWorkerProcess } from "./workerProcess.js";
+
+export { InferenceError } from "./types.js";
+export type { Backend, ChatEvent, ChatParams, ChatStream } from "./types.js";
+
+export interface ChatOptions {
+  stream: boolean;
+  /** Fairness key (deployment or project): waiting requests are served round-robin by key. */
+  queueKey: string;
+  signal?: AbortSignal;
+}
 
 export interface InferenceService {
+  /** The backend serving a target; throws a 503 InferenceError when it cannot be served. */
+  resolve(target: DeploymentTarget): Promise<Backend>;
+  /** Admits and starts a chat. Rejects with a 429 InferenceError when the queue is full. */
+  chat(backend: Backend, params: ChatParams, options: ChatOptions): Promise<ChatStream>;
+  /** Process id of the llama.cpp child (for diagnostics and crash tests). */
+  readonly workerPid: number | undefined;
   close(): Promise<void>;
 }
 
-export async function startInferenceService(_ctx: CloudContext): Promise<InferenceService> {
-  return { close: async () => {} };
+export interface InferenceSettings {
+  /** Generations running at once in the child; 1 suits 2 cores with 1 llama.cpp thread each. */
+  concurrency: number;
+  /** Requests allowed to wait beyond those running; more get 429. */
+  maxWaiting: number;
+  threads: number;
+  /** Bound on loaded base-model weights (bytes of GGUF) in the child. */
+  maxModelBytes: number;
+  /** Bound on llama.cpp contexts (one per model+adapter pair) in the child. */
+  maxContexts: number;
+  upstreamTimeouts: UpstreamTimeouts;
+}
+
+/** Defaults, overridable through the environment of `svc cloud serve` (SVC_INFERENCE_*). */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): InferenceSettings {
+  const num = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {
+    concurrency: num("SVC_INFERENCE_CONCURRENCY", 1),
+    maxWaiting: num("SVC_INFERENCE_MAX_QUEUE", 16),
+    threads: num("SVC_INFERENCE_THREADS", 1),
+    maxModelBytes: num("SVC_INFERENCE_CACHE_MB", 1024) * 1024 * 1024,
+    maxContexts: num("SVC_INFERENCE_CONTEXTS", 8),
+    upstreamTimeouts: {
+      headersMs: num("SVC_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUTS.headersMs),
+      idleMs: num("SVC_UPSTREAM_IDLE_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUTS.idleMs),
+    },
+  };
+}
+
+export async function startInferenceService(ctx: CloudContext, settings: InferenceSettings = settingsFromEnv()): Promise<InferenceService> {
+  const worker = new InferenceWorkerProcess(
+    { threads: settings.threads, maxModelBytes: settings.maxModelBytes, maxContexts: settings.maxContexts },
+    (line) => process.stderr.write(`svc cloud: ${line}\n`),
+  );
+  const queue = new FairQueue(settings.concurrency, settings.maxWaiting);
+  // Warm the child in the background; a failure here is reported again by the first request.
+  worker.start().catch(() => undefined);
+
+  async function localChat(backend: Extract<Backend, { kind: "local" }>, params: ChatParams, options: ChatOptions): Promise<ChatStream> {
+    const release = await queue.acquire(options.queueKey, options.signal);
+    const channel = worker.generate(backend.modelPath, backend.adapterPath, params, options.signal);
+    return releasing(channel, release);
+  }
+
+  return {
+    resolve: (target) => resolveBackend(ctx, target),
+    chat: async (backend, params, options) =>
+      backend.kind === "local"
+        ? localChat(backend, params, options)
+        : upstreamChat(backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
+    get workerPid() {
+      return worker.pid;
+    },
+    close: () => worker.close(),
+  };
+}
+
+/** Frees the queue slot when the stream ends, fails, or its consumer stops early. */
+async function* releasing(stream: ChatStream, release: () => void): AsyncGenerator<ChatEvent> {
+  try {
+    yield* stream;
+  } finally {
+    release();
+  }
 }

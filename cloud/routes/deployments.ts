@@ -17,6 +17,7 @@ export function deploymentRoutes(app: App, ctx: CloudContext): void {
     const { body } = request;
     const [projectId] = await projectScope(ctx, request, requiredProjectId(body.projectId ?? request.query.projectId));
     const deployment = await createDeployment(ctx, projectId, { ...body, target: parseTarget(body.target) });
+    ctx.deploymentChanges.changed(deployment.slug);
     return reply.status(201).send(deployment);
   });
 
@@ -29,12 +30,16 @@ export function deploymentRoutes(app: App, ctx: CloudContext): void {
     const scope = await projectScope(ctx, request, request.query.projectId);
     const row = await requireDeployment(ctx, scope, request.params.id);
     const { target, ...rest } = request.body;
-    return updateDeployment(ctx, row, { ...rest, ...(target !== undefined ? { target: parseTarget(target) } : {}) });
+    const updated = await updateDeployment(ctx, row, { ...rest, ...(target !== undefined ? { target: parseTarget(target) } : {}) });
+    ctx.deploymentChanges.changed(row.slug);
+    return updated;
   });
 
   app.delete("/v1/deployments/:id", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.query.projectId);
-    await deleteDeployment(ctx, await requireDeployment(ctx, scope, request.params.id));
+    const row = await requireDeployment(ctx, scope, request.params.id);
+    await deleteDeployment(ctx, row);
+    ctx.deploymentChanges.changed(row.slug);
     return reply.status(204).send();
   });
 
@@ -49,13 +54,16 @@ export function deploymentRoutes(app: App, ctx: CloudContext): void {
     const row = await requireDeployment(ctx, scope, request.params.id);
     // The only response that ever carries a key's plaintext; never cache it anywhere.
     reply.header("cache-control", "no-store");
-    return reply.status(201).send(await createKey(ctx, row.id, request.body.label));
+    const key = await createKey(ctx, row.id, request.body.label);
+    ctx.deploymentChanges.changed(row.slug);
+    return reply.status(201).send(key);
   });
 
   app.delete("/v1/deployments/:id/keys/:keyId", { schema: { params: KeyParams, querystring: ProjectQuery } }, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.query.projectId);
     const row = await requireDeployment(ctx, scope, request.params.id);
     await revokeKey(ctx, row.id, request.params.keyId);
+    ctx.deploymentChanges.changed(row.slug);
     return reply.status(204).send();
   });
 }

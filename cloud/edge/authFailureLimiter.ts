@@ -1,0 +1,50 @@
+/**
+ * Slows down key guessing: each client address has a bucket of failed-auth "tokens" that refills
+ * slowly; when it is empty the edge answers 429 before even looking at the key.
+ */
+export interface AuthFailureLimits {
+  /** Failed attempts allowed in a burst. */
+  burst: number;
+  /** Attempts regained per second. */
+  refillPerSecond: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+export class AuthFailureLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly limits: AuthFailureLimits) {
+    // Full buckets carry no information: drop them so the map stays small.
+    this.sweeper = setInterval(() => {
+      for (const [address, bucket] of this.buckets) if (this.current(bucket) >= this.limits.burst) this.buckets.delete(address);
+    }, 60_000);
+    this.sweeper.unref();
+  }
+
+  /** Seconds until the address may try again, or 0 when it may try now. */
+  retryAfter(address: string): number {
+    const bucket = this.buckets.get(address);
+    if (!bucket || this.current(bucket) >= 1) return 0;
+    return Math.max(1, Math.ceil((1 - this.current(bucket)) / this.limits.refillPerSecond));
+  }
+
+  recordFailure(address: string): void {
+    const bucket = this.buckets.get(address) ?? { tokens: this.limits.burst, updatedAt: Date.now() };
+    bucket.tokens = this.current(bucket) - 1;
+    bucket.updatedAt = Date.now();
+    this.buckets.set(address, bucket);
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private current(bucket: Bucket): number {
+    return Math.min(this.limits.burst, bucket.tokens + ((Date.now() - bucket.updatedAt) / 1000) * this.limits.refillPerSecond);
+  }
+}

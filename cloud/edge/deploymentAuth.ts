@@ -1,0 +1,55 @@
+/**
+ * Decides whether a request may use a deployment: it must exist, be enabled and not deleted
+ * (else 404, the same answer as an unknown slug, so slugs cannot be probed), and under
+ * `fixed_api_key` carry `Authorization: Bearer <key>` of one of its enabled keys (else 401).
+ * Failed attempts are rate limited per client address (429).
+ */
+import type { FastifyRequest } from "fastify";
+import { sha256Hex } from "../domain/ids.js";
+import { hashesEqual } from "../domain/keys.js";
+import type { AuthFailureLimiter } from "./authFailureLimiter.js";
+import type { DeploymentCache, DeploymentState } from "./deploymentCache.js";
+import { EdgeError, edgeNotFound } from "./errors.js";
+import type { LastUsedRecorder } from "./lastUsedRecorder.js";
+
+export class DeploymentAuth {
+  constructor(
+    private readonly cache: DeploymentCache,
+    private readonly limiter: AuthFailureLimiter,
+    private readonly lastUsed: LastUsedRecorder,
+  ) {}
+
+  async authorize(request: FastifyRequest, slug: string): Promise<DeploymentState> {
+    const deployment = await this.cache.get(slug);
+    if (!deployment) throw edgeNotFound(`deployment "${slug}" not found`);
+    if (deployment.authMode === "none") return deployment;
+
+    const retryAfter = this.limiter.retryAfter(request.ip);
+    if (retryAfter > 0) throw new EdgeError(429, "rate_limit_exceeded", `too many failed authentication attempts; retry in ${retryAfter} s`, null, retryAfter);
+    const key = bearer(request.headers.authorization);
+    if (!key) {
+      this.limiter.recordFailure(request.ip);
+      throw new EdgeError(401, "invalid_api_key", "this deployment requires an API key: send Authorization: Bearer <API_KEY>");
+    }
+    const hash = sha256Hex(key);
+    const stored = deployment.keys.get(hash);
+    // The lookup by digest finds the candidate (its timing reveals nothing usable about a key);
+    // the constant-time compare of the stored digest is what accepts it.
+    if (!stored || !hashesEqual(stored.hash, hash)) {
+      this.limiter.recordFailure(request.ip);
+      throw new EdgeError(401, "invalid_api_key", `Incorrect API key provided: ${redact(key)}`);
+    }
+    this.lastUsed.note(stored.id);
+    return deployment;
+  }
+}
+
+function bearer(header: string | undefined): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match ? match[1] : null;
+}
+
+/** Enough of a key to recognise it in an error message, never enough to use it. */
+function redact(key: string): string {
+  return key.length <= 12 ? "***" : `${key.slice(0, 12)}***${key.slice(-2)}`;
+}

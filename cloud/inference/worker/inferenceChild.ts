@@ -1,0 +1,79 @@
+/**
+ * The inference child process: receives generate requests from the cloud over Node IPC, runs
+ * them on llama.cpp, and streams text back.
+ *
+ * The cloud imports this module only dynamically, to learn its file URL; esbuild therefore keeps
+ * it in a chunk of its own, which the cloud then runs as the child's main script (from source
+ * under tsx alike). It must be the main script, not `node -e`: node-llama-cpp forks helper
+ * processes with the parent's execArgv, which would re-run an `-e` program.
+ */
+import { pathToFileURL } from "node:url";
+import { ContextLengthExceededError } from "../../../engine/infer/llama-cpp.js";
+import { EngineCache } from "./engineCache.js";
+import type { FromWorker, ToWorker } from "./protocol.js";
+
+/** This module's URL, so the cloud can start a child that imports it (source or bundle alike). */
+export const inferenceWorkerModuleUrl = import.meta.url;
+
+export interface InferenceWorkerSettings {
+  threads: number;
+  maxModelBytes: number;
+  maxContexts: number;
+}
+
+export async function runInferenceWorker(settings: InferenceWorkerSettings): Promise<void> {
+  const cache = new EngineCache(settings);
+  const running = new Map<number, AbortController>();
+  const send = (message: FromWorker) => process.send?.(message);
+
+  const generate = async (message: Extract<ToWorker, { type: "generate" }>) => {
+    const abort = new AbortController();
+    running.set(message.id, abort);
+    let lease: Awaited<ReturnType<EngineCache["session"]>> | null = null;
+    try {
+      lease = await cache.session(message.modelPath, message.adapterPath);
+      const p = message.params;
+      const result = await lease.session.generate({
+        messages: p.messages,
+        maxTokens: p.maxTokens,
+        temperature: p.temperature,
+        topP: p.topP,
+        stop: p.stop,
+        seed: p.seed,
+        signal: abort.signal,
+        onTextChunk: (text) => send({ type: "text", id: message.id, text }),
+      });
+      const finishReason = result.finishReason === "length" ? "length" : "stop";
+      send({ type: "done", id: message.id, finishReason, usage: result.usage });
+    } catch (err) {
+      send({ type: "error", id: message.id, ...describe(err, message) });
+    } finally {
+      lease?.release();
+      running.delete(message.id);
+    }
+  };
+
+  process.on("message", (message: ToWorker) => {
+    if (message.type === "generate") void generate(message);
+    else if (message.type === "cancel") running.get(message.id)?.abort();
+  });
+  // The cloud went away (even by SIGKILL): nothing left to serve.
+  process.on("disconnect", () => void cache.close().finally(() => process.exit(0)));
+  send({ type: "ready" });
+}
+
+function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>): { status: number; code: string; message: string } {
+  if (err instanceof ContextLengthExceededError) return { status: 400, code: err.code, message: `messages: ${err.message}` };
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === "ENOENT") return { status: 500, code: "artifact_missing", message: `a file of this target is missing on the server: ${e.path ?? message.modelPath}` };
+  return { status: 500, code: "inference_failed", message: `inference failed: ${e?.message ?? String(err)}` };
+}
+
+/** Set by the cloud in the child's environment only; with the main-script check it never fires on import. */
+export const CHILD_ENV = "SVC_INFERENCE_CHILD_SETTINGS";
+
+const settingsJson = process.env[CHILD_ENV];
+if (settingsJson && process.argv[1] && pathToFileURL(process.argv[1]).href === import.meta.url) {
+  delete process.env[CHILD_ENV];
+  await runInferenceWorker(JSON.parse(settingsJson) as InferenceWorkerSettings);
+}

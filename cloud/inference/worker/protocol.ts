@@ -1,0 +1,12 @@
+/** Messages between the cloud and its inference child process (Node IPC, JSON-serialised). */
+import type { ChatParams, FinishReason, Usage } from "../types.js";
+
+export type ToWorker =
+  | { type: "generate"; id: number; modelPath: string; adapterPath: string | null; params: ChatParams }
+  | { type: "cancel"; id: number };
+
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "text"; id: number; text: string }
+  | { type: "done"; id: number; finishReason: FinishReason; usage: Usage }
+  | { type: "error"; id: number; status: number; code: string; message: string };

@@ -1,0 +1,142 @@
+/**
+ * The cloud's side of the inference child process: starts it, keeps it warm, sends it requests,
+ * turns its messages back into ChatStreams, and restarts it when it dies. Requests in flight
+ * when the child dies fail with a readable 503 instead of hanging.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { packageRoot } from "../../sdk/packageRoot.js";
+import { Channel } from "./channel.js";
+import { InferenceError, type ChatEvent, type ChatParams } from "./types.js";
+import type { FromWorker, ToWorker } from "./worker/protocol.js";
+import type { InferenceWorkerSettings } from "./worker/inferenceChild.js";
+
+interface Pending {
+  channel: Channel<ChatEvent>;
+}
+
+export class InferenceWorkerProcess {
+  private child: ChildProcess | null = null;
+  private ready: Promise<void> | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private restarts = 0;
+  private closing = false;
+
+  constructor(
+    private readonly settings: InferenceWorkerSettings,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Starts the child now, so the first request does not pay for process start-up. */
+  start(): Promise<void> {
+    return this.ensureChild();
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: AbortSignal): Channel<ChatEvent> {
+    const id = this.nextId++;
+    const channel = new Channel<ChatEvent>();
+    this.pending.set(id, { channel });
+    const cancel = () => {
+      if (!this.pending.delete(id)) return;
+      this.send({ type: "cancel", id });
+      channel.end();
+    };
+    channel.onAbandon = cancel;
+    signal?.addEventListener("abort", cancel, { once: true });
+    this.ensureChild()
+      .then(() => {
+        if (this.pending.has(id)) this.send({ type: "generate", id, modelPath, adapterPath, params });
+      })
+      .catch((err) => {
+        this.pending.delete(id);
+        channel.fail(err);
+      });
+    return channel;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const child = this.child;
+    this.failAll(new InferenceError(503, "shutting_down", "the server is shutting down"));
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 3000).unref();
+    });
+  }
+
+  private send(message: ToWorker): void {
+    if (this.child?.connected) this.child.send(message);
+  }
+
+  private ensureChild(): Promise<void> {
+    if (this.closing) return Promise.reject(new InferenceError(503, "shutting_down", "the server is shutting down"));
+    this.ready ??= this.spawnChild();
+    return this.ready;
+  }
+
+  private async spawnChild(): Promise<void> {
+    // Dynamic on purpose: it keeps inferenceChild.ts in its own bundle chunk, which the child runs as main.
+    const { inferenceWorkerModuleUrl, CHILD_ENV } = await import("./worker/inferenceChild.js");
+    const main = fileURLToPath(inferenceWorkerModuleUrl);
+    const child = spawn(process.execPath, [...(main.endsWith(".ts") ? ["--import", "tsx"] : []), main], {
+      cwd: packageRoot(),
+      env: { ...process.env, [CHILD_ENV]: JSON.stringify(this.settings) },
+      // stdout is the daemon's machine-readable channel (its first line is the ports JSON): keep it clean.
+      stdio: ["ignore", "pipe", "inherit", "ipc"],
+    });
+    child.stdout!.pipe(process.stderr);
+    this.child = child;
+    child.on("message", (message: FromWorker) => this.onMessage(message));
+    const started = new Promise<void>((resolve, reject) => {
+      child.on("message", (message: FromWorker) => message.type === "ready" && resolve());
+      child.once("exit", (code, signal) => reject(new InferenceError(503, "inference_unavailable", `the inference worker failed to start (${signal ?? `exit ${code}`})`)));
+    });
+    child.once("exit", (code, signal) => this.onExit(child, code, signal));
+    await started;
+    this.restarts = 0;
+  }
+
+  private onMessage(message: FromWorker): void {
+    if (message.type === "ready") return;
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    if (message.type === "text") {
+      pending.channel.push({ type: "text", text: message.text });
+    } else if (message.type === "done") {
+      this.pending.delete(message.id);
+      pending.channel.push({ type: "done", finishReason: message.finishReason, usage: message.usage });
+      pending.channel.end();
+    } else {
+      this.pending.delete(message.id);
+      pending.channel.fail(new InferenceError(message.status, message.code, message.message));
+    }
+  }
+
+  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child) return;
+    this.child = null;
+    this.ready = null;
+    const how = signal ? `signal ${signal}` : `exit code ${code}`;
+    this.failAll(new InferenceError(503, "inference_worker_crashed", `the inference worker stopped (${how}) while answering; it is restarting, retry the request`, { retryAfter: 1 }));
+    if (this.closing) return;
+    this.log(`inference worker exited (${how}); restarting`);
+    // Restart at once the first time, then back off so a crash loop does not spin the CPU.
+    const delay = Math.min(250 * 2 ** this.restarts - 250, 10_000);
+    this.restarts += 1;
+    setTimeout(() => void this.ensureChild().catch((err) => this.log(String(err))), delay).unref();
+  }
+
+  private failAll(error: InferenceError): void {
+    for (const [id, pending] of this.pending) {
+      this.pending.delete(id);
+      pending.channel.fail(error);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * `POST /v1/inference/chat` on the control plane: the Playground's and the SDK's mid-run `infer`
+ * helper's way to ask a job's adapter, a checkpoint or a base model for a reply, scoped to the
+ * caller's project. Same engine and same JSON/SSE format as the edge; errors use the control
+ * plane's envelope.
+ */
+import { Type } from "@sinclair/typebox";
+import type { DeploymentTarget } from "../../sdk/wire.js";
+import type { CloudContext } from "../context.js";
+import { HttpError, notFound } from "../http/errors.js";
+import { parseTarget } from "../http/target.js";
+import { InferenceError, type InferenceService } from "../inference/index.js";
+import { parseChatRequest } from "../inference/openaiRequest.js";
+import { sendChat } from "../inference/openaiResponse.js";
+import { projectScope } from "./scope.js";
+import type { App } from "./types.js";
+
+const InferenceChatBody = Type.Object(
+  { projectId: Type.Optional(Type.String({ minLength: 1 })), target: Type.Unknown(), messages: Type.Unknown() },
+  { additionalProperties: true },
+);
+
+export function inferenceRoutes(app: App, ctx: CloudContext, inference: InferenceService): void {
+  app.post("/v1/inference/chat", { schema: { body: InferenceChatBody } }, async (request, reply) => {
+    const scope = await projectScope(ctx, request, request.body.projectId);
+    const target = parseTarget(request.body.target);
+    await requireTargetInScope(ctx, scope, target);
+    try {
+      const chat = parseChatRequest(request.body);
+      const abort = new AbortController();
+      reply.raw.on("close", () => !reply.raw.writableFinished && abort.abort());
+      const backend = await inference.resolve(target);
+      const stream = await inference.chat(backend, chat.params, { stream: chat.stream, queueKey: `project:${scope[0]}`, signal: abort.signal });
+      await sendChat(reply, stream, { model: modelName(target), stream: chat.stream, includeUsage: chat.includeUsage });
+    } catch (err) {
+      if (!(err instanceof InferenceError)) throw err;
+      if (err.extra.retryAfter !== undefined) reply.header("retry-after", String(err.extra.retryAfter));
+      throw new HttpError(err.status, err.code, err.message);
+    }
+  });
+}
+
+/** Jobs are private to their project; base models are shared by the whole cloud. */
+async function requireTargetInScope(ctx: CloudContext, scope: string[], target: DeploymentTarget): Promise<void> {
+  if (target.kind === "base_model") return;
+  const job = await ctx.db.selectFrom("jobs").select(["project_id"]).where("id", "=", target.jobId).executeTakeFirst();
+  if (!job || !scope.includes(job.project_id)) throw notFound(`job ${target.jobId}`);
+}
+
+function modelName(target: DeploymentTarget): string {
+  if (target.kind === "base_model") return target.name;
+  return target.kind === "adapter" ? `job-${target.jobId}` : `job-${target.jobId}-step-${target.step}`;
+}
