@@ -63,7 +63,7 @@ if (typeOk && buildOk) {
   const pg = await startPgCluster();
   try {
     // Everything that touches the store runs again on PostgreSQL; training and UI suites stay on SQLite.
-    const storeSuites = ["test/integration/cloud-*.test.ts", "test/integration/oauth.test.ts", "test/integration/sdk-session.test.ts"];
+    const storeSuites = ["test/integration/cloud-*.test.ts", "test/integration/oauth.test.ts", "test/integration/sdk-session.test.ts", "test/integration/edge.test.ts"];
     await mocha("integration tests (PostgreSQL)", storeSuites, { SVC_TEST_DATABASE_URL: pg.url }, ["--timeout", "120000"]);
   } finally {
     await pg.stop();
