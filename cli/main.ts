@@ -12,6 +12,7 @@ import { printError } from "./output.js";
 
 const COMMANDS: Command[] = [
   initCommand,
+  devCommand,
   startCommand,
   buildCommand,
   manifestCommand,

@@ -1,0 +1,11 @@
+/** What every route module gets: where the project is, how to reach the cloud, how to run the CLI. */
+import type { SessionSource } from "./session.js";
+import type { SvcCommand } from "./svcCommand.js";
+import type { TrainingRunner } from "./trainingRun.js";
+
+export interface StudioContext {
+  projectDir: string;
+  svcCommand: SvcCommand;
+  sessions: SessionSource;
+  training: TrainingRunner;
+}

@@ -1,0 +1,54 @@
+/**
+ * The two checks every request passes before any route runs (DESIGN.md section 8):
+ * - Host guard against DNS rebinding: the Host header must name loopback with the studio's own
+ *   port, so a page on evil.example that rebinds its name to 127.0.0.1 is refused;
+ * - CSRF: every `/api/*` request carries the per-launch token (header `X-Svc-Studio-Token`, or the
+ *   query parameter `studioToken` for EventSource, which cannot set headers). Cross-origin pages
+ *   cannot read the token from our index.html, and no CORS preflight is ever answered, so they
+ *   cannot send a request that passes.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { StudioError } from "./errors.js";
+
+export const TOKEN_HEADER = "x-svc-studio-token";
+export const TOKEN_QUERY = "studioToken";
+
+const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** True when `host` is `<loopback name>:<port>` (the port is required: browsers always send it for non-default ports). */
+export function isAllowedHost(host: string | undefined, port: number): boolean {
+  if (!host) return false;
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(host.trim().toLowerCase());
+  if (!match) return false;
+  return LOOPBACK_NAMES.has(match[1]!) && Number(match[2]) === port;
+}
+
+export function tokenMatches(presented: string | undefined, token: string): boolean {
+  if (typeof presented !== "string") return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function presentedToken(request: FastifyRequest): string | undefined {
+  const header = request.headers[TOKEN_HEADER];
+  if (typeof header === "string") return header;
+  const query = request.query as Record<string, unknown> | undefined;
+  const value = query?.[TOKEN_QUERY];
+  return typeof value === "string" ? value : undefined;
+}
+
+export function installGuards(app: FastifyInstance, options: { token: string; port: () => number }): void {
+  app.addHook("onRequest", async (request) => {
+    if (!isAllowedHost(request.headers.host, options.port())) {
+      throw new StudioError(403, "forbidden_host", `The studio only answers requests for 127.0.0.1:${options.port()} or localhost:${options.port()}.`);
+    }
+    const path = request.url.split("?")[0]!;
+    if (path === "/api" || path.startsWith("/api/")) {
+      if (!tokenMatches(presentedToken(request), options.token)) {
+        throw new StudioError(403, "invalid_studio_token", "Missing or wrong studio token: reload the studio page.");
+      }
+    }
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * Jobs: the full list (no pagination, SPEC section 8), one job, cancel, artifacts, and the event
+ * stream relayed from the cloud with resume.
+ */
+import type { FastifyInstance } from "fastify";
+import type { StudioContext } from "../context.js";
+import { lastEventIdOf, relayStream } from "../relay.js";
+
+type JobParams = { Params: { id: string } };
+
+export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): void {
+  /** Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call. */
+  app.get("/api/jobs", async () => {
+    const session = await ctx.sessions.open();
+    const state = await session.state();
+    return state ? session.client(state.projectId).listJobs() : [];
+  });
+
+  /** A client scoped to the project when there is one; jobs by id work without a scope too. */
+  const clientFor = async () => {
+    const session = await ctx.sessions.open();
+    return session.client((await session.state())?.projectId);
+  };
+
+  app.get<JobParams>("/api/jobs/:id", async (request) => (await clientFor()).getJob(request.params.id));
+  app.post<JobParams>("/api/jobs/:id/cancel", async (request) => (await clientFor()).cancelJob(request.params.id));
+  app.get<JobParams>("/api/jobs/:id/artifacts", async (request) => (await clientFor()).listArtifacts(request.params.id));
+
+  app.get<JobParams>("/api/jobs/:id/events", async (request, reply) => {
+    const client = await clientFor();
+    const abort = new AbortController();
+    // Errors before the stream opens (404 unknown job, 401) keep their status and envelope.
+    const upstream = await client.openJobEventStream(request.params.id, lastEventIdOf(request), abort.signal);
+    await relayStream(request, reply, upstream, abort);
+  });
+}

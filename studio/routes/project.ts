@@ -1,0 +1,55 @@
+/**
+ * The project's own routes: the trainer manifest, training runs, base models, credentials and
+ * Playground chat.
+ */
+import type { FastifyInstance } from "fastify";
+import type { StudioContext } from "../context.js";
+import { StudioError } from "../errors.js";
+import { openInferenceStream } from "../inferenceChat.js";
+import { readManifest } from "../manifest.js";
+import { relayStream } from "../relay.js";
+
+export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext): void {
+  app.get("/api/manifest", async () => readManifest(ctx.svcCommand, ctx.projectDir));
+
+  app.post("/api/train", async (_request, reply) => {
+    const res = reply.raw;
+    // Throws 409 (a run in flight) or 500 (the CLI cannot start) before any byte is sent, so the
+    // error handler still writes the envelope. The run outlives this request (trainingRun.ts).
+    await ctx.training.start({
+      write: (chunk) => {
+        if (!res.destroyed) res.write(chunk);
+      },
+      end: () => {
+        if (!res.destroyed) res.end();
+      },
+    });
+    // Synchronously after start() resolved: the child's output events cannot fire before this.
+    reply.hijack();
+    res.writeHead(200, {
+      "content-type": "text/plain; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      "x-content-type-options": "nosniff", // browsers hand out chunks at once instead of sniffing
+      "x-accel-buffering": "no",
+    });
+    res.flushHeaders();
+  });
+
+  app.get("/api/models", async () => (await ctx.sessions.open()).client().listModels());
+
+  const credentials = async () => ctx.sessions.describe();
+  app.get("/api/credentials", credentials);
+  app.post("/api/credentials", credentials);
+
+  app.post<{ Body: Record<string, unknown> }>("/api/inference/chat", { schema: { body: { type: "object", required: ["target", "messages"] } } }, async (request, reply) => {
+    const session = await ctx.sessions.open();
+    const target = request.body.target as { kind?: unknown } | undefined;
+    if (typeof target !== "object" || target === null) throw new StudioError(400, "invalid_request", "target must be an object");
+    // Base-model inference needs a project scope (created lazily, SPEC section 2); adapters and
+    // checkpoints are found through their job, with the scope added when there is one.
+    const scope = target.kind === "base_model" ? await session.requireScope() : await session.state();
+    const abort = new AbortController();
+    const upstream = await openInferenceStream(session, { ...request.body, ...(scope ? { projectId: scope.projectId } : {}) }, abort.signal);
+    await relayStream(request, reply, upstream, abort);
+  });
+}

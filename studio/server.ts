@@ -1,0 +1,95 @@
+/**
+ * The studio server (DESIGN.md section 8): a loopback Fastify app that serves the built SPA and
+ * the `/api/*` routes as a thin layer over the SDK. Light enough to run inside VS Code's extension
+ * host: no native modules, no user code, no esbuild — those run in `svc` subprocesses.
+ *
+ * @example
+ * const studio = await createStudioServer({ projectDir: process.cwd(), host: "127.0.0.1" });
+ * console.log(studio.url); // http://127.0.0.1:7860
+ * await studio.close();
+ */
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import Fastify, { type FastifyInstance } from "fastify";
+import { packageRoot } from "../sdk/packageRoot.js";
+import { DEFAULT_STUDIO_PORT } from "../sdk/paths.js";
+import type { StudioContext } from "./context.js";
+import { installErrorHandler } from "./errors.js";
+import { installGuards } from "./guard.js";
+import { listenOnFreePort } from "./listen.js";
+import { registerDeploymentRoutes } from "./routes/deployments.js";
+import { registerJobRoutes } from "./routes/jobs.js";
+import { registerProjectRoutes } from "./routes/project.js";
+import { SessionSource } from "./session.js";
+import { registerStaticAssets } from "./staticAssets.js";
+import { defaultSvcCommand, type SvcCommand } from "./svcCommand.js";
+import { TrainingRunner } from "./trainingRun.js";
+
+export interface StudioOptions {
+  /** The user's project: where `.svc/state.json` lives and where `svc manifest` / `svc start` run. */
+  projectDir: string;
+  /** Loopback only: the Host guard and the CSRF design assume nobody else can connect. */
+  host: "127.0.0.1";
+  /** First port to try (default 7860); taken ports are skipped unless `strictPort`. 0 = any free port. */
+  port?: number;
+  /** Fail instead of trying the next port when `port` is taken (for an explicit `--port`). */
+  strictPort?: boolean;
+  /** How to run the project's CLI; default: this package's `dist/cli.mjs` under the current Node. */
+  svcCommand?: SvcCommand;
+  /** The built SPA; default: this package's `dist/webview`. */
+  assetsDir?: string;
+  /** The per-launch CSRF token; default: 32 random bytes. */
+  token?: string;
+  /** Fastify request logging (off by default: `svc dev` prints only the URL). */
+  logger?: boolean;
+}
+
+export interface StudioServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  /** The CSRF token the SPA reads from its `<meta>`; VS Code webviews get it handed over. */
+  token: string;
+  /** Stops a training run in flight (its job is cancelled), then the server. */
+  close(): Promise<void>;
+  /** For in-process tests (`inject`) and embedding. */
+  app: FastifyInstance;
+}
+
+export async function createStudioServer(options: StudioOptions): Promise<StudioServer> {
+  const projectDir = path.resolve(options.projectDir);
+  const token = options.token ?? randomBytes(32).toString("base64url");
+  const svcCommand = options.svcCommand ?? defaultSvcCommand();
+  const ctx: StudioContext = {
+    projectDir,
+    svcCommand,
+    sessions: new SessionSource(projectDir),
+    training: new TrainingRunner(svcCommand, projectDir),
+  };
+  let port = 0;
+
+  // No CORS plugin on purpose: a preflight is never answered, so cross-origin pages cannot send
+  // the custom token header at all.
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: 1024 * 1024 });
+  installErrorHandler(app);
+  installGuards(app, { token, port: () => port });
+  registerProjectRoutes(app, ctx);
+  registerJobRoutes(app, ctx);
+  registerDeploymentRoutes(app, ctx);
+  registerStaticAssets(app, { assetsDir: options.assetsDir ?? path.join(packageRoot(), "dist", "webview"), token });
+
+  port = await listenOnFreePort(app, { host: options.host, port: options.port ?? DEFAULT_STUDIO_PORT, strict: options.strictPort ?? false });
+  const url = `http://${options.host}:${port}`;
+  return {
+    url,
+    port,
+    token,
+    app,
+    async close() {
+      await ctx.training.stop();
+      // Open SSE relays would otherwise keep close() waiting until the browser lets go.
+      app.server.closeAllConnections();
+      await app.close();
+    },
+  };
+}

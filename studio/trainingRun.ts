@@ -1,0 +1,79 @@
+/**
+ * `POST /api/train`: one `svc start` at a time, its raw stdout+stderr streamed as they come.
+ *
+ * The run belongs to the studio, not to the HTTP request: when the browser tab closes or reloads
+ * mid-run, the child keeps running (its job lives in the cloud and stays visible under Jobs), and
+ * only the output after that point is discarded. Killing it would send `svc start` a signal that
+ * cancels the job, and an accidental reload must not throw away a training run. The next
+ * `POST /api/train` gets 409 until the run ends. `stop()` (the studio closing) sends SIGTERM,
+ * which makes `svc start` cancel its job cleanly instead of leaving an orphan process.
+ */
+import type { ChildProcess } from "node:child_process";
+import { StudioError } from "./errors.js";
+import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
+
+export interface RunOutput {
+  write(chunk: Buffer): void;
+  end(): void;
+}
+
+export interface ActiveRun {
+  pid: number;
+  startedAt: Date;
+  /** Exit code (null when killed by a signal). */
+  finished: Promise<number | null>;
+}
+
+export class TrainingRunner {
+  private active: (ActiveRun & { child: ChildProcess }) | null = null;
+
+  constructor(
+    private readonly command: SvcCommand,
+    private readonly projectDir: string,
+  ) {}
+
+  get current(): ActiveRun | null {
+    return this.active;
+  }
+
+  /**
+   * Starts `svc start` and pipes its output to `output` until it exits. Throws 409 while a run is
+   * in flight, and 500 when the CLI cannot be started at all.
+   */
+  async start(output: RunOutput): Promise<ActiveRun> {
+    if (this.active) {
+      throw new StudioError(
+        409,
+        "training_in_progress",
+        `A training run is already in progress (started ${this.active.startedAt.toISOString()}). Wait for it to finish; its job is listed under Jobs.`,
+      );
+    }
+    const child = spawnSvc(this.command, ["start"], this.projectDir);
+    // Claimed before the first await, so two requests arriving together cannot both start a run.
+    const finished = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+    const run = { child, pid: child.pid ?? 0, startedAt: new Date(), finished };
+    this.active = run;
+    void finished.then(() => {
+      if (this.active === run) this.active = null;
+    });
+    try {
+      await spawned(child);
+    } catch (err) {
+      this.active = null;
+      throw new StudioError(500, "spawn_failed", `cannot run ${this.command.join(" ")} start: ${(err as Error).message}`);
+    }
+    child.stdout!.on("data", (chunk: Buffer) => output.write(chunk));
+    child.stderr!.on("data", (chunk: Buffer) => output.write(chunk));
+    void finished.then(() => output.end());
+    return run;
+  }
+
+  /** Ends a run in flight (SIGTERM: `svc start` cancels its job) and waits for it to exit. */
+  async stop(): Promise<void> {
+    const run = this.active;
+    if (!run) return;
+    run.child.kill("SIGTERM");
+    const timer = setTimeout(() => run.child.kill("SIGKILL"), 10_000);
+    await run.finished.finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Studio benchmarks (issue 5), each beside a baseline measured in the same run:
+ * - `GET /api/jobs` with 10,000 jobs (time and bytes) vs the cloud's own `GET /v1/jobs`;
+ * - SSE relay throughput (`/api/jobs/:id/events`) vs reading the cloud's stream directly;
+ * - chart render time for 100,000 points in Chromium vs rendering an empty job page.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import WebSocket from "ws";
+import { startCloud } from "../../cloud/serve.js";
+import { CloudClient } from "../../sdk/client.js";
+import { createStudioServer } from "../../studio/index.js";
+import { launchChromium } from "../support/chromium.js";
+import { pollUntil } from "../support/poll.js";
+import { latencies, percentile, report } from "./stats.js";
+
+const JOBS = 10_000;
+const RELAY_EVENTS = 20_000;
+const CHART_POINTS = 100_000;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-studio-"));
+const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
+process.env.SVC_HOME = path.join(dir, "home");
+process.env.SVC_CLOUD_URL = cloud.cloudUrl;
+
+/** Appends events to a job exactly as a training worker does (the real worker link). */
+async function appendEvents(jobId: string, count: number): Promise<void> {
+  const workerToken = readFileSync(path.join(cloud.ctx.dataDir, "worker-token"), "utf8").trim();
+  const ws = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${workerToken}` } });
+  await new Promise((resolve) => ws.once("open", resolve));
+  ws.send(JSON.stringify({ type: "hello", workerId: `bench-${jobId}`, name: "bench", holding: [] }));
+  ws.send(JSON.stringify({ type: "ready" }));
+  await new Promise<void>((resolve) => ws.on("message", (raw) => JSON.parse(String(raw)).type === "assign" && resolve()));
+  const acked = new Promise<void>((resolve) =>
+    ws.on("message", (raw) => {
+      const m = JSON.parse(String(raw));
+      if (m.type === "ack" && m.seq === count + 2) resolve();
+    }),
+  );
+  const send = (seq: number, eventType: string, data: unknown) => ws.send(JSON.stringify({ type: "event", jobId, seq, eventType, data }));
+  send(1, "training.started", {});
+  for (let step = 1; step <= count; step++) {
+    const loss = 3 + Math.sin(step / 500) + 1 / Math.sqrt(step);
+    send(step + 1, "training.log", step % 100 === 0 ? { step, loss, evalLoss: loss + 0.1 } : { step, loss });
+  }
+  send(count + 2, "training.completed", { artifacts: 0 });
+  await acked;
+  ws.close();
+}
+
+try {
+  const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
+  const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
+  const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
+  mkdirSync(process.env.SVC_HOME, { recursive: true });
+  writeFileSync(path.join(process.env.SVC_HOME, "credentials.json"), JSON.stringify({ kind: "anonymous", cloudUrl: cloud.cloudUrl, token }));
+  const projectDir = path.join(dir, "project");
+  mkdirSync(path.join(projectDir, ".svc"), { recursive: true });
+  writeFileSync(path.join(projectDir, ".svc", "state.json"), JSON.stringify({ orgSlug: project.orgSlug, projectSlug: project.slug, projectId: project.id }));
+  const studio = await createStudioServer({ projectDir, host: "127.0.0.1", port: 0 });
+  const studioHeaders = { "x-svc-studio-token": studio.token };
+
+  // Jobs that stream events first (they are assigned to the bench worker in creation order).
+  const relayJob = await client.createJob({ name: "relay", config: {} });
+  await appendEvents(relayJob.id, RELAY_EVENTS);
+  const chartJob = await client.createJob({ name: "chart", config: {} });
+  await appendEvents(chartJob.id, CHART_POINTS);
+  const emptyJob = await client.createJob({ name: "empty", config: {} });
+
+  // --- /api/jobs with 10,000 jobs ------------------------------------------------------------
+  for (let i = 0; i < JOBS - 3; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, JOBS - 3 - i) }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny" } })));
+  }
+  let studioBytes = 0;
+  let cloudBytes = 0;
+  const viaStudio = await latencies(async () => (studioBytes = (await (await fetch(`${studio.url}/api/jobs`, { headers: studioHeaders })).arrayBuffer()).byteLength), 20, 3);
+  const direct = await latencies(async () => (cloudBytes = (await (await fetch(`${cloud.cloudUrl}/v1/jobs?projectId=${project.id}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer()).byteLength), 20, 3);
+  report(`GET /api/jobs, ${JOBS} jobs, p50`, percentile(viaStudio, 50), "ms", "cloud /v1/jobs p50", percentile(direct, 50), false);
+  report(`GET /api/jobs, ${JOBS} jobs, bytes`, studioBytes, "bytes", "cloud /v1/jobs", cloudBytes, false);
+
+  // --- SSE relay throughput --------------------------------------------------------------------
+  const readAll = async (url: string, headers: Record<string, string>) => {
+    const t = performance.now();
+    const text = await (await fetch(url, { headers })).text();
+    return { seconds: (performance.now() - t) / 1000, bytes: Buffer.byteLength(text) };
+  };
+  const relayRuns: number[] = [];
+  const directRuns: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const relayed = await readAll(`${studio.url}/api/jobs/${relayJob.id}/events`, studioHeaders);
+    const straight = await readAll(`${cloud.cloudUrl}/v1/jobs/${relayJob.id}/events`, { authorization: `Bearer ${token}` });
+    relayRuns.push((RELAY_EVENTS + 3) / relayed.seconds);
+    directRuns.push((RELAY_EVENTS + 3) / straight.seconds);
+  }
+  report(`SSE relay, ${RELAY_EVENTS} events (best of 3)`, Math.max(...relayRuns), "ev/s", "cloud SSE direct", Math.max(...directRuns));
+
+  // --- chart render in Chromium ----------------------------------------------------------------
+  const browser = await launchChromium();
+  try {
+    const page = browser.page;
+    const renderMs = async (jobId: string, done: () => Promise<boolean>) => {
+      await page.goto("about:blank");
+      const t = performance.now();
+      await page.goto(`${studio.url}/#/jobs/${jobId}`);
+      await pollUntil(async () => ((await done()) ? true : undefined), { timeoutMs: 120_000, intervalMs: 20, description: `job ${jobId} rendered` });
+      return performance.now() - t;
+    };
+    const emptyRendered = async () => (await page.getByText("Waiting for training.log events…").count()) > 0;
+    const chartRendered = async () => (await page.locator(".readout").count()) > 0 && (await page.getByText(`step=${CHART_POINTS} loss=`, { exact: false }).count()) > 0 && (await page.locator('path[data-series="loss"]').count()) > 0;
+    const empty = await renderMs(emptyJob.id, emptyRendered);
+    const full = await renderMs(chartJob.id, chartRendered);
+    // Interaction cost once loaded: one hover readout over the 100,000-point chart.
+    const box = (await page.locator("svg.plot").boundingBox())!;
+    const hoverStart = performance.now();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.locator(".readout", { hasText: "Step" }).waitFor();
+    const hover = performance.now() - hoverStart;
+    report(`job page, chart of ${CHART_POINTS} points (load+render)`, full, "ms", "empty job page", empty, false);
+    report(`hover readout on ${CHART_POINTS} points`, hover, "ms", "empty job page", empty, false);
+  } finally {
+    await browser.close();
+  }
+  await studio.close();
+} finally {
+  await cloud.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,124 @@
+/**
+ * A real studio against a real cloud for tests: a `svc cloud serve` process (optionally with one
+ * training worker), a temp SVC_HOME, a copy of a project, and the studio server in this process.
+ * The studio reads SVC_HOME / SVC_CLOUD_URL from the environment (and hands it to `svc start`),
+ * so the stack sets them for its lifetime and restores them on stop.
+ */
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { startTestCloud, repoRoot, type TestCloud } from "../../../integration/harness/cloud.js";
+import { createStudioServer, type StudioServer } from "../../../../studio/index.js";
+import { createTempDir, type TempDir } from "../../../support/tmp.js";
+
+export const QUICKSTART_DIR = path.join(repoRoot, "examples", "quickstart");
+
+export interface StudioStack {
+  cloud: TestCloud;
+  studio: StudioServer;
+  projectDir: string;
+  /** Scratch folder removed by stop(); SVC_HOME is `<tmp>/home`. */
+  tmp: TempDir;
+  /** Another studio on the same cloud and SVC_HOME, for a different project folder. */
+  studioFor(projectDir: string): Promise<StudioServer>;
+  stop(): Promise<void>;
+}
+
+/** Copies examples/quickstart (sources and data only, never its `.svc/`) and shortens training to `maxSteps`. */
+export function copyQuickstart(into: string, maxSteps?: number): string {
+  const dir = path.join(into, "quickstart");
+  cpSync(QUICKSTART_DIR, dir, { recursive: true, filter: (source) => !source.split(path.sep).includes(".svc") && !source.includes("node_modules") });
+  if (maxSteps !== undefined) {
+    const file = path.join(dir, "src", "svc", "index.ts");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/maxSteps: \d+/, `maxSteps: ${maxSteps}`));
+  }
+  return dir;
+}
+
+/** Source of a project that builds but registers no trainer (manifest state "none"). */
+export const NO_TRAINER_SOURCE = `import { createSvc } from "svc";\nexport default createSvc({});\n`;
+/** Source of a project whose build fails with a syntax error (manifest state "error"). */
+export const BROKEN_SOURCE = `import { createSvc } from "svc";\nexport default createSvc({ trainer: );\n`;
+
+/** A project whose `src/svc/index.ts` is the given source (for the manifest's none / error states). */
+export function writeProject(into: string, name: string, source: string): string {
+  const dir = path.join(into, name);
+  mkdirSync(path.join(dir, "src", "svc"), { recursive: true });
+  writeFileSync(path.join(dir, "src", "svc", "index.ts"), source);
+  return dir;
+}
+
+export async function startStudioStack(options: { workers?: number; maxSteps?: number } = {}): Promise<StudioStack> {
+  const tmp = await createTempDir("studio");
+  const cloud = await startTestCloud({ workers: options.workers ?? 0 });
+  const saved = { SVC_HOME: process.env.SVC_HOME, SVC_CLOUD_URL: process.env.SVC_CLOUD_URL };
+  process.env.SVC_HOME = path.join(tmp.path, "home");
+  process.env.SVC_CLOUD_URL = cloud.cloudUrl;
+  const projectDir = copyQuickstart(tmp.path, options.maxSteps);
+  const started: StudioServer[] = [];
+  const studioFor = async (dir: string) => {
+    const studio = await createStudioServer({ projectDir: dir, host: "127.0.0.1", port: 0 });
+    started.push(studio);
+    return studio;
+  };
+  const studio = await studioFor(projectDir);
+  return {
+    cloud,
+    studio,
+    projectDir,
+    tmp,
+    studioFor,
+    async stop() {
+      await Promise.all(started.map((s) => s.close()));
+      await cloud.dispose();
+      await tmp.remove();
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    },
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+/**
+ * One request with full control over the headers, Host included (fetch may not set Host), for the
+ * guard tests. `token: null` sends no token.
+ */
+export function studioRequest(
+  studio: StudioServer,
+  method: string,
+  pathAndQuery: string,
+  options: { token?: string | null; host?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
+  const headers: Record<string, string> = { host: options.host ?? `127.0.0.1:${studio.port}`, ...options.headers };
+  const token = options.token === undefined ? studio.token : options.token;
+  if (token !== null) headers["x-svc-studio-token"] = token;
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: "127.0.0.1", port: studio.port, method, path: pathAndQuery, headers }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => {
+        let json: unknown = null;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = null;
+        }
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text, json });
+      });
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
