@@ -1,0 +1,118 @@
+/**
+ * Base model <-> GGUF: the llama.* metadata, the tokenizer, and the tensor layout conversion.
+ *
+ * Layout: ggml lists ne0 (the row length) first. llama.cpp's linear weights have ne0 = input
+ * dimension, i.e. rows are output units (PyTorch's [out, in]); our tfjs weights are [in, out], so
+ * 2-D linear weights are transposed on the way out and back on the way in. The token embedding is
+ * [vocab, d] in both worlds (one row per token) and is not transposed.
+ */
+import { tf } from '../backend.js';
+import type { ModelConfig } from '../model/config.js';
+import { weightShapes, type ModelWeights } from '../model/weights.js';
+import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufValue } from './format.js';
+import { metaNumber, metaString, readGgufFile } from './reader.js';
+import { tokenizerMetadata } from './vocab.js';
+import { writeGgufFile } from './writer.js';
+
+const ARCH = 'llama';
+
+/** Transposes a row-major [rows, cols] matrix. */
+export function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c];
+  return out;
+}
+
+/** tfjs tensor -> GGUF tensor. `isLinear` marks [in, out] weights that ggml stores as [out][in]. */
+export function toGgufTensor(name: string, tensor: tf.Tensor, isLinear: boolean): GgufTensor {
+  const data = tensor.dataSync() as Float32Array;
+  if (tensor.rank === 1) return { name, dims: [tensor.shape[0]], data: Float32Array.from(data) };
+  const [rows, cols] = tensor.shape as [number, number];
+  if (!isLinear) return { name, dims: [cols, rows], data: Float32Array.from(data) };
+  return { name, dims: [rows, cols], data: transpose2d(data, rows, cols) };
+}
+
+/** GGUF tensor -> tfjs tensor with the given tfjs shape (inverse of toGgufTensor). */
+export function fromGgufTensor(tensor: GgufTensor, shape: number[], isLinear: boolean): tf.Tensor {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name} has ${tensor.data.length} values, expected shape ${shape}`);
+  if (shape.length === 2 && isLinear) return tf.tensor(transpose2d(tensor.data, shape[1], shape[0]), shape);
+  return tf.tensor(tensor.data, shape);
+}
+
+function isLinearWeight(name: string): boolean {
+  return name !== 'token_embd.weight' && !name.endsWith('norm.weight');
+}
+
+export function modelMetadata(config: ModelConfig): Array<[string, GgufValue]> {
+  return [
+    ['general.architecture', str(ARCH)],
+    ['general.type', str('model')],
+    ['general.name', str(config.name)],
+    ['general.license', str('MIT')],
+    [`${ARCH}.vocab_size`, u32(config.vocabSize)],
+    [`${ARCH}.context_length`, u32(config.contextLength)],
+    [`${ARCH}.embedding_length`, u32(config.embeddingLength)],
+    [`${ARCH}.block_count`, u32(config.blockCount)],
+    [`${ARCH}.feed_forward_length`, u32(config.feedForwardLength)],
+    [`${ARCH}.attention.head_count`, u32(config.headCount)],
+    [`${ARCH}.attention.head_count_kv`, u32(config.headCount)],
+    [`${ARCH}.attention.layer_norm_rms_epsilon`, f32(config.rmsNormEpsilon)],
+    [`${ARCH}.rope.dimension_count`, u32(config.embeddingLength / config.headCount)],
+    [`${ARCH}.rope.freq_base`, f32(config.ropeFreqBase)],
+  ];
+}
+
+export function modelToGguf(config: ModelConfig, weights: ModelWeights): GgufFile {
+  const metadata = new Map<string, GgufValue>([...modelMetadata(config), ...tokenizerMetadata()]);
+  const tensors = weightShapes(config).map(([name]) => toGgufTensor(name, weights[name], isLinearWeight(name)));
+  return { metadata, tensors };
+}
+
+export async function saveModelGguf(path: string, config: ModelConfig, weights: ModelWeights): Promise<void> {
+  await writeGgufFile(path, modelToGguf(config, weights));
+}
+
+export function configFromGguf(file: GgufFile): ModelConfig {
+  const arch = metaString(file, 'general.architecture');
+  if (arch !== ARCH) throw new Error(`only llama-architecture GGUF files can be fine-tuned (got ${arch})`);
+  const tokens = file.metadata.get('tokenizer.ggml.tokens');
+  const vocabFromTokens = tokens && tokens.type === GgufValueType.ARRAY ? tokens.value.length : undefined;
+  const headCount = metaNumber(file, `${ARCH}.attention.head_count`);
+  const kvValue = file.metadata.get(`${ARCH}.attention.head_count_kv`);
+  if (kvValue && kvValue.value !== headCount) throw new Error('grouped-query attention is not supported by the tfjs trainer');
+  const freq = file.metadata.get(`${ARCH}.rope.freq_base`);
+  return {
+    name: metaString(file, 'general.name') ?? 'llama',
+    vocabSize: vocabFromTokens ?? metaNumber(file, `${ARCH}.vocab_size`),
+    contextLength: metaNumber(file, `${ARCH}.context_length`),
+    embeddingLength: metaNumber(file, `${ARCH}.embedding_length`),
+    blockCount: metaNumber(file, `${ARCH}.block_count`),
+    headCount,
+    feedForwardLength: metaNumber(file, `${ARCH}.feed_forward_length`),
+    rmsNormEpsilon: metaNumber(file, `${ARCH}.attention.layer_norm_rms_epsilon`),
+    ropeFreqBase: freq && typeof freq.value === 'number' ? freq.value : 10000,
+  };
+}
+
+export interface LoadedModel {
+  config: ModelConfig;
+  weights: ModelWeights;
+}
+
+export function modelFromGguf(file: GgufFile): LoadedModel {
+  const config = configFromGguf(file);
+  const byName = new Map(file.tensors.map((t) => [t.name, t]));
+  const weights: ModelWeights = {};
+  for (const [name, shape] of weightShapes(config)) {
+    const tensor = byName.get(name);
+    if (!tensor) throw new Error(`GGUF is missing tensor ${name}`);
+    weights[name] = fromGgufTensor(tensor, shape, isLinearWeight(name));
+  }
+  return { config, weights };
+}
+
+/** Loads a base model we wrote (F32, llama) into tfjs tensors; the starting point of fine-tunes. */
+export async function loadModelGguf(path: string): Promise<LoadedModel> {
+  return modelFromGguf(await readGgufFile(path));
+}

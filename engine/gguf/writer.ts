@@ -1,0 +1,118 @@
+/**
+ * Serialises a GgufFile (metadata + F32 tensors) to GGUF v3 bytes. Tensor data offsets are
+ * aligned to 32 bytes as llama.cpp requires (general.alignment is left at its default).
+ */
+import { writeFile, rename } from 'node:fs/promises';
+import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GGUF_VERSION, GgufValueType, type GgufFile, type GgufValue } from './format.js';
+
+class ByteSink {
+  private chunks: Buffer[] = [];
+  length = 0;
+
+  push(buffer: Buffer): void {
+    this.chunks.push(buffer);
+    this.length += buffer.length;
+  }
+  u32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.push(b);
+  }
+  i32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(v);
+    this.push(b);
+  }
+  u64(v: number | bigint): void {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.push(b);
+  }
+  f32(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeFloatLE(v);
+    this.push(b);
+  }
+  string(s: string): void {
+    const bytes = Buffer.from(s, 'utf8');
+    this.u64(bytes.length);
+    this.push(bytes);
+  }
+  padTo(alignment: number): void {
+    const pad = (alignment - (this.length % alignment)) % alignment;
+    if (pad) this.push(Buffer.alloc(pad));
+  }
+  concat(): Buffer {
+    return Buffer.concat(this.chunks, this.length);
+  }
+}
+
+function writeScalar(sink: ByteSink, type: GgufValueType, value: number | bigint | boolean | string): void {
+  switch (type) {
+    case GgufValueType.UINT8: return sink.push(Buffer.from([Number(value) & 0xff]));
+    case GgufValueType.INT8: { const b = Buffer.alloc(1); b.writeInt8(Number(value)); return sink.push(b); }
+    case GgufValueType.UINT16: { const b = Buffer.alloc(2); b.writeUInt16LE(Number(value)); return sink.push(b); }
+    case GgufValueType.INT16: { const b = Buffer.alloc(2); b.writeInt16LE(Number(value)); return sink.push(b); }
+    case GgufValueType.UINT32: return sink.u32(Number(value));
+    case GgufValueType.INT32: return sink.i32(Number(value));
+    case GgufValueType.FLOAT32: return sink.f32(Number(value));
+    case GgufValueType.FLOAT64: { const b = Buffer.alloc(8); b.writeDoubleLE(Number(value)); return sink.push(b); }
+    case GgufValueType.UINT64: return sink.u64(BigInt(value as bigint));
+    case GgufValueType.INT64: { const b = Buffer.alloc(8); b.writeBigInt64LE(BigInt(value as bigint)); return sink.push(b); }
+    case GgufValueType.BOOL: return sink.push(Buffer.from([value ? 1 : 0]));
+    case GgufValueType.STRING: return sink.string(String(value));
+    default: throw new Error(`cannot write scalar of GGUF type ${type}`);
+  }
+}
+
+function writeValue(sink: ByteSink, value: GgufValue): void {
+  sink.u32(value.type);
+  if (value.type === GgufValueType.ARRAY) {
+    sink.u32(value.itemType);
+    sink.u64(value.value.length);
+    for (const item of value.value) writeScalar(sink, value.itemType, item);
+  } else {
+    writeScalar(sink, value.type, value.value);
+  }
+}
+
+export function encodeGguf(file: GgufFile): Buffer {
+  const sink = new ByteSink();
+  sink.u32(GGUF_MAGIC);
+  sink.u32(GGUF_VERSION);
+  sink.u64(file.tensors.length);
+  sink.u64(file.metadata.size);
+  for (const [key, value] of file.metadata) {
+    sink.string(key);
+    writeValue(sink, value);
+  }
+  let offset = 0;
+  const offsets: number[] = [];
+  for (const tensor of file.tensors) {
+    const count = tensor.dims.reduce((a, b) => a * b, 1);
+    if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name}: dims ${tensor.dims} do not match ${tensor.data.length} values`);
+    sink.string(tensor.name);
+    sink.u32(tensor.dims.length);
+    for (const dim of tensor.dims) sink.u64(dim);
+    sink.u32(GGML_TYPE_F32);
+    sink.u64(offset);
+    offsets.push(offset);
+    offset += Math.ceil((count * 4) / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+  }
+  sink.padTo(GGUF_ALIGNMENT);
+  const dataStart = sink.length;
+  for (let i = 0; i < file.tensors.length; i++) {
+    const { data } = file.tensors[i];
+    if (sink.length - dataStart !== offsets[i]) throw new Error('internal: tensor offset mismatch');
+    sink.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    sink.padTo(GGUF_ALIGNMENT);
+  }
+  return sink.concat();
+}
+
+/** Writes atomically (temp file + rename) so a reader never sees a half-written model. */
+export async function writeGgufFile(path: string, file: GgufFile): Promise<void> {
+  const temp = `${path}.tmp-${process.pid}`;
+  await writeFile(temp, encodeGguf(file));
+  await rename(temp, path);
+}

@@ -1,0 +1,248 @@
+/**
+ * Text generation with llama.cpp through node-llama-cpp: a base GGUF, optional LoRA adapters,
+ * greedy or sampled decoding, stop strings, streaming, and token usage.
+ *
+ * Shape: `loadLlamaCppModel()` loads the weights once; `model.createSession({adapters})` makes a
+ * context (adapters attach per context in llama.cpp) that serves one request at a time. The
+ * caller (the inference worker) decides how many sessions to keep; this module caches nothing.
+ *
+ * node-llama-cpp is ESM-only and heavy, so it is imported lazily. It must run with
+ * `gpu: false, build: 'never'` and an explicit thread count: its default of 4 threads on a
+ * 2-core machine made prompts ~100x slower (ENGINE-NOTES.md).
+ */
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import { promptTokens, type ChatMessage } from './chat-template.js';
+import { StopStringMatcher } from './stop-strings.js';
+
+export interface LoadLlamaCppOptions {
+  modelPath: string;
+  /** CPU threads for evaluation; 1 is fastest for svc-tiny. Default 1. */
+  threads?: number;
+}
+
+export interface LoraAdapterRef {
+  path: string;
+  /** Multiplies the adapter's alpha / r. Default 1. */
+  scale?: number;
+}
+
+export interface SessionOptions {
+  adapters?: LoraAdapterRef[];
+  /** Context window in tokens; default: the model's trained context length. */
+  contextSize?: number;
+}
+
+export interface GenerateRequest {
+  /** Chat to continue with an assistant turn. Exactly one of messages / promptTokens. */
+  messages?: ChatMessage[];
+  /** Raw prompt token ids (bypasses the chat template). */
+  promptTokens?: number[];
+  /** Default 128; always capped by the space left in the context window. */
+  maxTokens?: number;
+  /** 0 (default) means greedy decoding. */
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  /** Sampling seed; the same seed and request give the same text. */
+  seed?: number;
+  /** Called with each piece of text as soon as it is final (never part of a stop string). */
+  onTextChunk?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+export interface GenerateResult {
+  text: string;
+  /** Generated token ids, without the end-of-generation token. */
+  tokens: number[];
+  finishReason: FinishReason;
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+}
+
+/** Thrown when the prompt alone does not fit the context window (an HTTP 400 for the server). */
+export class ContextLengthExceededError extends Error {
+  readonly code = 'context_length_exceeded';
+  constructor(readonly promptTokens: number, readonly contextSize: number) {
+    super(`prompt has ${promptTokens} tokens but the context window is ${contextSize}`);
+  }
+}
+
+type NodeLlamaCpp = typeof import('node-llama-cpp');
+let llamaPromise: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
+
+/** One Llama runtime per process; CPU only and never compiling (offline machines). */
+function getRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
+  llamaPromise ??= (async () => {
+    const lib = await import('node-llama-cpp');
+    const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error });
+    return { lib, llama };
+  })();
+  return llamaPromise;
+}
+
+export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<LlamaCppModel> {
+  const { lib, llama } = await getRuntime();
+  const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: 0 });
+  return new LlamaCppModel(lib, model, options.threads ?? 1);
+}
+
+export class LlamaCppModel {
+  /** True when the GGUF carries the svc byte vocabulary, so our own renderer gives its tokens. */
+  readonly usesSvcTemplate: boolean;
+
+  constructor(private readonly lib: NodeLlamaCpp, readonly model: LlamaModel, private readonly threads: number) {
+    const tokens = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
+    this.usesSvcTemplate = Array.isArray(tokens) && tokens[256] === '<|bos|>' && tokens[260] === '<|assistant|>';
+  }
+
+  get trainContextSize(): number {
+    return this.model.trainContextSize;
+  }
+
+  async createSession(options: SessionOptions = {}): Promise<LlamaCppSession> {
+    const contextSize = options.contextSize ?? this.model.trainContextSize;
+    const context = await this.model.createContext({
+      contextSize,
+      threads: this.threads,
+      sequences: 1,
+      lora: options.adapters?.length
+        ? { adapters: options.adapters.map((a) => ({ filePath: a.path, scale: a.scale ?? 1 })) }
+        : undefined,
+    });
+    // llama.cpp may round the context up; positions past the trained length are never used.
+    return new LlamaCppSession(this, context, Math.min(contextSize, context.contextSize));
+  }
+
+  /** Prompt token ids for a chat: our renderer for svc models, the model's own template otherwise. */
+  chatPromptTokens(messages: readonly ChatMessage[]): Token[] {
+    return this.usesSvcTemplate ? (promptTokens(messages) as Token[]) : this.templatePromptTokens(messages);
+  }
+
+  /**
+   * Renders a chat with the chat template stored in the GGUF (through node-llama-cpp's chat
+   * wrappers, Jinja included). Used for models that are not ours; for ours it must give exactly
+   * `promptTokens`, which a test checks.
+   */
+  templatePromptTokens(messages: readonly ChatMessage[]): Token[] {
+    const wrapper = this.lib.resolveChatWrapper(this.model);
+    const chatHistory = [
+      ...messages.map((m) =>
+        m.role === 'assistant' ? { type: 'model' as const, response: [m.content] } : { type: m.role, text: m.content },
+      ),
+      { type: 'model' as const, response: [] },
+    ];
+    const { contextText } = wrapper.generateContextState({ chatHistory });
+    return contextText.tokenize(this.model.tokenizer);
+  }
+
+  async dispose(): Promise<void> {
+    await this.model.dispose();
+  }
+}
+
+export class LlamaCppSession {
+  private readonly sequence: LlamaContextSequence;
+  /** Requests on one sequence must not interleave; this chains them. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly owner: LlamaCppModel, private readonly context: LlamaContext, readonly contextSize: number) {
+    this.sequence = context.getSequence();
+  }
+
+  generate(request: GenerateRequest): Promise<GenerateResult> {
+    const run = this.queue.then(() => this.generateNow(request));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async generateNow(request: GenerateRequest): Promise<GenerateResult> {
+    const model = this.owner.model;
+    const prompt = request.promptTokens
+      ? (request.promptTokens as Token[])
+      : this.owner.chatPromptTokens(request.messages ?? []);
+    if (prompt.length === 0) throw new Error('empty prompt');
+    if (prompt.length >= this.contextSize) throw new ContextLengthExceededError(prompt.length, this.contextSize);
+    const maxTokens = Math.min(request.maxTokens ?? 128, this.contextSize - prompt.length);
+
+    await this.sequence.clearHistory();
+    const matcher = new StopStringMatcher(request.stop);
+    const tokens: Token[] = [];
+    const pieces: string[] = [];
+    let undecoded: Token[] = [];
+    let finishReason: FinishReason = 'length';
+    const emit = (text: string) => {
+      if (!text) return;
+      pieces.push(text);
+      request.onTextChunk?.(text);
+    };
+    const temperature = request.temperature ?? 0;
+    const iterator = this.sequence.evaluate(prompt, {
+      temperature,
+      topP: temperature > 0 ? request.topP : undefined,
+      seed: request.seed ?? 0,
+    });
+    if (maxTokens > 0) {
+      for await (const token of iterator) {
+        if (request.signal?.aborted) {
+          finishReason = 'abort';
+          break;
+        }
+        tokens.push(token);
+        // A multi-byte character can span tokens; wait until the pending tokens decode cleanly.
+        undecoded.push(token);
+        const text = model.detokenize(undecoded, false, tokens.slice(-undecoded.length - 4, -undecoded.length));
+        if (!text.endsWith('\uFFFD') || undecoded.length >= 4) {
+          undecoded = [];
+          const { emit: ready, stopped } = matcher.push(text);
+          emit(ready);
+          if (stopped) {
+            finishReason = 'stop';
+            break;
+          }
+        }
+        if (tokens.length >= maxTokens) break;
+      }
+    }
+    await iterator.return();
+    const hitStopString = finishReason === 'stop';
+    // The iterator also ends by itself when the model emits its end-of-generation token.
+    if (finishReason === 'length' && tokens.length < maxTokens) finishReason = 'stop';
+    if (!hitStopString) {
+      const tail = matcher.push(model.detokenize(undecoded));
+      emit(tail.emit);
+      if (!tail.stopped) emit(matcher.flush());
+    }
+    return {
+      text: pieces.join(''),
+      tokens,
+      finishReason,
+      usage: { promptTokens: prompt.length, completionTokens: tokens.length, totalTokens: prompt.length + tokens.length },
+    };
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+  }
+}
+
+/** Streams a request's text chunks as an async iterator; the final result is the return value. */
+export async function* streamGenerate(session: LlamaCppSession, request: Omit<GenerateRequest, 'onTextChunk'>): AsyncGenerator<string, GenerateResult, void> {
+  const chunks: string[] = [];
+  let wake: (() => void) | undefined;
+  let done = false;
+  const result = session
+    .generate({ ...request, onTextChunk: (text) => { chunks.push(text); wake?.(); } })
+    .finally(() => { done = true; wake?.(); });
+  result.catch(() => undefined); // surfaced below via await
+  while (true) {
+    if (chunks.length) {
+      yield chunks.shift()!;
+      continue;
+    }
+    if (done) break;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+  return await result;
+}

@@ -1,0 +1,87 @@
+/**
+ * LoRA: a low-rank update W + (alpha / r) · A · B added to chosen linear projections.
+ *
+ * Names follow two conventions at once: target modules are given and stored with Hugging Face /
+ * PEFT names (q_proj, v_proj...) because that is what users and adapter_config.json know, and
+ * tensors are keyed by their GGUF names (`blk.0.attn_q.weight.lora_a`) because that is what
+ * llama.cpp loads. A is [in, r] and B is [r, out] in tfjs; B starts at zero so the adapted model
+ * equals the base model at step 0.
+ */
+import { tf } from './backend.js';
+import type { ModelConfig } from './model/config.js';
+import { linearShape, type BlockLinear } from './model/weights.js';
+import { SeededRandom } from './random.js';
+
+export const HF_MODULE_TO_GGUF: Record<string, BlockLinear> = {
+  q_proj: 'attn_q',
+  k_proj: 'attn_k',
+  v_proj: 'attn_v',
+  o_proj: 'attn_output',
+  gate_proj: 'ffn_gate',
+  up_proj: 'ffn_up',
+  down_proj: 'ffn_down',
+};
+
+/** The attention projections most LoRA recipes adapt; k and the MLP are opt-in. */
+export const DEFAULT_TARGET_MODULES = ['q_proj', 'v_proj', 'o_proj'];
+
+export interface LoraConfig {
+  r: number;
+  alpha: number;
+  /** HF module names (q_proj...). Short forms q, k, v, o, gate, up, down are accepted too. */
+  targetModules: string[];
+}
+
+export type LoraWeights = Record<string, tf.Tensor>;
+
+export interface LoraAdapter {
+  config: LoraConfig;
+  /** Multiplier applied to A·B: alpha / r, the PEFT convention (llama.cpp does the same). */
+  scaling: number;
+  weights: LoraWeights;
+}
+
+/** Turns user-given module names into canonical HF names; throws on unknown ones. */
+export function normalizeTargetModules(modules: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const raw of modules) {
+    const name = raw in HF_MODULE_TO_GGUF ? raw : `${raw}_proj`;
+    if (!(name in HF_MODULE_TO_GGUF)) {
+      throw new Error(`unknown LoRA target module "${raw}" (expected one of ${Object.keys(HF_MODULE_TO_GGUF).join(', ')})`);
+    }
+    if (!out.includes(name)) out.push(name);
+  }
+  if (out.length === 0) throw new Error('lora.targetModules must not be empty');
+  return out;
+}
+
+export function validateLoraConfig(config: LoraConfig): LoraConfig {
+  if (!Number.isInteger(config.r) || config.r < 1) throw new Error(`lora.r must be a positive integer, got ${config.r}`);
+  if (!(config.alpha > 0)) throw new Error(`lora.alpha must be positive, got ${config.alpha}`);
+  return { r: config.r, alpha: config.alpha, targetModules: normalizeTargetModules(config.targetModules) };
+}
+
+export function loraTensorName(block: number, linear: BlockLinear, part: 'lora_a' | 'lora_b'): string {
+  return `blk.${block}.${linear}.weight.${part}`;
+}
+
+/**
+ * A as PEFT does it (kaiming-uniform, bound 1/sqrt(in)) from our seeded generator; B zero.
+ */
+export function initLora(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number): LoraAdapter {
+  const config = validateLoraConfig(loraConfig);
+  const random = new SeededRandom(seed);
+  const weights: LoraWeights = {};
+  for (let block = 0; block < modelConfig.blockCount; block++) {
+    for (const module of config.targetModules) {
+      const linear = HF_MODULE_TO_GGUF[module];
+      const [inDim, outDim] = linearShape(modelConfig, linear);
+      const bound = 1 / Math.sqrt(inDim);
+      const a = new Float32Array(inDim * config.r);
+      for (let i = 0; i < a.length; i++) a[i] = (random.next() * 2 - 1) * bound;
+      weights[loraTensorName(block, linear, 'lora_a')] = tf.tensor(a, [inDim, config.r]);
+      weights[loraTensorName(block, linear, 'lora_b')] = tf.zeros([config.r, outDim]);
+    }
+  }
+  return { config, scaling: config.alpha / config.r, weights };
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { initTf } from '../../../engine/backend.js';
+import type { LoadedModel } from '../../../engine/gguf/model-file.js';
+import { disposeWeights } from '../../../engine/model/weights.js';
+import { trainLora, type TrainLog } from '../../../engine/train/lora-trainer.js';
+import { pretrain } from '../../../engine/train/pretrain.js';
+import { TEST_TINY } from '../../../engine/model/config.js';
+import { toyChats, toyQuackChats, trainToyModel, withTempDir } from '../../fixtures/engine/tiny-model.js';
+
+describe('engine training', function () {
+  this.timeout(60000);
+  let base: LoadedModel;
+
+  before(async () => {
+    await initTf();
+    base = await trainToyModel(80);
+  });
+  after(() => disposeWeights(base.weights));
+
+  it('pretraining lowers the loss on a small dataset', async () => {
+    const losses: number[] = [];
+    const { weights, result } = await pretrain({
+      config: TEST_TINY, conversations: toyChats(), evalConversations: toyChats(), seed: 9, maxSteps: 25, batchSize: 6, learningRate: 1e-2, warmupSteps: 2,
+      onLog: (log) => { losses.push(log.loss); },
+    });
+    disposeWeights(weights);
+    assert.equal(losses.length, 25);
+    assert.ok(result.finalEvalLoss < result.initialEvalLoss * 0.6, `eval loss ${result.initialEvalLoss} -> ${result.finalEvalLoss}`);
+  });
+
+  it('LoRA fine-tuning lowers the assistant-token loss and writes checkpoints and the final adapter', async () => {
+    await withTempDir(async (dir) => {
+      const logs: TrainLog[] = [];
+      const checkpoints: number[] = [];
+      const result = await trainLora({
+        baseModel: base, baseModelName: 'svc-test', train: toyQuackChats(), eval: toyQuackChats(), outputDir: dir,
+        lora: { r: 4, alpha: 8 }, maxSteps: 24, learningRate: 2e-2, batchSize: 3, evalSteps: 8, saveSteps: 10, seed: 1,
+        onLog: (log) => { logs.push(log); },
+        onCheckpoint: ({ step }) => { checkpoints.push(step); },
+      });
+      assert.equal(result.status, 'completed');
+      assert.ok(result.finalEvalLoss < result.initialEvalLoss * 0.7, `eval loss ${result.initialEvalLoss} -> ${result.finalEvalLoss}`);
+      assert.deepEqual(logs.filter((l) => l.evalLoss !== undefined).map((l) => l.step), [8, 16, 24]);
+      assert.ok(logs.every((l) => l.tokensPerSecond > 0 && l.learningRate > 0 && l.epoch > 0));
+      assert.deepEqual(checkpoints, [10, 20]);
+      assert.deepEqual(result.artifacts.map((a) => [a.kind, a.step]), [['checkpoint', 10], ['checkpoint', 20], ['adapter', 24]]);
+      for (const artifact of result.artifacts) assert.ok(existsSync(artifact.path) && existsSync(artifact.configPath));
+      const peft = JSON.parse(readFileSync(result.artifacts[2].configPath, 'utf8'));
+      assert.deepEqual([peft.r, peft.lora_alpha, peft.target_modules, peft.base_model_name_or_path], [4, 8, ['q_proj', 'v_proj', 'o_proj'], 'svc-test']);
+    });
+  });
+
+  it('is deterministic for a seed, and the seed matters', async () => {
+    const run = (seed: number) =>
+      withTempDir(async (dir) => {
+        const losses: number[] = [];
+        await trainLora({
+          baseModel: base, train: [...toyQuackChats(), ...toyChats()], outputDir: dir, lora: { r: 2, alpha: 4 },
+          maxSteps: 6, learningRate: 1e-2, batchSize: 2, seed, onLog: (log) => { losses.push(log.loss); },
+        });
+        return losses;
+      });
+    const first = await run(5);
+    assert.deepEqual(await run(5), first);
+    assert.notDeepEqual(await run(6), first);
+  });
+
+  it('stops at the next step boundary when the abort signal fires', async () => {
+    await withTempDir(async (dir) => {
+      const controller = new AbortController();
+      const result = await trainLora({
+        baseModel: base, train: toyQuackChats(), outputDir: dir, maxSteps: 1000, learningRate: 1e-2, batchSize: 2, seed: 1, saveSteps: 2,
+        signal: controller.signal,
+        onLog: (log) => { if (log.step === 3) controller.abort(); },
+      });
+      assert.equal(result.status, 'aborted');
+      assert.equal(result.steps, 3);
+      assert.deepEqual(result.artifacts.map((a) => a.kind), ['checkpoint']);
+    });
+  });
+
+  it('notices an abort fired from outside the loop (a timer) within about a second', async () => {
+    await withTempDir(async (dir) => {
+      const controller = new AbortController();
+      let abortedAt = 0;
+      let steps = 0;
+      const training = trainLora({
+        baseModel: base, train: toyQuackChats(), outputDir: dir, maxSteps: 100000, learningRate: 1e-2, batchSize: 2, seed: 1,
+        signal: controller.signal,
+        onLog: (log) => {
+          steps = log.step;
+          // Arm the timer once training is demonstrably under way.
+          if (log.step === 2) setTimeout(() => { abortedAt = performance.now(); controller.abort(); }, 200);
+        },
+      });
+      const result = await training;
+      const stopDelay = performance.now() - abortedAt;
+      assert.equal(result.status, 'aborted');
+      assert.ok(abortedAt > 0 && steps > 2);
+      assert.ok(stopDelay < 1000, `stopped ${stopDelay.toFixed(0)} ms after abort`);
+    });
+  });
+
+  it('rejects bad hyper-parameters before training', async () => {
+    await assert.rejects(trainLora({ baseModel: base, train: toyChats(), outputDir: '/nonexistent', learningRate: 1e-3, batchSize: 2, seed: 1 }), /maxSteps or numTrainEpochs/);
+    await assert.rejects(trainLora({ baseModel: base, train: toyChats(), outputDir: '/nonexistent', maxSteps: 1, learningRate: 1e-3, batchSize: 2, seed: 1, lora: { targetModules: ['qq'] } }), /unknown LoRA target module "qq"/);
+  });
+});
