@@ -68,6 +68,7 @@ if (typeOk && buildOk) {
   } finally {
     await pg.stop();
   }
+  if (hasTests("test/e2e/browser")) await mocha("browser end-to-end tests", ["test/e2e/browser/**/*.test.ts"], {}, ["--timeout", "180000"]);
   if (hasTests("test/infra")) await mocha("infrastructure smoke tests", ["test/infra/**/*.test.ts"], {}, ["--timeout", "180000"]);
 }
 
