@@ -1,13 +1,12 @@
 /**
- * Validation of chat fine-tuning datasets in the OpenAI JSONL format:
- * `{"messages":[{"role":"user","content":"..."},{"role":"assistant","content":"..."}]}` per line.
- * Shared by `svc start` (reports problems before any upload) and the cloud (never trusts a client).
+ * Validation of chat fine-tuning datasets in the OpenAI JSONL format, for the places that report
+ * to people: `svc start` (before any upload) and the cloud's dataset upload (which never trusts a
+ * client). The rules themselves live with the engine (engine/data/chat-jsonl.ts), so what is
+ * accepted here is exactly what the trainer can train on.
  */
+import { validateChatJsonl as validateExamples } from "../engine/data/chat-jsonl.js";
 
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
+export type { ChatMessage } from "../engine/tokenizer.js";
 
 export interface JsonlReport {
   /** Number of valid examples (non-blank lines). */
@@ -16,45 +15,12 @@ export interface JsonlReport {
   errors: string[];
 }
 
-const ROLES = new Set(["system", "user", "assistant"]);
 const MAX_REPORTED_ERRORS = 20;
 
-export function validateChatJsonl(text: string): JsonlReport {
-  const errors: string[] = [];
-  let exampleCount = 0;
-  let problemCount = 0;
-  const lines = text.split(/\r?\n/);
-  lines.forEach((line, index) => {
-    if (line.trim() === "") return;
-    const problem = lineProblem(line);
-    if (problem) {
-      problemCount += 1;
-      if (errors.length < MAX_REPORTED_ERRORS) errors.push(`line ${index + 1}: ${problem}`);
-    } else {
-      exampleCount += 1;
-    }
-  });
-  if (problemCount > errors.length) errors.push(`... and ${problemCount - errors.length} more invalid lines`);
-  if (problemCount === 0 && exampleCount === 0) errors.push("the dataset is empty: it needs at least one example line");
-  return { exampleCount, errors };
-}
-
-function lineProblem(line: string): string | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return "not valid JSON";
-  }
-  if (!value || typeof value !== "object" || Array.isArray(value)) return "must be a JSON object with a messages array";
-  const messages = (value as { messages?: unknown }).messages;
-  if (!Array.isArray(messages) || messages.length === 0) return "messages must be a non-empty array";
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i] as { role?: unknown; content?: unknown };
-    if (!m || typeof m !== "object") return `messages[${i}] must be an object`;
-    if (typeof m.role !== "string" || !ROLES.has(m.role)) return `messages[${i}].role must be "system", "user" or "assistant"`;
-    if (typeof m.content !== "string") return `messages[${i}].content must be a string`;
-  }
-  if (!messages.some((m) => (m as ChatMessage).role === "assistant")) return "messages must contain an assistant message to learn from";
-  return null;
+/** `contextLength` also rejects conversations longer than the model's context (in tokens). */
+export function validateChatJsonl(text: string, options: { contextLength?: number } = {}): JsonlReport {
+  const { examples, issues } = validateExamples(text, options);
+  const errors = issues.slice(0, MAX_REPORTED_ERRORS).map((i) => (i.line === 0 ? i.message : `line ${i.line}: ${i.message}`));
+  if (issues.length > MAX_REPORTED_ERRORS) errors.push(`... and ${issues.length - MAX_REPORTED_ERRORS} more invalid lines`);
+  return { exampleCount: examples.length, errors };
 }

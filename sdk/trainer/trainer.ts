@@ -17,6 +17,7 @@ import { ProjectSession } from "../session.js";
 import { validateChatJsonl } from "../jsonl.js";
 import type { Job, JobEvent, TrainingLogData } from "../wire.js";
 import { validateTrainerConfig, type JobTrainingConfig, type TrainerConfig } from "./config.js";
+import { SVC_TINY } from "../../engine/model/config.js";
 
 export interface TrainerCallbacks {
   onStarted?: (event: { job: Job; data: Record<string, unknown> }) => void | Promise<void>;
@@ -64,8 +65,10 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     async start() {
       if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
       const dir = projectDir();
-      const train = await readDataset(dir, options.dataset, "dataset");
-      const evalData = options.evalDataset ? await readDataset(dir, options.evalDataset, "evalDataset") : null;
+      // Conversations longer than the model's context are reported now, not by the worker later.
+      const contextLength = SVC_TINY.contextLength;
+      const train = await readDataset(dir, options.dataset, "dataset", contextLength);
+      const evalData = options.evalDataset ? await readDataset(dir, options.evalDataset, "evalDataset", contextLength) : null;
       const session = await ProjectSession.open({ projectDir: dir });
       client = await session.scopedClient();
       const dataset = await client.uploadDataset(path.basename(options.dataset), train);
@@ -109,7 +112,7 @@ function inferAt(client: CloudClient, jobId: string, step: number): InferFn {
 }
 
 /** Reads and validates a dataset before anything is uploaded: bad lines are reported by number. */
-async function readDataset(projectDir: string, file: string, field: string): Promise<string> {
+async function readDataset(projectDir: string, file: string, field: string, contextLength: number): Promise<string> {
   const full = path.resolve(projectDir, file);
   let text: string;
   try {
@@ -117,7 +120,7 @@ async function readDataset(projectDir: string, file: string, field: string): Pro
   } catch {
     throw new Error(`${field}: cannot read ${full}`);
   }
-  const report = validateChatJsonl(text);
+  const report = validateChatJsonl(text, { contextLength });
   if (report.errors.length > 0) throw new Error(`${field} ${file} is invalid:\n${report.errors.join("\n")}`);
   return text;
 }

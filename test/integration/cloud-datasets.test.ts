@@ -49,7 +49,7 @@ describe("cloud API: datasets", () => {
   it("rejects an empty dataset", async () => {
     const res = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { token: alice.token, raw: "\n", headers: { "content-type": "application/jsonl" } });
     assert.equal(res.status, 400);
-    assert.match(res.body.error.message, /the dataset is empty/);
+    assert.match(res.body.error.message, /dataset is empty/);
   });
 
   it("answers 413 for a dataset over the size limit", async () => {

@@ -143,7 +143,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
     const dir = project({ train: "\n" });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
-    assert.match(out.stderr, /the dataset is empty/);
+    assert.match(out.stderr, /dataset is empty/);
     await assertNoJob(dir);
   });
 
