@@ -92,6 +92,9 @@ export class InferenceWorkerProcess {
       stdio: ["ignore", "pipe", "inherit", "ipc"],
     });
     child.stdout!.pipe(process.stderr);
+    // A send racing the child's death emits 'error' (channel closed); unhandled it would take the
+    // whole cloud down. The 'exit' handler below fails the requests in flight and restarts.
+    child.on("error", (err) => this.log(`inference worker: ${err.message}`));
     this.child = child;
     child.on("message", (message: FromWorker) => this.onMessage(message));
     const started = new Promise<void>((resolve, reject) => {

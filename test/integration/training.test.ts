@@ -235,7 +235,7 @@ describe("svc start: cancelling and worker failure", function () {
 
   it("a worker that dies marks its job failed with a readable error", async () => {
     const run = await startUntilTraining();
-    const workers = spawnSync("pgrep", ["-P", String(cloud.process.pid)], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
+    const workers = spawnSync("pgrep", ["-P", String(cloud.process.pid), "-f", "cli.mjs worker"], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
     assert.equal(workers.length, 1, "the daemon runs one local worker");
     process.kill(Number(workers[0]), "SIGKILL");
     assert.equal(await run.exited, 1);
