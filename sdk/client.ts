@@ -35,6 +35,18 @@ export interface CreateJobInput {
 
 type Query = Record<string, string | number | undefined>;
 
+export interface InferenceChatInput {
+  target: import("./wire.js").DeploymentTarget;
+  messages: { role: "system" | "user" | "assistant"; content: string }[];
+  stream?: boolean;
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  stop?: string | string[];
+  seed?: number;
+  [extra: string]: unknown;
+}
+
 export class CloudClient {
   readonly baseUrl: string;
   readonly projectId: string | undefined;
@@ -112,6 +124,20 @@ export class CloudClient {
   }
   listModels(): Promise<BaseModel[]> {
     return this.request("GET", "/v1/models");
+  }
+
+  // --- inference ----------------------------------------------------------------------------
+  /**
+   * Chat with a completed job's adapter, a checkpoint, or a base model (`POST /v1/inference/chat`).
+   * Returns the raw response: JSON for `stream: false`, OpenAI-style SSE chunks for `stream: true`.
+   */
+  openInferenceChat(body: InferenceChatInput, signal?: AbortSignal): Promise<Response> {
+    return this.send("POST", "/v1/inference/chat", {
+      body: { ...body, ...(this.projectId ? { projectId: this.projectId } : {}) },
+      headers: body.stream ? { accept: "text/event-stream" } : {},
+      signal,
+      stream: Boolean(body.stream),
+    });
   }
 
   // --- deployments --------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 import { Type } from "@sinclair/typebox";
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
-import { HttpError, notFound } from "../http/errors.js";
+import { badRequest, HttpError, notFound } from "../http/errors.js";
 import { parseTarget } from "../http/target.js";
 import { InferenceError, type InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
@@ -42,7 +42,11 @@ export function inferenceRoutes(app: App, ctx: CloudContext, inference: Inferenc
 
 /** Jobs are private to their project; base models are shared by the whole cloud. */
 async function requireTargetInScope(ctx: CloudContext, scope: string[], target: DeploymentTarget): Promise<void> {
-  if (target.kind === "base_model") return;
+  if (target.kind === "base_model") {
+    const model = await ctx.db.selectFrom("base_models").select("name").where("name", "=", target.name).executeTakeFirst();
+    if (!model) throw badRequest(`target.name: unknown base model "${target.name}"`, "unknown_target");
+    return;
+  }
   const job = await ctx.db.selectFrom("jobs").select(["project_id"]).where("id", "=", target.jobId).executeTakeFirst();
   if (!job || !scope.includes(job.project_id)) throw notFound(`job ${target.jobId}`);
 }

@@ -104,10 +104,9 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
 
 function inferAt(client: CloudClient, jobId: string, step: number): InferFn {
   return async (messages, options) => {
-    const res = await client.request<{ choices: { message: { content: string } }[] }>("POST", "/v1/inference/chat", {
-      body: { projectId: client.projectId, target: { kind: "checkpoint", jobId, step }, messages, max_tokens: options?.maxTokens ?? 64, stream: false },
-    });
-    return res.choices[0]?.message.content ?? "";
+    const response = await client.openInferenceChat({ target: { kind: "checkpoint", jobId, step }, messages, max_tokens: options?.maxTokens ?? 64, stream: false });
+    const body = (await response.json()) as { choices: { message: { content: string } }[] };
+    return body.choices[0]?.message.content ?? "";
   };
 }
 

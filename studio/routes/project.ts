@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
 import { StudioError } from "../errors.js";
-import { openInferenceStream } from "../inferenceChat.js";
+import type { InferenceChatInput } from "../../sdk/client.js";
 import { readManifest } from "../manifest.js";
 import { relayStream } from "../relay.js";
 
@@ -49,7 +49,8 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
     // checkpoints are found through their job, with the scope added when there is one.
     const scope = target.kind === "base_model" ? await session.requireScope() : await session.state();
     const abort = new AbortController();
-    const upstream = await openInferenceStream(session, { ...request.body, ...(scope ? { projectId: scope.projectId } : {}) }, abort.signal);
+    const client = session.client(scope?.projectId);
+    const upstream = await client.openInferenceChat(request.body as InferenceChatInput, abort.signal);
     await relayStream(request, reply, upstream, abort);
   });
 }

@@ -218,6 +218,28 @@ describe("studio server API", function () {
     });
   });
 
+  describe("inference relay", () => {
+    it("streams a base-model chat from the cloud as OpenAI chunks ending with [DONE]", async () => {
+      const res = await studioRequest(stack.studio, "POST", "/api/inference/chat", {
+        body: { target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "What does a cow say?" }], stream: true, max_tokens: 12 },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.match(String(res.headers["content-type"]), /text\/event-stream/);
+      const frames = res.text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
+      assert.equal(frames[frames.length - 1], "[DONE]");
+      const text = frames.slice(0, -1).map((f) => JSON.parse(f).choices[0]?.delta?.content ?? "").join("");
+      assert.ok(text.length > 0, "the model said something");
+    });
+
+    it("passes the cloud's 400 through for a bad target", async () => {
+      const res = await studioRequest(stack.studio, "POST", "/api/inference/chat", {
+        body: { target: { kind: "base_model", name: "no-such-model" }, messages: [{ role: "user", content: "hi" }] },
+      });
+      assert.equal(res.status, 400);
+      assert.equal(res.json.error.message, 'target.name: unknown base model "no-such-model"');
+    });
+  });
+
   describe("ports", () => {
     it("takes the next free port when the first is in use, and fails on a strict port", async () => {
       const next = await createStudioServer({ projectDir: stack.projectDir, host: "127.0.0.1", port: stack.studio.port });
