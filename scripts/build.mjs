@@ -35,4 +35,8 @@ execFileSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc
 const { buildWebview } = await import("./build-webview.mjs");
 await buildWebview({ outDir: path.join(dist, "webview"), minify: true });
 
+// The VS Code extension (with the studio server bundled in, loaded on first use).
+const { buildExtension } = await import("./build-extension.mjs");
+await buildExtension({ outDir: path.join(dist, "extension") });
+
 console.log("built dist/");

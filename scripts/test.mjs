@@ -54,7 +54,8 @@ async function step(label, command, args) {
 
 const hasTests = (dir) => existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
 
-const typeOk = await step("type check", process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "tsconfig.json"]);
+const tsc = path.join(root, "node_modules/typescript/bin/tsc");
+const typeOk = (await step("type check", process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"])) && (await step("type check (extension)", process.execPath, [tsc, "--noEmit", "-p", "extension/tsconfig.json"]));
 const buildOk = await step("build", process.execPath, [path.join(root, "scripts/build.mjs")]);
 if (typeOk && buildOk) {
   if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"]);
@@ -69,6 +70,7 @@ if (typeOk && buildOk) {
     await pg.stop();
   }
   if (hasTests("test/e2e/browser")) await mocha("browser end-to-end tests", ["test/e2e/browser/**/*.test.ts"], {}, ["--timeout", "180000"]);
+  if (hasTests("test/e2e/vscode")) await mocha("VS Code: extension host, workbench, packaged VSIX", ["test/e2e/vscode/*.test.ts"], {}, ["--timeout", "300000"]);
   if (hasTests("test/infra")) await mocha("infrastructure smoke tests", ["test/infra/**/*.test.ts"], {}, ["--timeout", "180000"]);
 }
 

@@ -1,0 +1,76 @@
+/** Run Training, Open Job, Cancel Job. */
+import * as vscode from "vscode";
+import type { Job } from "../../sdk/wire.js";
+import { manifestProblem } from "../core/projectState.js";
+import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
+import type { Services } from "../services.js";
+import { jobFromArg, pickJob } from "./args.js";
+import { setupProblem } from "./setup.js";
+
+/**
+ * Runs `svc start` through the studio (`/api/train`), streaming its output into the "svc" Output
+ * channel and the progress notification; opens the job's panel as soon as the job exists, so its
+ * chart fills while training runs. Cancelling the notification cancels the job.
+ */
+export async function runTraining(s: Services): Promise<TrainingOutcome | undefined> {
+  const state = await s.project.refresh({ keepManifest: true });
+  const problem = setupProblem(state) ?? (s.project.trainerManifest ? manifestProblem(s.project.trainerManifest) : undefined);
+  if (problem) {
+    void s.prompts.error(problem);
+    return undefined;
+  }
+  const { api } = await s.studio.endpoint();
+  const reader = new TrainingOutputReader();
+  s.output.appendLine(`── svc start (${new Date().toLocaleString()}) ──`);
+  let openedJob: string | undefined;
+  await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: "svc: Training", cancellable: true },
+    async (progress, cancellation) => {
+      cancellation.onCancellationRequested(() => {
+        // The job lives in the cloud: cancelling it makes `svc start` finish on its own.
+        if (openedJob) void api.cancelJob(openedJob).catch((error: unknown) => s.output.appendLine(`cancel failed: ${String(error)}`));
+      });
+      progress.report({ message: "starting svc start…" });
+      await api.runTraining((chunk) => {
+        s.output.append(chunk);
+        const outcome = reader.feed(chunk);
+        if (outcome.jobId && !openedJob) {
+          openedJob = outcome.jobId;
+          const jobId = outcome.jobId;
+          s.jobPanels.show({ jobId });
+          // The tab says "Job: <id>" until the name is known.
+          void api.getJob(jobId).then((job) => s.jobPanels.retitle({ jobId, job }), () => undefined);
+          void s.jobs.refresh();
+        }
+        if (outcome.lastLine) progress.report({ message: outcome.lastLine.slice(0, 120) });
+      });
+    },
+  );
+  const outcome = reader.outcome();
+  void s.jobs.refresh();
+  const failure = trainingFailure(outcome);
+  if (failure) {
+    void s.prompts.error(failure, "Show Output").then((choice) => choice === "Show Output" && s.output.show(true));
+  } else {
+    void s.prompts.info(`Training completed (job ${outcome.jobId}).`, {});
+  }
+  return outcome;
+}
+
+export async function openJob(s: Services, arg: unknown): Promise<void> {
+  const target = jobFromArg(arg) ?? jobFromArg(await pickJob(s, "Open Job"));
+  if (target) s.jobPanels.show({ jobId: target.id, job: target.job });
+}
+
+/** Cancels a queued or running job after confirmation. */
+export async function cancelJob(s: Services, arg: unknown): Promise<Job | undefined> {
+  const target = jobFromArg(arg) ?? jobFromArg(await pickJob(s, "Cancel Job", (job) => job.status === "running" || job.status === "queued"));
+  if (!target) return undefined;
+  const name = target.job?.name ?? target.id;
+  const answer = await s.prompts.warning(`Cancel job “${name}”? Training stops within a second and cannot be resumed.`, { modal: true }, "Cancel Job");
+  if (answer !== "Cancel Job") return undefined;
+  const { api } = await s.studio.endpoint();
+  const job = await api.cancelJob(target.id);
+  await s.jobs.refresh();
+  return job;
+}

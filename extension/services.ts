@@ -1,0 +1,23 @@
+/** Everything the commands work with, created once in activate(). */
+import type * as vscode from "vscode";
+import type { EndpointDetailState } from "../webview/protocol/endpointDetail.js";
+import type { JobDetailState } from "../webview/protocol/jobDetail.js";
+import type { DetailPanels } from "./panels/detailPanels.js";
+import type { ProjectStatus } from "./projectStatus.js";
+import type { StudioAccess } from "./studioAccess.js";
+import type { EndpointsTree } from "./trees/endpointsTree.js";
+import type { JobsTree } from "./trees/jobsTree.js";
+import type { Prompts } from "./ui/prompts.js";
+
+export interface Services {
+  studio: StudioAccess;
+  project: ProjectStatus;
+  jobs: JobsTree;
+  endpoints: EndpointsTree;
+  jobPanels: DetailPanels<JobDetailState>;
+  endpointPanels: DetailPanels<EndpointDetailState>;
+  /** "svc": `svc start` output and the extension's own notes. Never receives a key's plaintext. */
+  output: vscode.OutputChannel;
+  /** Replaced member by member in extension tests (see ui/prompts.ts). */
+  prompts: Prompts;
+}

@@ -1,0 +1,128 @@
+/**
+ * End to end in the real workbench: a user opens the svc container, gets credentials from the
+ * welcome view, runs training from the command palette and watches the job panel's chart fill,
+ * creates an endpoint, issues a key (seeing its plaintext once), revokes it and toggles the
+ * endpoint. Screenshots of the trees and both panels, light and dark, go to
+ * test-results/screenshots/vscode-*.png.
+ */
+import assert from "node:assert/strict";
+import { startCodeServer, type CodeServer } from "../../support/code-server.js";
+import { launchChromium, screenshot, type ChromiumSession } from "../../support/chromium.js";
+import { pollUntil } from "../../support/poll.js";
+import type { TempDir } from "../../support/tmp.js";
+import { cloudForVsCode, quickstartWorkspace, stageExtension, type StagedExtension } from "./fixtures.js";
+import { answerInput, dialog, openSvcContainer, pick, runCommand, setColorTheme, visibleWebview } from "./workbench.js";
+
+const THEMES = { light: "Default Light Modern", dark: "Default Dark Modern" } as const;
+
+describe("VS Code workbench end to end", function () {
+  this.timeout(240_000);
+  let cloud: Awaited<ReturnType<typeof cloudForVsCode>>;
+  let workspace: TempDir;
+  let extension: StagedExtension;
+  let server: CodeServer;
+  let browser: ChromiumSession;
+  const slug = `e2e-${Date.now().toString(36)}`;
+
+  before(async () => {
+    extension = await stageExtension();
+    cloud = await cloudForVsCode();
+    workspace = await quickstartWorkspace({ maxSteps: 30, evalSteps: 5, saveSteps: 15 });
+    server = await startCodeServer({
+      workspace: workspace.path,
+      extensionDevelopmentPath: extension.path,
+      settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0, "workbench.colorTheme": THEMES.dark, "remote.autoForwardPorts": false },
+    });
+    browser = await launchChromium({ viewport: { width: 1440, height: 900 } });
+    await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.baseUrl });
+    await browser.page.goto(server.url);
+    await browser.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+  });
+
+  afterEach(async function () {
+    // What the workbench looked like when a step failed, beside the regular screenshots.
+    if (this.currentTest?.state === "failed" && browser) {
+      await screenshot(browser.page, `vscode-failed-${this.currentTest.title.replace(/\W+/g, "-").slice(0, 40)}`).catch(() => undefined);
+    }
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    cloud?.restoreEnv();
+    await cloud?.dispose();
+    await workspace?.remove();
+    await extension?.remove();
+  });
+
+  it("opens the svc container and gets credentials from the welcome view", async () => {
+    const page = browser.page;
+    await openSvcContainer(page);
+    const button = page.getByRole("button", { name: "Continue Anonymously" });
+    await button.waitFor({ state: "visible", timeout: 30_000 });
+    await screenshot(page, "vscode-welcome-dark");
+    await button.click();
+    // Ready: the Jobs welcome now offers Run Training.
+    await page.getByRole("button", { name: "Run Training" }).first().waitFor({ state: "visible", timeout: 60_000 });
+  });
+
+  it("runs training from the command palette and the job panel's chart fills", async () => {
+    const page = browser.page;
+    await runCommand(page, "svc: Run Training");
+    const view = visibleWebview(page);
+    const lossPath = view.locator('path[data-series="loss"]');
+    await lossPath.waitFor({ state: "attached", timeout: 60_000 });
+    const vertices = async () => ((await lossPath.getAttribute("d")) ?? "").split(/[ML]/).filter((s) => s.trim()).length;
+    const first = await vertices();
+    // More points arrive while the job trains: the chart fills live, not only at the end.
+    await pollUntil(async () => (await vertices()) > first, { timeoutMs: 60_000, description: "more loss points in the chart" });
+    await view.locator('[data-testid="job-status"] [data-status="completed"]').waitFor({ state: "visible", timeout: 120_000 });
+    assert.ok((await vertices()) >= 20, "every training.log step is plotted");
+    await page.locator(".monaco-list-row", { hasText: "quickstart-json-answers" }).first().waitFor({ state: "visible" });
+    await screenshot(page, "vscode-job-panel-dark");
+    await setColorTheme(page, THEMES.light);
+    await screenshot(page, "vscode-job-panel-light");
+  });
+
+  it("creates an endpoint, issues a key (plaintext shown once), revokes it and toggles the endpoint", async () => {
+    const page = browser.page;
+    await runCommand(page, "svc: Create Endpoint");
+    await pick(page, "quickstart-json-answers");
+    await answerInput(page, "Create Endpoint (2/3)", slug);
+    await pick(page, "API key");
+    const view = visibleWebview(page);
+    await view.getByText(slug).first().waitFor({ state: "visible", timeout: 30_000 });
+    await page.locator(".monaco-list-row", { hasText: slug }).first().waitFor({ state: "visible" });
+
+    await runCommand(page, "svc: Issue Key");
+    await pick(page, slug);
+    await answerInput(page, "Issue Key for", "e2e laptop");
+    const modal = dialog(page);
+    await modal.waitFor({ state: "visible" });
+    const text = (await modal.innerText()).replace(/\s+/g, " ");
+    const plaintext = /svc_live_[0-9A-Za-z]+/.exec(text)?.[0];
+    assert.ok(plaintext, `the modal shows the key: ${text}`);
+    await screenshot(page, "vscode-issued-key-light");
+    await modal.getByRole("button", { name: "Copy" }).click();
+    await modal.waitFor({ state: "hidden" });
+    // Shown once: neither the tree nor the panel ever shows more than the prefix.
+    await page.locator(".monaco-list-row", { hasText: "e2e laptop" }).first().waitFor({ state: "visible" });
+    await view.getByText("e2e laptop").first().waitFor({ state: "visible", timeout: 30_000 });
+    assert.equal(await page.getByText(plaintext).count(), 0);
+    assert.equal(await view.getByText(plaintext).count(), 0);
+
+    await runCommand(page, "svc: Revoke Key");
+    await pick(page, slug);
+    await pick(page, "e2e laptop");
+    await dialog(page).getByRole("button", { name: "Revoke" }).click();
+    await page.locator(".monaco-list-row", { hasText: "revoked" }).first().waitFor({ state: "visible", timeout: 30_000 });
+
+    await runCommand(page, "svc: Enable or Disable Endpoint");
+    await pick(page, slug);
+    await page.locator(".monaco-list-row", { hasText: "disabled" }).first().waitFor({ state: "visible", timeout: 30_000 });
+    await page.locator(".notifications-toasts", { hasText: `Endpoint ${slug} is now disabled` }).waitFor({ state: "visible" });
+    await screenshot(page, "vscode-endpoint-panel-light");
+    await setColorTheme(page, THEMES.dark);
+    await screenshot(page, "vscode-endpoint-panel-dark");
+  });
+});

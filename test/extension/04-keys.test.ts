@@ -1,0 +1,76 @@
+/** Issue Key (validation, plaintext shown once) and Revoke Key (confirmation), against the real cloud. */
+import assert from "node:assert/strict";
+import * as vscode from "vscode";
+import type { Deployment, DeploymentKey } from "../../sdk/wire.js";
+import { svcApi } from "./support/extension.js";
+import { ScriptedPrompts } from "./support/scriptedPrompts.js";
+
+const MISSING = "00000000-0000-0000-0000-000000000000";
+
+describe("keys", () => {
+  let prompts: ScriptedPrompts;
+  let deployment: Deployment;
+  beforeEach(async () => {
+    const { services } = await svcApi();
+    prompts = new ScriptedPrompts();
+    services.prompts = prompts;
+    await services.endpoints.refresh();
+    deployment = services.endpoints.current.find((d) => d.slug.startsWith("ext-test-"))!;
+    assert.ok(deployment, "the endpoint from the endpoints suite");
+  });
+
+  it("Issue Key validates the label, shows the plaintext once in a modal and copies it on request", async () => {
+    const { services } = await svcApi();
+    prompts.answerInputs("", "x".repeat(81), "  ci runner  ");
+    prompts.answerMessages("Copy");
+    const issued = await vscode.commands.executeCommand<DeploymentKey>("svc.issueKey", { kind: "endpoint", deployment });
+    assert.deepEqual(prompts.validationMessages, ["Enter a label (1 to 80 characters).", "Label is 81 characters; the limit is 80."]);
+    assert.equal(issued.label, "ci runner");
+    assert.equal("key" in issued, false, "the command never hands the plaintext on");
+    const shown = prompts.shown.find((m) => m.modal && m.level === "info")!;
+    assert.deepEqual(shown.actions, ["Copy"]);
+    const plaintext = /svc_live_[0-9A-Za-z]+/.exec(shown.detail ?? "")?.[0];
+    assert.ok(plaintext, "the plaintext is in the modal");
+    assert.ok(plaintext.startsWith(issued.prefix));
+    assert.equal(await vscode.env.clipboard.readText(), plaintext);
+    const keys = await services.endpoints.keysOf(deployment.id);
+    assert.ok(keys.some((k) => k.id === issued.id && k.enabled));
+    assert.ok(!JSON.stringify(keys).includes(plaintext), "the cloud never returns it again");
+    const row = (await services.endpoints.getChildren({ kind: "endpoint", deployment })).find((n) => n.kind === "key" && n.key.id === issued.id)!;
+    assert.equal(services.endpoints.getTreeItem(row).contextValue, "svc.key.active");
+  });
+
+  it("Issue Key dismissed at the label box issues nothing", async () => {
+    const { services } = await svcApi();
+    const before = (await services.endpoints.keysOf(deployment.id)).length;
+    prompts.answerInputs(undefined);
+    assert.equal(await vscode.commands.executeCommand("svc.issueKey", deployment.id), undefined);
+    assert.equal((await services.endpoints.keysOf(deployment.id)).length, before);
+  });
+
+  it("Issue Key for an endpoint that does not exist shows the cloud's message", async () => {
+    assert.equal(await vscode.commands.executeCommand("svc.issueKey", MISSING), undefined);
+    assert.match(prompts.errors()[0] ?? "", /not found/i);
+  });
+
+  it("Revoke Key asks first; declining keeps the key, confirming revokes it and the tree marks it", async () => {
+    const { services } = await svcApi();
+    const key = (await services.endpoints.keysOf(deployment.id)).find((k) => k.enabled)!;
+    prompts.answerMessages(undefined, "Revoke");
+    assert.equal(await vscode.commands.executeCommand("svc.revokeKey", { kind: "key", deploymentId: deployment.id, key }), false);
+    assert.equal((await services.endpoints.keysOf(deployment.id)).find((k) => k.id === key.id)?.enabled, true);
+    assert.equal(await vscode.commands.executeCommand("svc.revokeKey", { kind: "key", deploymentId: deployment.id, key }), true);
+    const revoked = (await services.endpoints.keysOf(deployment.id)).find((k) => k.id === key.id)!;
+    assert.equal(revoked.enabled, false);
+    const item = services.endpoints.getTreeItem({ kind: "key", deploymentId: deployment.id, key: revoked });
+    assert.match(String(item.description), /revoked$/);
+    assert.equal(item.contextValue, "svc.key.revoked");
+    assert.ok(prompts.shown.filter((m) => m.level === "warning" && m.modal).length === 2);
+  });
+
+  it("Revoke Key of a key that does not exist shows the cloud's message", async () => {
+    prompts.answerMessages("Revoke");
+    assert.equal(await vscode.commands.executeCommand("svc.revokeKey", { deploymentId: deployment.id, keyId: MISSING }), undefined);
+    assert.match(prompts.errors()[0] ?? "", /not found/i);
+  });
+});
