@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import type { Deployment, DeploymentKey } from "../../sdk/wire.js";
 import { endpointContextValue, endpointDescription, endpointTooltip, keyContextValue, keyDescription, sortKeys } from "../core/endpointRows.js";
 import { formatDateTime } from "../../webview/lib/format.js";
+import { loadList } from "./loadList.js";
 import type { ProjectStatus } from "../projectStatus.js";
 import type { StudioAccess } from "../studioAccess.js";
 
@@ -37,16 +38,7 @@ export class EndpointsTree implements vscode.TreeDataProvider<EndpointTreeNode>,
   /** Reloads deployments (and, through the redraw, their keys). Resolves when loaded. */
   refresh(): Promise<void> {
     const load = (async () => {
-      let deployments: Deployment[] = [];
-      let problem: string | undefined;
-      if (this.project.canReachCloud) {
-        try {
-          deployments = await (await this.studio.endpoint()).api.listDeployments();
-        } catch (error) {
-          problem = error instanceof Error ? error.message : String(error);
-          deployments = this.deployments;
-        }
-      }
+      const { items: deployments, problem } = await loadList(this.project.canReachCloud, async () => (await this.studio.endpoint()).api.listDeployments(), this.deployments);
       this.deployments = deployments;
       this.problem = problem;
       this.changed.fire(undefined);

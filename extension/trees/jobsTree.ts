@@ -4,6 +4,7 @@
  * visible (SPEC section 8) and whenever a command changed something; clicking a job opens it.
  */
 import * as vscode from "vscode";
+import { loadList } from "./loadList.js";
 import type { Job } from "../../sdk/wire.js";
 import { groupJobsByStatus, jobContextValue, jobTooltip, relativeTime, statusIcon, type JobGroup } from "../core/jobRows.js";
 import type { ProjectStatus } from "../projectStatus.js";
@@ -49,16 +50,7 @@ export class JobsTree implements vscode.TreeDataProvider<JobTreeNode>, vscode.Di
   /** Reloads the list; the tree redraws only when something it shows changed. Resolves when loaded. */
   refresh(): Promise<void> {
     const load = (async () => {
-      let jobs: Job[] = [];
-      let problem: string | undefined;
-      if (this.project.canReachCloud) {
-        try {
-          jobs = await (await this.studio.endpoint()).api.listJobs();
-        } catch (error) {
-          problem = error instanceof Error ? error.message : String(error);
-          jobs = this.jobs;
-        }
-      }
+      const { items: jobs, problem } = await loadList(this.project.canReachCloud, async () => (await this.studio.endpoint()).api.listJobs(), this.jobs);
       this.jobs = jobs;
       this.problem = problem;
       const now = Date.now();

@@ -11,7 +11,7 @@ import { launchChromium, screenshot, type ChromiumSession } from "../../support/
 import { pollUntil } from "../../support/poll.js";
 import type { TempDir } from "../../support/tmp.js";
 import { cloudForVsCode, quickstartWorkspace, stageExtension, type StagedExtension } from "./fixtures.js";
-import { answerInput, dialog, openSvcContainer, pick, runCommand, setColorTheme, visibleWebview } from "./workbench.js";
+import { answerInput, dialog, openSvcContainer, pick, runCommand, runCommandAndPick, setColorTheme, visibleWebview } from "./workbench.js";
 
 const THEMES = { light: "Default Light Modern", dark: "Default Dark Modern" } as const;
 
@@ -86,8 +86,7 @@ describe("VS Code workbench end to end", function () {
 
   it("creates an endpoint, issues a key (plaintext shown once), revokes it and toggles the endpoint", async () => {
     const page = browser.page;
-    await runCommand(page, "svc: Create Endpoint");
-    await pick(page, "quickstart-json-answers");
+    await runCommandAndPick(page, "svc: Create Endpoint", "quickstart-json-answers");
     await answerInput(page, "Create Endpoint (2/3)", slug);
     await pick(page, "API key");
     const view = visibleWebview(page);

@@ -21,10 +21,29 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 /** Chooses the quick-pick row containing `text`. */
-export async function pick(page: Page, text: string): Promise<void> {
+export async function pick(page: Page, text: string, timeoutMs = 30_000): Promise<void> {
   const row = page.locator(`${QUICK_INPUT} .monaco-list-row`, { hasText: text }).first();
-  await row.waitFor({ state: "visible" });
+  await row.waitFor({ state: "visible", timeout: timeoutMs });
   await row.click();
+}
+
+/**
+ * Runs a command and picks from its first quick pick. Under load the workbench sometimes closes a
+ * freshly opened quick pick (focus moving to a webview that just finished loading); the command
+ * then sees a cancel and does nothing, so opening it again is the faithful retry of what a person
+ * would do.
+ */
+export async function runCommandAndPick(page: Page, title: string, text: string, attempts = 3): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, title);
+    try {
+      await pick(page, text, 10_000);
+      return;
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await page.keyboard.press("Escape");
+    }
+  }
 }
 
 /**
