@@ -15,6 +15,7 @@ import type { ModelConfig } from './model/config.js';
 import { renderChat } from './tokenizer.js';
 import { disposeWeights } from './model/weights.js';
 import { trainLora } from './train/lora-trainer.js';
+import { QUICKSTART_HYPERPARAMETERS as QS } from './train/quickstart.js';
 
 export interface MatmulPeak {
   /** Best GFLOP/s over the sizes tried. */
@@ -77,7 +78,7 @@ export interface LoraBenchOptions {
   peakGflops?: number;
 }
 
-/** Runs a short LoRA fine-tune (quickstart settings) in a temp dir and reports its throughput. */
+/** Runs a short LoRA fine-tune (quickstart settings, 20 steps by default) in a temp dir and reports its throughput. */
 export async function measureLoraThroughput(options: LoraBenchOptions): Promise<LoraBenchResult> {
   await initTf();
   const base = await loadModelGguf(options.baseModelPath);
@@ -88,11 +89,11 @@ export async function measureLoraThroughput(options: LoraBenchOptions): Promise<
       baseModel: base,
       train,
       outputDir,
-      lora: { r: options.r ?? 8, alpha: options.alpha ?? 16 },
+      lora: { ...QS.lora, r: options.r ?? QS.lora.r, alpha: options.alpha ?? QS.lora.alpha },
       maxSteps: options.steps ?? 20,
-      batchSize: options.batchSize ?? 8,
-      learningRate: options.learningRate ?? 3e-3,
-      seed: 1,
+      batchSize: options.batchSize ?? QS.batchSize,
+      learningRate: options.learningRate ?? QS.learningRate,
+      seed: QS.seed,
     });
     const meanLength = train.reduce((sum, e) => sum + renderChat(e.messages).ids.length, 0) / train.length;
     const achievedGflops = (result.tokensPerSecond * trainingFlopsPerToken(base.config, meanLength, 'lora')) / 1e9;

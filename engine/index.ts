@@ -23,6 +23,7 @@ export { readGgufFile, decodeGguf } from './gguf/reader.js';
 export { writeGgufFile, encodeGguf } from './gguf/writer.js';
 export { trainLora, resolveTotalSteps, type TrainLoraOptions, type TrainLoraResult, type TrainingArtifact, type TrainLog } from './train/lora-trainer.js';
 export { pretrain, type PretrainOptions } from './train/pretrain.js';
+export { QUICKSTART_HYPERPARAMETERS } from './train/quickstart.js';
 export { generateGreedyTfjs, type TfjsGreedyOptions } from './infer/tfjs-generate.js';
 export {
   loadLlamaCppModel, streamGenerate, LlamaCppModel, LlamaCppSession, ContextLengthExceededError,

@@ -4,7 +4,7 @@
  *   2. pretrains svc-tiny on it in tfjs (wasm backend, one core),
  *   3. exports GGUF and a small JSON card with the training numbers.
  *
- * Usage: npx tsx scripts/pretrain.ts [--steps N] [--batch N] [--lr X] [--out PATH]
+ * Usage: npx tsx scripts/pretrain.ts [--steps N] [--batch N] [--lr X] [--seed N] [--blocks N] [--out PATH]
  * Same arguments, same bytes: initialisation, corpus and batch order all derive from --seed.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -29,12 +29,14 @@ const { values: args } = parseArgs({
     lr: { type: 'string', default: '0.003' },
     seed: { type: 'string', default: '1' },
     conversations: { type: 'string', default: '20000' },
+    /** Override the number of transformer blocks (for size experiments; the shipped model uses the default). */
+    blocks: { type: 'string' },
     out: { type: 'string', default: resolve(root, 'models/svc-tiny.gguf') },
   },
 });
 
 const seed = Number(args.seed);
-const config = SVC_TINY;
+const config = args.blocks ? { ...SVC_TINY, blockCount: Number(args.blocks) } : SVC_TINY;
 const renderLength = (m: ChatMessage[]) => renderChat(m).ids.length;
 const trainSet = generateCorpus(Number(args.conversations), seed, config.contextLength, renderLength);
 const evalSet = generateCorpus(400, seed + 1000, config.contextLength, renderLength);

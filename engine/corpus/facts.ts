@@ -1,7 +1,7 @@
 /**
  * Hand-written facts for the svc-tiny pretraining corpus. Written for this project and released
  * under CC0 (models/corpus/LICENSE); nothing here is copied from a copyrighted source.
- * Kept small and regular on purpose: a 0.7M-parameter byte model can learn these patterns in
+ * Kept small and regular on purpose: a 0.5M-parameter byte model can learn these patterns in
  * minutes, which is what makes its chat replies readable.
  */
 export const CAPITALS: Array<[string, string]> = [

@@ -2,6 +2,10 @@
  * Deterministic generator of the svc-tiny pretraining corpus: short English chats built from the
  * hand-written facts in ./facts.ts. Same seed, same corpus, byte for byte; the pretrain script
  * writes it to models/corpus/ so the shipped model can be rebuilt and audited.
+ *
+ * Besides question/answer chats it mixes in copying and quoting tasks and answer lead-ins, so the
+ * base model knows every printable character and can place an answer after a prefix: without
+ * them a LoRA could not teach a new output format (such as the quickstart's JSON) in a minute.
  */
 import type { ChatMessage } from '../tokenizer.js';
 import { SeededRandom } from '../random.js';
@@ -131,7 +135,15 @@ const FORMAT_MAKERS: Array<(r: SeededRandom) => Turn> = [
   (r) => { const s = structuredSnippet(r); return [pick(r, [`Repeat after me: ${s}`, `Say this: ${s}`, `Copy this: ${s}`]), s]; },
   (r) => { const w = pick(r, [...F.SOUNDS.map(([a]) => a), ...F.DAYS, ...F.MONTHS]); return [`Put the word ${w} in quotes.`, `"${w}"`]; },
   (r) => { const [q, a] = shortAnswerQuestion(r); return [`Answer in one word. ${q}`, capitalize(a)]; },
+  (r) => { const [q, a] = pick(r, TURN_MAKERS)(r); return [`Answer in quotes. ${q}`, `"${a}"`]; },
 ];
+
+/**
+ * Lead-ins put in front of some answers. They teach the model to find the answer in the question
+ * even when it does not start right after <|assistant|>, which is what lets a small LoRA add a
+ * prefix or a wrapper (the quickstart's JSON) without losing the content.
+ */
+const LEAD_INS = ['Sure! ', 'OK. ', 'Good question! ', 'Let me think. ', 'Here is the answer: ', 'Easy! '];
 
 /** One conversation: an optional system prompt and one to three question/answer turns. */
 export function generateConversation(random: SeededRandom): ChatMessage[] {
@@ -141,7 +153,8 @@ export function generateConversation(random: SeededRandom): ChatMessage[] {
   for (let t = 0; t < turns; t++) {
     const maker = random.next() < 0.15 ? pick(random, FORMAT_MAKERS) : pick(random, TURN_MAKERS);
     const [user, assistant] = maker(random);
-    messages.push({ role: 'user', content: user }, { role: 'assistant', content: assistant });
+    const leadIn = random.next() < 0.2 ? pick(random, LEAD_INS) : '';
+    messages.push({ role: 'user', content: user }, { role: 'assistant', content: leadIn + assistant });
   }
   return messages;
 }
