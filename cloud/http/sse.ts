@@ -12,16 +12,23 @@ export interface SseStream {
 
 const HEARTBEAT_MS = 15_000;
 
-export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream {
+/** Takes the response over from Fastify and sends the headers of an event stream right away. */
+export function beginEventStream(reply: FastifyReply): FastifyReply["raw"] {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache, no-transform",
     connection: "keep-alive",
+    // Proxies such as nginx would otherwise buffer the stream.
     "x-accel-buffering": "no",
   });
   res.flushHeaders();
+  return res;
+}
+
+export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream {
+  const res = beginEventStream(reply);
   let closed = false;
   let resolveClosed!: () => void;
   const closedPromise = new Promise<void>((resolve) => (resolveClosed = resolve));

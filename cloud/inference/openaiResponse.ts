@@ -10,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { InferenceError, type ChatEvent, type ChatStream, type FinishReason, type Usage } from "./types.js";
+import { beginEventStream } from "../http/sse.js";
 
 export interface ChatResponseOptions {
   /** The `model` field of the answer (the deployment's model id). */
@@ -57,14 +58,7 @@ async function streamChat(
   events: AsyncIterator<ChatEvent>,
   options: ChatResponseOptions,
 ): Promise<void> {
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-  });
+  const res = beginEventStream(reply);
   const id = completionId();
   const created = Math.floor(Date.now() / 1000);
   const write = (payload: unknown) => {
