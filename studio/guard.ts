@@ -39,9 +39,14 @@ function presentedToken(request: FastifyRequest): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-export function installGuards(app: FastifyInstance, options: { token: string; port: () => number }): void {
+/**
+ * `extraHosts` holds exact `host:port` values the embedding vouches for: VS Code adds the authority
+ * its port forwarding gives the studio (code-server's proxy forwards with its own Host header).
+ */
+export function installGuards(app: FastifyInstance, options: { token: string; port: () => number; extraHosts: ReadonlySet<string> }): void {
   app.addHook("onRequest", async (request) => {
-    if (!isAllowedHost(request.headers.host, options.port())) {
+    const host = request.headers.host?.trim().toLowerCase();
+    if (!isAllowedHost(host, options.port()) && !(host && options.extraHosts.has(host))) {
       throw new StudioError(403, "forbidden_host", `The studio only answers requests for 127.0.0.1:${options.port()} or localhost:${options.port()}.`);
     }
     const path = request.url.split("?")[0]!;

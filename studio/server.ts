@@ -54,6 +54,11 @@ export interface StudioServer {
   close(): Promise<void>;
   /** For in-process tests (`inject`) and embedding. */
   app: FastifyInstance;
+  /**
+   * Also accept requests whose Host is exactly `host:port` (for example the authority VS Code's
+   * `asExternalUri` forwards the studio through). The CSRF token is still required on /api.
+   */
+  allowHost(hostAndPort: string): void;
 }
 
 export async function createStudioServer(options: StudioOptions): Promise<StudioServer> {
@@ -72,7 +77,8 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
   // the custom token header at all.
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: 1024 * 1024 });
   installErrorHandler(app);
-  installGuards(app, { token, port: () => port });
+  const extraHosts = new Set<string>();
+  installGuards(app, { token, port: () => port, extraHosts });
   registerProjectRoutes(app, ctx);
   registerJobRoutes(app, ctx);
   registerDeploymentRoutes(app, ctx);
@@ -85,6 +91,9 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
     port,
     token,
     app,
+    allowHost(hostAndPort) {
+      extraHosts.add(hostAndPort.trim().toLowerCase());
+    },
     async close() {
       await ctx.training.stop();
       // Open SSE relays would otherwise keep close() waiting until the browser lets go.

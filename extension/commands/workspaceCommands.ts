@@ -20,7 +20,10 @@ export async function openStudioInBrowser(s: Services): Promise<vscode.Uri | und
     return undefined;
   }
   const { url } = await s.studio.endpoint();
-  const external = await vscode.env.asExternalUri(vscode.Uri.parse(url));
+  const external = await vscode.env.asExternalUri(vscode.Uri.parse(`${url}/`));
+  // Behind a forwarded port or code-server's proxy, requests arrive with the forwarder's Host;
+  // the studio refuses unknown hosts (DNS-rebinding guard), so it is told about this one.
+  if (external.authority !== vscode.Uri.parse(url).authority) await s.studio.current?.allowHost(external.authority);
   await vscode.env.openExternal(external);
   return external;
 }

@@ -39,6 +39,11 @@ export class StudioHost {
     return { url: server.url, token: server.token, api: new HttpTransport(server.token, server.url) };
   }
 
+  /** Lets the studio answer requests forwarded to it under another authority (asExternalUri). */
+  async allowHost(hostAndPort: string): Promise<void> {
+    (await this.start()).allowHost(hostAndPort);
+  }
+
   private start(): Promise<StudioServer> {
     this.starting ??= (async () => {
       const create = await this.options.load();

@@ -84,6 +84,20 @@ describe("studio server API", function () {
       }
     });
 
+    it("accepts a host the embedding vouches for (VS Code's forwarded authority), still only with the token", async () => {
+      const forwarded = `127.0.0.1:${stack.studio.port + 2}`;
+      assert.equal((await studioRequest(stack.studio, "GET", "/", { host: forwarded, token: null })).status, 403);
+      stack.studio.allowHost(forwarded);
+      const page = await studioRequest(stack.studio, "GET", "/", { host: forwarded, token: null });
+      assert.equal(page.status, 200);
+      // The SPA loads its assets and API relative to the page, so a path prefix (code-server's
+      // /proxy/<port>/) keeps working.
+      assert.match(page.text, /src="app\.js"/);
+      assert.equal((await studioRequest(stack.studio, "GET", "/api/jobs", { host: forwarded, token: null })).status, 403);
+      assert.equal((await studioRequest(stack.studio, "GET", "/api/jobs", { host: forwarded })).status, 200);
+      assert.equal((await studioRequest(stack.studio, "GET", "/", { host: "evil.example", token: null })).status, 403);
+    });
+
     it("answers no CORS preflight", async () => {
       const res = await studioRequest(stack.studio, "OPTIONS", "/api/deployments", {
         token: null,

@@ -6,5 +6,7 @@ import "../styles/base.css";
 import App from "./App.svelte";
 import { HttpTransport, readStudioToken } from "../transport/http.js";
 
-const transport = new HttpTransport(readStudioToken());
+// "." keeps every API call relative to the page, so the studio also works behind a path prefix
+// (code-server's /proxy/<port>/ when VS Code opens it through asExternalUri).
+const transport = new HttpTransport(readStudioToken(), ".");
 mount(App, { target: document.getElementById("app") ?? document.body, props: { transport } });
