@@ -47,14 +47,14 @@ describe("edge: deployed adapters and checkpoints", function () {
 
   const reply = async (slug: string, question: string) => {
     const sdk = new OpenAI({ baseURL: `${cloud.edgeUrl}/d/${slug}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const completion = await sdk.chat.completions.create({ model: "x", messages: [{ role: "user", content: question }], max_tokens: 48, temperature: 0 });
+    const completion = await sdk.chat.completions.create({ model: "x", messages: [{ role: "user", content: question }], max_tokens: 96, temperature: 0 });
     return completion.choices[0].message.content ?? "";
   };
   const controlPlaneReply = async (target: unknown, question: string, token = account.token) => {
     const res = await fetch(`${cloud.cloudUrl}/v1/inference/chat`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify({ projectId: account.projectId, target, messages: [{ role: "user", content: question }], max_tokens: 48, stream: false }),
+      body: JSON.stringify({ projectId: account.projectId, target, messages: [{ role: "user", content: question }], max_tokens: 96, stream: false }),
     });
     return { status: res.status, body: (await res.json()) as any };
   };
@@ -82,7 +82,7 @@ describe("edge: deployed adapters and checkpoints", function () {
     const res = await fetch(`${cloud.cloudUrl}/v1/inference/chat`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` },
-      body: JSON.stringify({ projectId: account.projectId, target: { kind: "adapter", jobId: job.id }, messages: [{ role: "user", content: QUESTIONS[0] }], max_tokens: 48, stream: true }),
+      body: JSON.stringify({ projectId: account.projectId, target: { kind: "adapter", jobId: job.id }, messages: [{ role: "user", content: QUESTIONS[0] }], max_tokens: 96, stream: true }),
     });
     assert.equal(res.status, 200);
     const frames = (await res.text()).split("\n\n").filter(Boolean);
