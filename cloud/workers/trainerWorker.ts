@@ -8,7 +8,6 @@ import { randomUUID } from "node:crypto";
 import { createReadStream, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Job } from "../../sdk/wire.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
 
@@ -165,5 +164,3 @@ async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Prom
     return file;
   }
 }
-
-export type { Job };
