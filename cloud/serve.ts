@@ -94,6 +94,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   ctx.edgeUrl = `http://${host}:${edgePort}`;
   ctx.deployDomain = options.deployDomain ?? `localhost:${edgePort}`;
   await registerBuiltinModels(ctx);
+  await hub.recoverClaimedJobs();
   const workerToken = await ensureWorkerToken(ctx);
   const info: DaemonInfo = { cloudUrl: ctx.cloudUrl, edgeUrl: ctx.edgeUrl, deployDomain: ctx.deployDomain };
   await writeFileAtomic(path.join(options.dataDir, "daemon.json"), JSON.stringify({ ...info, pid: process.pid, startedAt: nowIso() }, null, 2) + "\n");

@@ -3,7 +3,7 @@
  * `.svc/build/index.mjs` and imports it in that subprocess. Whatever goes wrong becomes the
  * `error` state, so the Run training panel reads `Couldn't read manifest: <error>`.
  */
-import type { Manifest } from "../cli/project/manifest.js";
+import type { Manifest } from "../sdk/manifest.js";
 import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
 
 const MANIFEST_TIMEOUT_MS = 60_000;

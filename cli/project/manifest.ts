@@ -8,11 +8,9 @@ import { pathToFileURL } from "node:url";
 import { trainerBundlePath } from "../../sdk/paths.js";
 import { isSvc, isTrainer, type Trainer } from "../../sdk/trainer/trainer.js";
 import { buildTrainerBundle } from "./bundle.js";
+import type { Manifest } from "../../sdk/manifest.js";
 
-export type Manifest = { status: "ok"; trainer: { name: string } } | { status: "none" } | { status: "error"; error: string };
-
-export const NO_TRAINER_TEXT = "No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.";
-export const manifestErrorText = (error: string) => `Couldn't read manifest: ${error}`;
+export { manifestText, NO_TRAINER_TEXT, manifestErrorText, type Manifest } from "../../sdk/manifest.js";
 
 export async function loadTrainer(projectDir: string, options: { rebuild?: boolean } = {}): Promise<{ manifest: Manifest; trainer: Trainer | null }> {
   try {
@@ -27,11 +25,4 @@ export async function loadTrainer(projectDir: string, options: { rebuild?: boole
   } catch (err) {
     return { manifest: { status: "error", error: (err as Error).message.split("\n")[0] }, trainer: null };
   }
-}
-
-/** The text the Run training panel and `svc start` show for a manifest. */
-export function manifestText(manifest: Manifest): string {
-  if (manifest.status === "ok") return `Run training: ${manifest.trainer.name}`;
-  if (manifest.status === "none") return NO_TRAINER_TEXT;
-  return manifestErrorText(manifest.error);
 }

@@ -30,6 +30,8 @@ export class WorkerHub {
   private readonly workers = new Map<string, ConnectedWorker>();
   private readonly orphanTimers = new Map<string, NodeJS.Timeout>();
   private assigning = false;
+  /** Set by close(): sockets closing during shutdown must not arm orphan timers on a closed store. */
+  private closed = false;
 
   constructor(private readonly ctx: CloudContext) {}
 
@@ -44,6 +46,21 @@ export class WorkerHub {
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+  }
+
+  /**
+   * After a restart, jobs a worker had claimed get the same grace as after a dropped link: a worker
+   * that comes back and reports them keeps them; the others are failed with a readable error.
+   */
+  async recoverClaimedJobs(): Promise<number> {
+    const claimed = await this.ctx.db
+      .selectFrom("jobs")
+      .select(["id", "worker_id"])
+      .where("status", "in", ["queued", "running"])
+      .where("worker_id", "is not", null)
+      .execute();
+    for (const job of claimed) this.startOrphanTimer(job.id, String(job.worker_id).replace(/-[0-9a-f]{8}$/, ""));
+    return claimed.length;
   }
 
   connectedCount(): number {
@@ -65,6 +82,7 @@ export class WorkerHub {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const timer of this.orphanTimers.values()) clearTimeout(timer);
     for (const worker of this.workers.values()) worker.socket.close(1001, "cloud shutting down");
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
@@ -170,7 +188,10 @@ export class WorkerHub {
 
   private startOrphanTimer(jobId: string, workerName: string): void {
     this.clearOrphanTimer(jobId);
-    const timer = setTimeout(() => void this.failOrphan(jobId, workerName), RECONNECT_GRACE_MS);
+    if (this.closed) return; // the next cloud start sees the job still running and its worker gone
+    const timer = setTimeout(() => {
+      this.failOrphan(jobId, workerName).catch((err) => console.error(`svc cloud: could not fail orphaned job ${jobId}: ${(err as Error).message}`));
+    }, RECONNECT_GRACE_MS);
     timer.unref();
     this.orphanTimers.set(jobId, timer);
   }

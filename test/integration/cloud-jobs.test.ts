@@ -230,3 +230,30 @@ describe("cloud durability: kill -9 while events are appended", () => {
     }
   });
 });
+
+describe("cloud restart: jobs whose worker did not come back", () => {
+  it("fails a claimed job after the reconnect grace, with a readable error", async () => {
+    const cloud = await startTestCloud({ env: { SVC_WORKER_GRACE_MS: "300" } });
+    let again: TestCloud | undefined;
+    try {
+      const alice = await newAccount(cloud);
+      const job = await alice.client.createJob({ name: "orphan", config: {} });
+      const worker = await TestWorker.connect(cloud, "w-gone");
+      worker.send({ type: "ready" });
+      await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+      await worker.emit(job.id, 1, "training.started", {});
+      await cloud.kill();
+      again = await cloud.restart();
+      const after = new CloudClient({ baseUrl: again.cloudUrl, token: alice.token, projectId: alice.projectId });
+      const events = [];
+      for await (const event of after.jobEvents(job.id)) events.push(event);
+      assert.deepEqual(events.map((e) => e.type), ["training.started", "training.failed"]);
+      const failed = await after.getJob(job.id);
+      assert.equal(failed.status, "failed");
+      assert.match(failed.error ?? "", /^The worker "w-gone" running this job stopped unexpectedly/);
+    } finally {
+      await again?.dispose();
+      await cloud.dispose();
+    }
+  });
+});

@@ -17,7 +17,8 @@ import type {
 import type { JobStreamEvent } from "../lib/eventLog.js";
 
 /** `GET /api/manifest`: the project's registered trainer, none, or the build error. */
-export type Manifest = { status: "ok"; trainer: { name: string } } | { status: "none" } | { status: "error"; error: string };
+export type { Manifest } from "../../sdk/manifest.js";
+import type { Manifest } from "../../sdk/manifest.js";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";

@@ -1,0 +1,16 @@
+/**
+ * The project's trainer manifest as `svc manifest --json` prints it and `/api/manifest` returns it,
+ * and the Run training panel's three texts (SPEC section 4, verbatim), shared by the CLI and the UI.
+ */
+
+export type Manifest = { status: "ok"; trainer: { name: string } } | { status: "none" } | { status: "error"; error: string };
+
+export const NO_TRAINER_TEXT = "No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.";
+export const manifestErrorText = (error: string): string => `Couldn't read manifest: ${error}`;
+
+/** The text the Run training panel and `svc start` show for a manifest. */
+export function manifestText(manifest: Manifest): string {
+  if (manifest.status === "ok") return `Run training: ${manifest.trainer.name}`;
+  if (manifest.status === "none") return NO_TRAINER_TEXT;
+  return manifestErrorText(manifest.error);
+}
