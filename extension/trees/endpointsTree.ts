@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import type { Deployment, DeploymentKey } from "../../sdk/wire.js";
 import { endpointContextValue, endpointDescription, endpointTooltip, keyContextValue, keyDescription, sortKeys } from "../core/endpointRows.js";
 import { formatDateTime } from "../../webview/lib/format.js";
-import { loadList } from "./loadList.js";
+import { loadList, problemItem } from "./treeShared.js";
 import type { ProjectStatus } from "../projectStatus.js";
 import type { StudioAccess } from "../studioAccess.js";
 
@@ -93,13 +93,8 @@ export class EndpointsTree implements vscode.TreeDataProvider<EndpointTreeNode>,
         item.contextValue = keyContextValue(key);
         return item;
       }
-      case "problem": {
-        const item = new vscode.TreeItem("Couldn't load endpoints", vscode.TreeItemCollapsibleState.None);
-        item.description = node.message;
-        item.tooltip = node.message;
-        item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
-        return item;
-      }
+      case "problem":
+        return problemItem("Couldn't load endpoints", node.message);
     }
   }
 

@@ -4,7 +4,7 @@
  * visible (SPEC section 8) and whenever a command changed something; clicking a job opens it.
  */
 import * as vscode from "vscode";
-import { loadList } from "./loadList.js";
+import { loadList, problemItem } from "./treeShared.js";
 import type { Job } from "../../sdk/wire.js";
 import { groupJobsByStatus, jobContextValue, jobTooltip, relativeTime, statusIcon, type JobGroup } from "../core/jobRows.js";
 import type { ProjectStatus } from "../projectStatus.js";
@@ -95,13 +95,8 @@ export class JobsTree implements vscode.TreeDataProvider<JobTreeNode>, vscode.Di
         item.command = { command: "svc.openJob", title: "Open Job", arguments: [node] };
         return item;
       }
-      case "problem": {
-        const item = new vscode.TreeItem("Couldn't load jobs", vscode.TreeItemCollapsibleState.None);
-        item.description = node.message;
-        item.tooltip = node.message;
-        item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
-        return item;
-      }
+      case "problem":
+        return problemItem("Couldn't load jobs", node.message);
     }
   }
 

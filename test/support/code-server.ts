@@ -3,7 +3,7 @@
 // (no VS Code download is possible here) and how the test payload URL works.
 import { execFile as execFileCb } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -52,6 +52,8 @@ export interface CodeServerOptions {
   settings?: Record<string, unknown>;
   /** Copy code-server's own log to stdout (noisy; for debugging). */
   echo?: boolean;
+  /** A .vsix installed with `--install-extension` into the fresh extensions dir before start (the packaged case). */
+  installVsix?: string;
 }
 
 export interface WorkbenchUrlOptions {
@@ -69,6 +71,8 @@ export interface CodeServer {
   workbenchUrl(options?: WorkbenchUrlOptions): string;
   /** code-server's recent output, for failure messages. */
   recentOutput(): string;
+  /** Folder names under the extensions dir after an `installVsix` (e.g. `svc.svc-0.1.0`). */
+  readonly installedExtensions: string[];
   /** Kills code-server's whole process group (the extension host would outlive it) and deletes its dirs. */
   stop(): Promise<void>;
 }
@@ -96,6 +100,14 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     await mkdir(extensionsDir, { recursive: true });
     await writeFile(path.join(userDataDir, 'User', 'settings.json'),
       JSON.stringify({ ...BASE_SETTINGS, ...options.settings }, null, 2));
+    const installedExtensions: string[] = [];
+    if (options.installVsix) {
+      await execFile(bin, ['--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', options.installVsix], {
+        env: isolatedEnv(home.path),
+        maxBuffer: 8 * 1024 * 1024,
+      });
+      installedExtensions.push(...(await readdir(extensionsDir)).filter((name) => !name.startsWith('.')));
+    }
 
     const port = await freePort();
     const workspace = path.resolve(options.workspace);
@@ -141,6 +153,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       port,
       workbenchUrl,
       recentOutput: () => proc.recentOutput(),
+      installedExtensions,
       stop,
     };
   } catch (err) {
