@@ -10,7 +10,8 @@ import { tf } from '../backend.js';
 import type { ModelConfig } from '../model/config.js';
 import { weightShapes, type ModelWeights } from '../model/weights.js';
 import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufValue } from './format.js';
-import { metaNumber, metaString, readGgufFile } from './reader.js';
+import { configFromMetadata } from './model-config.js';
+import { readGgufFile } from './reader.js';
 import { tokenizerMetadata } from './vocab.js';
 import { writeGgufFile } from './writer.js';
 
@@ -74,25 +75,7 @@ export async function saveModelGguf(path: string, config: ModelConfig, weights: 
 }
 
 export function configFromGguf(file: GgufFile): ModelConfig {
-  const arch = metaString(file, 'general.architecture');
-  if (arch !== ARCH) throw new Error(`only llama-architecture GGUF files can be fine-tuned (got ${arch})`);
-  const tokens = file.metadata.get('tokenizer.ggml.tokens');
-  const vocabFromTokens = tokens && tokens.type === GgufValueType.ARRAY ? tokens.value.length : undefined;
-  const headCount = metaNumber(file, `${ARCH}.attention.head_count`);
-  const kvValue = file.metadata.get(`${ARCH}.attention.head_count_kv`);
-  if (kvValue && kvValue.value !== headCount) throw new Error('grouped-query attention is not supported by the tfjs trainer');
-  const freq = file.metadata.get(`${ARCH}.rope.freq_base`);
-  return {
-    name: metaString(file, 'general.name') ?? 'llama',
-    vocabSize: vocabFromTokens ?? metaNumber(file, `${ARCH}.vocab_size`),
-    contextLength: metaNumber(file, `${ARCH}.context_length`),
-    embeddingLength: metaNumber(file, `${ARCH}.embedding_length`),
-    blockCount: metaNumber(file, `${ARCH}.block_count`),
-    headCount,
-    feedForwardLength: metaNumber(file, `${ARCH}.feed_forward_length`),
-    rmsNormEpsilon: metaNumber(file, `${ARCH}.attention.layer_norm_rms_epsilon`),
-    ropeFreqBase: freq && typeof freq.value === 'number' ? freq.value : 10000,
-  };
+  return configFromMetadata(file.metadata, file.tensors.map((t) => t.name));
 }
 
 export interface LoadedModel {
