@@ -12,7 +12,7 @@
 #                     node-gyp toolchain: code-server's argon2 and node-pty build from source here
 set -euo pipefail
 
-REQUIRED_PACKAGES=(chromium fonts-liberation postgresql libkrb5-dev make g++ python3 pkg-config)
+REQUIRED_PACKAGES=(chromium fonts-liberation postgresql libkrb5-dev make g++ python3 pkg-config python3-torch python3-numpy libopenblas0-pthread)
 
 log() { echo "setup-system: $*"; }
 fail() { echo "setup-system: ERROR: $*" >&2; exit 1; }
