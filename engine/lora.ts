@@ -11,6 +11,8 @@ import { tf } from './backend.js';
 import type { ModelConfig } from './model/config.js';
 import { linearShape, type BlockLinear } from './model/weights.js';
 import { SeededRandom } from './random.js';
+import { transpose2d } from './model/matrix.js';
+import type { LoraSpec, LoraTensors } from './backends/types.js';
 
 export const HF_MODULE_TO_GGUF: Record<string, BlockLinear> = {
   q_proj: 'attn_q',
@@ -65,23 +67,53 @@ export function loraTensorName(block: number, linear: BlockLinear, part: 'lora_a
   return `blk.${block}.${linear}.weight.${part}`;
 }
 
+/** The seam's description of an adapter: GGUF names of the adapted projections. */
+export function loraSpec(config: LoraConfig): LoraSpec {
+  return { r: config.r, alpha: config.alpha, targets: config.targetModules.map((m) => HF_MODULE_TO_GGUF[m]) };
+}
+
 /**
- * A as PEFT does it (kaiming-uniform, bound 1/sqrt(in)) from our seeded generator; B zero.
+ * Initial LoRA matrices in the seam's (PEFT) layout: A as PEFT does it (kaiming-uniform, bound
+ * 1/sqrt(in)) from our seeded generator, B zero. The numbers depend only on the seed, so every
+ * compute backend starts from the same adapter.
  */
-export function initLora(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number): LoraAdapter {
+export function initLoraTensors(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number): { config: LoraConfig; tensors: LoraTensors } {
   const config = validateLoraConfig(loraConfig);
   const random = new SeededRandom(seed);
-  const weights: LoraWeights = {};
+  const tensors: LoraTensors = {};
   for (let block = 0; block < modelConfig.blockCount; block++) {
     for (const module of config.targetModules) {
       const linear = HF_MODULE_TO_GGUF[module];
       const [inDim, outDim] = linearShape(modelConfig, linear);
       const bound = 1 / Math.sqrt(inDim);
+      // Drawn in [in, r] order (the order of earlier releases, so seeds keep their meaning).
       const a = new Float32Array(inDim * config.r);
       for (let i = 0; i < a.length; i++) a[i] = (random.next() * 2 - 1) * bound;
-      weights[loraTensorName(block, linear, 'lora_a')] = tf.tensor(a, [inDim, config.r]);
-      weights[loraTensorName(block, linear, 'lora_b')] = tf.zeros([config.r, outDim]);
+      tensors[loraTensorName(block, linear, 'lora_a')] = { shape: [config.r, inDim], data: transpose2d(a, inDim, config.r) };
+      tensors[loraTensorName(block, linear, 'lora_b')] = { shape: [outDim, config.r], data: new Float32Array(outDim * config.r) };
     }
   }
+  return { config, tensors };
+}
+
+/** Seam layout (A [r, in], B [out, r]) -> tfjs adapter (A [in, r], B [r, out]). */
+export function loraAdapterFromTensors(config: LoraConfig, tensors: LoraTensors): LoraAdapter {
+  const weights: LoraWeights = {};
+  for (const [name, { shape, data }] of Object.entries(tensors)) weights[name] = tf.tensor(transpose2d(data, shape[0], shape[1]), [shape[1], shape[0]]);
   return { config, scaling: config.alpha / config.r, weights };
+}
+
+/** tfjs adapter -> seam layout. */
+export function loraTensorsFromAdapter(adapter: LoraAdapter): LoraTensors {
+  const tensors: LoraTensors = {};
+  for (const [name, tensor] of Object.entries(adapter.weights)) {
+    const [rows, cols] = tensor.shape as [number, number];
+    tensors[name] = { shape: [cols, rows], data: transpose2d(tensor.dataSync() as Float32Array, rows, cols) };
+  }
+  return tensors;
+}
+
+export function initLora(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number): LoraAdapter {
+  const { config, tensors } = initLoraTensors(modelConfig, loraConfig, seed);
+  return loraAdapterFromTensors(config, tensors);
 }

@@ -1,7 +1,8 @@
 /**
  * The one-line log message of a job event, in the spec's exact forms (SPEC.md section 6):
  * `step=10 loss=2.3100`, `step=20 evalLoss=2.2000`, `step=30` (checkpoint), `1 artifact`,
- * the error of a failure, and the raw JSON payload of training.started.
+ * the error of a failure, the raw JSON payload of training.started, and the sentence of a
+ * training.progress event (e.g. "loading the base model: 40% (1.0 of 2.4 GB)").
  * Used by `svc start` and the UI alike, so the terminal and the studio read the same.
  */
 
@@ -20,6 +21,8 @@ export function logMessage(type: string, data: Record<string, unknown>): string 
     }
     case "checkpoint.saved":
       return `step=${data.step}`;
+    case "training.progress":
+      return typeof data.message === "string" ? data.message : JSON.stringify(data);
     case "training.completed": {
       const n = isNumber(data.artifacts) ? data.artifacts : 0;
       return `${n} artifact${n === 1 ? "" : "s"}`;

@@ -34,6 +34,7 @@ export interface JobEvent {
 export type JobEventType =
   | "training.started"
   | "training.log"
+  | "training.progress"
   | "checkpoint.saved"
   | "training.completed"
   | "training.failed"

@@ -8,7 +8,9 @@
  */
 import { tf } from '../backend.js';
 import type { ModelConfig } from '../model/config.js';
-import { weightShapes, type ModelWeights } from '../model/weights.js';
+import type { LoadProgress } from '../backends/types.js';
+import { transpose2d } from '../model/matrix.js';
+import { isLinearWeight, weightShapes, type ModelWeights } from '../model/weights.js';
 import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufValue } from './format.js';
 import { configFromMetadata } from './model-config.js';
 import { readGgufFile } from './reader.js';
@@ -17,12 +19,7 @@ import { writeGgufFile } from './writer.js';
 
 const ARCH = 'llama';
 
-/** Transposes a row-major [rows, cols] matrix. */
-export function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
-  const out = new Float32Array(data.length);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c];
-  return out;
-}
+export { transpose2d };
 
 /** tfjs tensor -> GGUF tensor. `isLinear` marks [in, out] weights that ggml stores as [out][in]. */
 export function toGgufTensor(name: string, tensor: tf.Tensor, isLinear: boolean): GgufTensor {
@@ -39,10 +36,6 @@ export function fromGgufTensor(tensor: GgufTensor, shape: number[], isLinear: bo
   if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name} has ${tensor.data.length} values, expected shape ${shape}`);
   if (shape.length === 2 && isLinear) return tf.tensor(transpose2d(tensor.data, shape[1], shape[0]), shape);
   return tf.tensor(tensor.data, shape);
-}
-
-function isLinearWeight(name: string): boolean {
-  return name !== 'token_embd.weight' && !name.endsWith('norm.weight');
 }
 
 export function modelMetadata(config: ModelConfig): Array<[string, GgufValue]> {
@@ -95,7 +88,33 @@ export function modelFromGguf(file: GgufFile): LoadedModel {
   return { config, weights };
 }
 
-/** Loads a base model we wrote (F32, llama) into tfjs tensors; the starting point of fine-tunes. */
+/** The model's configuration from its GGUF header (no weights are read). */
+export async function readModelConfig(path: string): Promise<ModelConfig> {
+  return configFromGguf(await readGgufFile(path));
+}
+
+/** Loads a base model into tfjs tensors (dequantised to float32); the starting point of fine-tunes. */
 export async function loadModelGguf(path: string): Promise<LoadedModel> {
   return modelFromGguf(await readGgufFile(path));
+}
+
+/**
+ * Reads the weights `config` names from a GGUF into tfjs tensors, tensor by tensor, reporting
+ * progress in bytes; the tensors' types are checked before any data is read.
+ */
+export async function openModelWeights(path: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<ModelWeights> {
+  const file = await readGgufFile(path);
+  const byName = new Map(file.tensors.map((t) => [t.name, t]));
+  const shapes = weightShapes(config);
+  const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
+  let loadedBytes = 0;
+  const weights: ModelWeights = {};
+  for (const [name, shape] of shapes) {
+    const tensor = byName.get(name);
+    if (!tensor) throw new Error(`GGUF is missing tensor ${name}`);
+    weights[name] = fromGgufTensor(tensor, shape, isLinearWeight(name));
+    loadedBytes += 4 * tensor.data.length;
+    onProgress?.({ loadedBytes, totalBytes, tensor: name });
+  }
+  return weights;
 }

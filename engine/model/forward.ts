@@ -1,11 +1,13 @@
 /**
- * Forward pass and loss of the llama architecture in tfjs, written to match llama.cpp's `llama`
- * graph exactly (so greedy decoding agrees token for token):
- *   x = embed(ids); per block: x += Wo·attn(rope(Wq·n), rope(Wk·n), Wv·n) with n = rmsnorm(x);
- *   x += Wdown·(silu(Wgate·n) ⊙ Wup·n) with n = rmsnorm(x); logits = Wout·rmsnorm(x).
- * Two wasm-backend constraints shape the code: gather has no gradient there, so the embedding is
- * one-hot × matmul; and everything position-dependent (RoPE tables, causal mask) is a cached
- * constant so a training step builds no per-step tables.
+ * Forward pass and loss of the llama family in tfjs, written to match llama.cpp's per-architecture
+ * graphs (src/models/llama.cpp, qwen2.cpp, qwen3.cpp) so greedy decoding agrees token for token:
+ *   x = embed(ids); per block: x += Wo·attn(rope(norm_q(Wq·n + bq)), rope(norm_k(Wk·n + bk)), Wv·n + bv)
+ *   with n = rmsnorm(x); x += Wdown·(silu(Wgate·n) ⊙ Wup·n) with n = rmsnorm(x);
+ *   logits = Wout·rmsnorm(x) (Wout = embedding when tied).
+ * The optional pieces (biases, q/k norms, GQA, RoPE style, frequency factors) are config fields.
+ * Two wasm-backend constraints shape the code: gather has no gradient there, so a trainable
+ * embedding is one-hot × matmul (a frozen one, as under LoRA, is a plain gather); and everything
+ * position-dependent (RoPE tables, causal mask) is a cached constant so a step builds no tables.
  */
 import { tf } from '../backend.js';
 import type { LoraAdapter } from '../lora.js';
@@ -14,84 +16,117 @@ import { matMul2d, matMul2dFrozen } from './matmul.js';
 import type { BlockLinear, ModelWeights } from './weights.js';
 
 interface PositionTables {
-  cos: tf.Tensor2D; // [T, headDim], each angle repeated for the two members of its pair
+  cos: tf.Tensor2D; // [T, headDim]: each angle at both members of its rotated pair
   sin: tf.Tensor2D; // [T, headDim]
-  pairSwap: tf.Tensor2D; // [headDim, headDim]: (x0, x1) -> (-x1, x0) per adjacent pair
+  rotate: tf.Tensor2D; // [headDim, headDim]: maps each pair (a, b) to (-b, a)
   causalMask: tf.Tensor2D; // [T, T]: 0 on/below the diagonal, -1e9 above
 }
 
 const tableCache = new Map<string, PositionTables>();
 
 /**
- * llama.cpp's "normal" RoPE (LLAMA_ROPE_TYPE_NORM) rotates adjacent pairs (2i, 2i+1) by
- * pos · base^(-2i/headDim). Rotation = x·cos + pairSwap(x)·sin, with the swap as a fixed matmul.
+ * RoPE as llama.cpp's ggml_rope_ext computes it: pair i is rotated by
+ * pos · freqScale · base^(-2i/headDim) / factor_i. 'normal' pairs are adjacent elements (2i, 2i+1);
+ * 'neox' pairs are (i, i + headDim/2). Rotation = x·cos + rotate(x)·sin, the swap a fixed matmul.
  */
-function positionTables(config: ModelConfig, length: number): PositionTables {
+function positionTables(config: ModelConfig, length: number, factors?: Float32Array): PositionTables {
   const dim = headDim(config);
-  const key = `${dim}:${config.ropeFreqBase}:${length}`;
+  const key = `${dim}:${config.ropeStyle}:${config.ropeFreqBase}:${config.ropeFreqScale}:${factors ? Array.from(factors).join(',') : ''}:${length}`;
   const cached = tableCache.get(key);
   if (cached) return cached;
+  const half = dim / 2;
+  // The two members of pair i, in the layout of this RoPE style.
+  const pair = (i: number): [number, number] => (config.ropeStyle === 'neox' ? [i, i + half] : [2 * i, 2 * i + 1]);
   const cos = new Float32Array(length * dim);
   const sin = new Float32Array(length * dim);
   for (let pos = 0; pos < length; pos++) {
-    for (let i = 0; i < dim / 2; i++) {
-      const angle = pos * Math.pow(config.ropeFreqBase, (-2 * i) / dim);
-      cos[pos * dim + 2 * i] = cos[pos * dim + 2 * i + 1] = Math.cos(angle);
-      sin[pos * dim + 2 * i] = sin[pos * dim + 2 * i + 1] = Math.sin(angle);
+    for (let i = 0; i < half; i++) {
+      const theta = (pos * config.ropeFreqScale * Math.pow(config.ropeFreqBase, (-2 * i) / dim)) / (factors ? factors[i] : 1);
+      const [a, b] = pair(i);
+      cos[pos * dim + a] = cos[pos * dim + b] = Math.cos(theta);
+      sin[pos * dim + a] = sin[pos * dim + b] = Math.sin(theta);
     }
   }
-  const swap = new Float32Array(dim * dim);
-  for (let i = 0; i < dim; i += 2) {
-    swap[(i + 1) * dim + i] = -1; // out[i]   = -x[i+1]
-    swap[i * dim + i + 1] = 1; //    out[i+1] =  x[i]
+  const rotate = new Float32Array(dim * dim);
+  for (let i = 0; i < half; i++) {
+    const [a, b] = pair(i);
+    rotate[b * dim + a] = -1; // out[a] = -x[b]
+    rotate[a * dim + b] = 1; //  out[b] =  x[a]
   }
   const mask = new Float32Array(length * length);
   for (let q = 0; q < length; q++) for (let k = q + 1; k < length; k++) mask[q * length + k] = -1e9;
   const tables: PositionTables = {
     cos: tf.keep(tf.tensor2d(cos, [length, dim])),
     sin: tf.keep(tf.tensor2d(sin, [length, dim])),
-    pairSwap: tf.keep(tf.tensor2d(swap, [dim, dim])),
+    rotate: tf.keep(tf.tensor2d(rotate, [dim, dim])),
     causalMask: tf.keep(tf.tensor2d(mask, [length, length])),
   };
   tableCache.set(key, tables);
   return tables;
 }
 
-function rmsNorm(x: tf.Tensor2D, weight: tf.Tensor, eps: number): tf.Tensor2D {
-  const meanSquare = x.square().mean(-1, true);
-  return x.mul(meanSquare.add(eps).rsqrt()).mul(weight) as tf.Tensor2D;
+/** The Llama 3 frequency factors are constants of the model: read once per tensor. */
+const factorCache = new WeakMap<tf.Tensor, Float32Array>();
+function ropeFactors(weights: ModelWeights): Float32Array | undefined {
+  const tensor = weights['rope_freqs.weight'];
+  if (!tensor) return undefined;
+  let values = factorCache.get(tensor);
+  if (!values) factorCache.set(tensor, (values = tensor.dataSync() as Float32Array));
+  return values;
 }
 
-/** x · W, plus the LoRA update (x · A) · B · scaling when the adapter targets this projection. */
+function rmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor, eps: number): T {
+  const meanSquare = x.square().mean(-1, true);
+  return x.mul(meanSquare.add(eps).rsqrt()).mul(weight) as T;
+}
+
+/** x · W (+ bias), plus the LoRA update (x · A) · B · scaling when the adapter targets this projection. */
 function linear(x: tf.Tensor2D, weights: ModelWeights, block: number, name: BlockLinear, lora?: LoraAdapter): tf.Tensor2D {
   const base = `blk.${block}.${name}.weight`;
   // With an adapter the base weights are frozen: skip their (discarded) gradients.
   let y = lora ? matMul2dFrozen(x, weights[base]) : matMul2d(x, weights[base]);
+  const bias = weights[`blk.${block}.${name}.bias`];
+  if (bias) y = y.add(bias) as tf.Tensor2D;
   const a = lora?.weights[`${base}.lora_a`] as tf.Tensor2D | undefined;
   const b = lora?.weights[`${base}.lora_b`] as tf.Tensor2D | undefined;
   if (lora && a && b) y = y.add(matMul2d(matMul2d(x, a), b).mul(lora.scaling)) as tf.Tensor2D;
   return y;
 }
 
-/** [B·T, d] -> [B, H, T, headDim], with RoPE applied when position tables are given. */
-function splitHeads(x: tf.Tensor2D, batch: number, length: number, config: ModelConfig, tables?: PositionTables): tf.Tensor4D {
+/** [B·T, heads·hd] -> [B, heads, T, hd], with the per-head norm and RoPE applied when given. */
+function splitHeads(x: tf.Tensor2D, batch: number, length: number, heads: number, config: ModelConfig, norm?: tf.Tensor, tables?: PositionTables): tf.Tensor4D {
   const dim = headDim(config);
-  let heads = x.reshape([batch, length, config.headCount, dim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+  let h = x.reshape([batch, length, heads, dim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+  if (norm) h = rmsNorm(h, norm, config.rmsNormEpsilon);
   if (tables) {
-    const swapped = matMul2dFrozen(heads.reshape([-1, dim]), tables.pairSwap).reshape(heads.shape);
-    heads = heads.mul(tables.cos).add(swapped.mul(tables.sin)) as tf.Tensor4D;
+    const rotated = matMul2dFrozen(h.reshape([-1, dim]), tables.rotate).reshape(h.shape);
+    h = h.mul(tables.cos).add(rotated.mul(tables.sin)) as tf.Tensor4D;
   }
-  return heads;
+  return h;
+}
+
+/**
+ * Grouped-query attention: query head h reads key/value head floor(h / group), as ggml's
+ * broadcasting matmul does. Expanded with a broadcast multiply (tile has no rank-5 gradient).
+ */
+function expandKv(kv: tf.Tensor4D, config: ModelConfig): tf.Tensor4D {
+  const group = config.headCount / config.headCountKv;
+  if (group === 1) return kv;
+  const [batch, heads, length, dim] = kv.shape;
+  const spread = kv.reshape([batch * heads, 1, length * dim]).mul(tf.ones([1, group, 1]));
+  return spread.reshape([batch, heads * group, length, dim]) as tf.Tensor4D;
 }
 
 function attention(x: tf.Tensor2D, weights: ModelWeights, block: number, batch: number, length: number, config: ModelConfig, lora?: LoraAdapter): tf.Tensor2D {
-  const tables = positionTables(config, length);
-  const q = splitHeads(linear(x, weights, block, 'attn_q', lora), batch, length, config, tables);
-  const k = splitHeads(linear(x, weights, block, 'attn_k', lora), batch, length, config, tables);
-  const v = splitHeads(linear(x, weights, block, 'attn_v', lora), batch, length, config);
+  const tables = positionTables(config, length, ropeFactors(weights));
+  const qNorm = weights[`blk.${block}.attn_q_norm.weight`];
+  const kNorm = weights[`blk.${block}.attn_k_norm.weight`];
+  const q = splitHeads(linear(x, weights, block, 'attn_q', lora), batch, length, config.headCount, config, qNorm, tables);
+  const k = expandKv(splitHeads(linear(x, weights, block, 'attn_k', lora), batch, length, config.headCountKv, config, kNorm, tables), config);
+  const v = expandKv(splitHeads(linear(x, weights, block, 'attn_v', lora), batch, length, config.headCountKv, config), config);
   const scores = tf.matMul(q, k, false, true).mul(1 / Math.sqrt(headDim(config))).add(tables.causalMask);
   const context = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
-  const merged = context.transpose([0, 2, 1, 3]).reshape([batch * length, config.embeddingLength]) as tf.Tensor2D;
+  const merged = context.transpose([0, 2, 1, 3]).reshape([batch * length, config.headCount * config.headDim]) as tf.Tensor2D;
   return linear(merged, weights, block, 'attn_output', lora);
 }
 
@@ -101,6 +136,14 @@ function feedForward(x: tf.Tensor2D, weights: ModelWeights, block: number, lora?
   return linear(gate.mul(gate.sigmoid()).mul(up) as tf.Tensor2D, weights, block, 'ffn_down', lora);
 }
 
+/** The tied output projection: the embedding transposed once and kept, since it is frozen. */
+const tiedOutputCache = new WeakMap<tf.Tensor, tf.Tensor2D>();
+function tiedOutput(embedding: tf.Tensor): tf.Tensor2D {
+  let out = tiedOutputCache.get(embedding);
+  if (!out) tiedOutputCache.set(embedding, (out = tf.keep(embedding.transpose() as tf.Tensor2D)));
+  return out;
+}
+
 /**
  * Logits for every position: ids [B, T] int32 -> [B·T, vocab]. Call inside tf.tidy or a
  * gradient function; intermediate tensors are not disposed here.
@@ -108,9 +151,10 @@ function feedForward(x: tf.Tensor2D, weights: ModelWeights, block: number, lora?
 export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: tf.Tensor2D, lora?: LoraAdapter): tf.Tensor2D {
   const [batch, length] = ids.shape;
   if (length > config.contextLength) throw new Error(`sequence of ${length} tokens exceeds the context of ${config.contextLength}`);
-  const oneHot = tf.oneHot(ids.reshape([-1]) as tf.Tensor1D, config.vocabSize);
-  const product = lora ? matMul2dFrozen : matMul2d;
-  let x = product(oneHot, weights['token_embd.weight']);
+  const flatIds = ids.reshape([-1]) as tf.Tensor1D;
+  const embedding = weights['token_embd.weight'];
+  // Frozen (LoRA): a gather, no gradient needed. Trainable: one-hot × matmul (wasm has no gather gradient).
+  let x = lora ? (tf.gather(embedding, flatIds) as tf.Tensor2D) : matMul2d(tf.oneHot(flatIds, config.vocabSize), embedding);
   for (let block = 0; block < config.blockCount; block++) {
     const attnIn = rmsNorm(x, weights[`blk.${block}.attn_norm.weight`], config.rmsNormEpsilon);
     x = x.add(attention(attnIn, weights, block, batch, length, config, lora)) as tf.Tensor2D;
@@ -118,7 +162,11 @@ export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: t
     x = x.add(feedForward(ffnIn, weights, block, lora)) as tf.Tensor2D;
   }
   const final = rmsNorm(x, weights['output_norm.weight'], config.rmsNormEpsilon);
-  return product(final, weights['output.weight']);
+  if (config.tiedOutput) {
+    if (!lora) return tf.matMul(final, embedding, false, true) as tf.Tensor2D;
+    return matMul2dFrozen(final, tiedOutput(embedding));
+  }
+  return (lora ? matMul2dFrozen : matMul2d)(final, weights['output.weight']);
 }
 
 /**

@@ -17,30 +17,49 @@ export type BlockLinear = (typeof BLOCK_LINEARS)[number];
 export function linearShape(config: ModelConfig, linear: BlockLinear): [number, number] {
   const d = config.embeddingLength;
   const ff = config.feedForwardLength;
+  const qWidth = config.headCount * config.headDim;
+  const kvWidth = config.headCountKv * config.headDim;
   switch (linear) {
+    case 'attn_q':
+      return [d, qWidth];
+    case 'attn_k':
+    case 'attn_v':
+      return [d, kvWidth];
+    case 'attn_output':
+      return [qWidth, d];
     case 'ffn_gate':
     case 'ffn_up':
       return [d, ff];
     case 'ffn_down':
       return [ff, d];
-    default:
-      return [d, d];
   }
 }
 
-/** Every tensor of the model with its tfjs shape, in a stable order (also the GGUF order). */
+/** Tensors that are not [in, out] linear weights: kept in ggml's row order when converted. */
+export function isLinearWeight(name: string): boolean {
+  return name !== 'token_embd.weight' && name !== 'rope_freqs.weight' && !name.endsWith('norm.weight') && !name.endsWith('.bias');
+}
+
+/**
+ * Every tensor of the model with its tfjs shape, in a stable order (also the GGUF order).
+ * Which optional tensors exist (biases, q/k norms, output, rope_freqs) follows the config.
+ */
 export function weightShapes(config: ModelConfig): Array<[string, number[]]> {
   const d = config.embeddingLength;
   const shapes: Array<[string, number[]]> = [['token_embd.weight', [config.vocabSize, d]]];
+  if (config.ropeFreqFactors) shapes.push(['rope_freqs.weight', [config.headDim / 2]]);
   for (let b = 0; b < config.blockCount; b++) {
     shapes.push([`blk.${b}.attn_norm.weight`, [d]]);
     for (const linear of BLOCK_LINEARS) {
       if (linear === 'ffn_gate') shapes.push([`blk.${b}.ffn_norm.weight`, [d]]);
-      shapes.push([`blk.${b}.${linear}.weight`, linearShape(config, linear)]);
+      const shape = linearShape(config, linear);
+      shapes.push([`blk.${b}.${linear}.weight`, shape]);
+      if (config.attentionBias && (linear === 'attn_q' || linear === 'attn_k' || linear === 'attn_v')) shapes.push([`blk.${b}.${linear}.bias`, [shape[1]]]);
+      if (config.qkNorm && (linear === 'attn_q' || linear === 'attn_k')) shapes.push([`blk.${b}.${linear}_norm.weight`, [config.headDim]]);
     }
   }
   shapes.push(['output_norm.weight', [d]]);
-  shapes.push(['output.weight', [d, config.vocabSize]]);
+  if (!config.tiedOutput) shapes.push(['output.weight', [d, config.vocabSize]]);
   return shapes;
 }
 
@@ -55,8 +74,10 @@ export function initWeights(config: ModelConfig, seed: number): ModelWeights {
   const weights: ModelWeights = {};
   for (const [name, shape] of weightShapes(config)) {
     const size = shape.reduce((a, b) => a * b, 1);
-    if (name.endsWith('norm.weight')) {
+    if (name.endsWith('norm.weight') || name === 'rope_freqs.weight') {
       weights[name] = tf.ones(shape);
+    } else if (name.endsWith('.bias')) {
+      weights[name] = tf.zeros(shape);
     } else {
       const std = name.includes('attn_output') || name.includes('ffn_down') ? residualStd : 0.02;
       weights[name] = tf.tensor(random.normalArray(size, std), shape);

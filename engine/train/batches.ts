@@ -9,28 +9,23 @@
 import { tf } from '../backend.js';
 import { SeededRandom } from '../random.js';
 import { PAD_ID } from '../tokenizer.js';
+import type { TokenBatch } from '../backends/types.js';
 
 export interface TokenizedExample {
   ids: number[];
   lossMask: number[];
 }
 
-export interface Batch {
-  inputs: tf.Tensor2D;
-  targets: tf.Tensor2D;
-  mask: tf.Tensor2D;
-  /** Tokens that carry loss (for tokens/s and logging). */
-  maskedTokens: number;
-  /** Non-padding input tokens processed. */
-  tokens: number;
-}
-
-export function makeBatch(examples: readonly TokenizedExample[]): Batch {
+/**
+ * Pads examples to one [B, T] batch of plain arrays (what crosses the compute-backend seam).
+ * @param padId any valid token id; padded positions carry no loss.
+ */
+export function packBatch(examples: readonly TokenizedExample[], padId: number = PAD_ID): TokenBatch {
   const length = Math.max(...examples.map((e) => e.ids.length)) - 1;
   if (length < 1) throw new Error('examples need at least two tokens');
   const size = examples.length * length;
-  const inputs = new Int32Array(size).fill(PAD_ID);
-  const targets = new Int32Array(size).fill(PAD_ID);
+  const inputs = new Int32Array(size).fill(padId);
+  const targets = new Int32Array(size).fill(padId);
   const mask = new Float32Array(size);
   let maskedTokens = 0;
   let tokens = 0;
@@ -43,13 +38,33 @@ export function makeBatch(examples: readonly TokenizedExample[]): Batch {
       tokens++;
     }
   });
+  return { batchSize: examples.length, length, inputs, targets, mask, maskedTokens, tokens };
+}
+
+/** A packed batch as tfjs tensors, for the tfjs model code. */
+export interface Batch {
+  inputs: tf.Tensor2D;
+  targets: tf.Tensor2D;
+  mask: tf.Tensor2D;
+  /** Tokens that carry loss (for tokens/s and logging). */
+  maskedTokens: number;
+  /** Non-padding input tokens processed. */
+  tokens: number;
+}
+
+export function toTensors(batch: TokenBatch): Batch {
+  const shape: [number, number] = [batch.batchSize, batch.length];
   return {
-    inputs: tf.tensor2d(inputs, [examples.length, length], 'int32'),
-    targets: tf.tensor2d(targets, [examples.length, length], 'int32'),
-    mask: tf.tensor2d(mask, [examples.length, length]),
-    maskedTokens,
-    tokens,
+    inputs: tf.tensor2d(batch.inputs, shape, 'int32'),
+    targets: tf.tensor2d(batch.targets, shape, 'int32'),
+    mask: tf.tensor2d(batch.mask, shape),
+    maskedTokens: batch.maskedTokens,
+    tokens: batch.tokens,
   };
+}
+
+export function makeBatch(examples: readonly TokenizedExample[], padId: number = PAD_ID): Batch {
+  return toTensors(packBatch(examples, padId));
 }
 
 export function disposeBatch(batch: Batch): void {

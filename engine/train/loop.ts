@@ -1,15 +1,24 @@
 /**
- * The training loop shared by pretraining and LoRA fine-tuning: seeded batch order, warm-up +
- * decay schedule, AdamW with clipping, periodic evaluation, logging, and cooperative abort.
+ * The training loop shared by pretraining and LoRA fine-tuning on every compute backend: seeded
+ * batch order, warm-up + decay schedule, periodic evaluation, logging, and cooperative abort. The
+ * tensor work (forward, backward, the AdamW update) is the model's: a compute backend
+ * (engine/backends/) for LoRA, the tfjs full-model stepper for pretraining.
  *
  * tfjs-wasm blocks the event loop while it computes, so the loop yields to it between steps
  * (setImmediate): that is when an AbortSignal fired by a worker's message handler becomes
  * visible. A step is kept well under a second, so abort takes effect within about one step.
  */
-import { AdamW } from './adamw.js';
-import { BatchOrder, type TokenizedExample } from './batches.js';
+import type { TokenBatch } from '../backends/types.js';
+import { BatchOrder, packBatch, type TokenizedExample } from './batches.js';
 import { learningRateAt, type ScheduleKind } from './schedule.js';
-import { evaluateLoss, trainStep, type TrainTarget } from './step.js';
+
+/** What the loop trains: one optimiser step per batch, and evaluation. */
+export interface LoopModel {
+  /** Forward, backward and update; loss is the mean over masked tokens. */
+  trainStep(batch: TokenBatch, learningRate: number): Promise<{ loss: number; gradNorm: number }>;
+  /** Summed masked cross-entropy and the number of masked tokens. */
+  evalBatch(batch: TokenBatch): Promise<{ lossSum: number; maskedTokens: number }>;
+}
 
 export interface TrainLog {
   step: number;
@@ -25,7 +34,9 @@ export interface TrainLog {
 }
 
 export interface LoopOptions {
-  target: TrainTarget;
+  model: LoopModel;
+  /** Token id used for padding (any valid id: padded positions carry no loss). */
+  padId?: number;
   train: TokenizedExample[];
   eval?: TokenizedExample[];
   totalSteps: number;
@@ -38,8 +49,6 @@ export interface LoopOptions {
   bucketByLength?: boolean;
   /** Evaluate every this many steps (0 or undefined: only at the end). */
   evalSteps?: number;
-  weightDecay?: number;
-  maxGradNorm?: number;
   signal?: AbortSignal;
   onLog?: (log: TrainLog) => void | Promise<void>;
   /** Runs after every completed step (checkpointing lives here). */
@@ -61,54 +70,65 @@ export interface LoopResult {
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Token-weighted mean loss over a dataset (each masked token counts once); NaN when nothing is masked. */
+export async function evaluateDataset(model: LoopModel, examples: readonly TokenizedExample[], batchSize: number, padId?: number): Promise<number> {
+  let weighted = 0;
+  let count = 0;
+  for (let i = 0; i < examples.length; i += batchSize) {
+    const batch = packBatch(examples.slice(i, i + batchSize), padId);
+    if (batch.maskedTokens === 0) continue;
+    const { lossSum, maskedTokens } = await model.evalBatch(batch);
+    weighted += lossSum;
+    count += maskedTokens;
+  }
+  return count ? weighted / count : NaN;
+}
+
 export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult> {
-  const { target, train, totalSteps, batchSize } = options;
+  const { model, train, totalSteps, batchSize, padId } = options;
   if (train.length === 0) throw new Error('no training examples');
   if (!(totalSteps >= 1)) throw new Error('totalSteps must be at least 1');
   const evalSet = options.eval?.length ? options.eval : undefined;
   const evalBatch = Math.max(batchSize, 16);
+  const evaluate = (examples: readonly TokenizedExample[]) => evaluateDataset(model, examples, evalBatch, padId);
   const order = new BatchOrder(train.length, batchSize, options.seed, options.bucketByLength ? train.map((e) => e.ids.length) : undefined);
-  const optimizer = new AdamW({ weightDecay: options.weightDecay ?? 0, maxGradNorm: options.maxGradNorm ?? 1 });
-  const initialEvalLoss = evalSet ? evaluateLoss(target, evalSet, evalBatch) : NaN;
+  const initialEvalLoss = evalSet ? await evaluate(evalSet) : NaN;
   let finalEvalLoss = initialEvalLoss;
   let finalTrainLoss = NaN;
   let totalTokens = 0;
   let totalSeconds = 0;
   let steps = 0;
   let aborted = false;
-  try {
-    for (let step = 1; step <= totalSteps; step++) {
-      await yieldToEventLoop();
-      if (options.signal?.aborted) {
-        aborted = true;
-        break;
-      }
-      const learningRate = learningRateAt(step, { peak: options.learningRate, totalSteps, warmupSteps: options.warmupSteps, kind: options.schedule });
-      const started = performance.now();
-      const batch = order.next().map((i) => train[i]);
-      const result = trainStep(target, optimizer, batch, learningRate);
-      const seconds = (performance.now() - started) / 1000;
-      steps = step;
-      totalTokens += result.tokens;
-      totalSeconds += seconds;
-      finalTrainLoss = result.loss;
-      const isEvalStep = evalSet !== undefined && (step === totalSteps || (options.evalSteps ? step % options.evalSteps === 0 : false));
-      let evalLoss: number | undefined;
-      if (isEvalStep) finalEvalLoss = evalLoss = evaluateLoss(target, evalSet, evalBatch);
-      await options.onLog?.({
-        step,
-        loss: result.loss,
-        ...(evalLoss !== undefined ? { evalLoss } : {}),
-        learningRate,
-        epoch: order.epochProgress,
-        tokensPerSecond: result.tokens / Math.max(seconds, 1e-9),
-        gradNorm: result.gradNorm,
-      });
-      await options.afterStep?.(step);
+  for (let step = 1; step <= totalSteps; step++) {
+    await yieldToEventLoop();
+    if (options.signal?.aborted) {
+      aborted = true;
+      break;
     }
-  } finally {
-    optimizer.dispose();
+    const learningRate = learningRateAt(step, { peak: options.learningRate, totalSteps, warmupSteps: options.warmupSteps, kind: options.schedule });
+    const started = performance.now();
+    const batch = packBatch(order.next().map((i) => train[i]), padId);
+    const result = await model.trainStep(batch, learningRate);
+    if (!Number.isFinite(result.loss)) throw new Error(`training diverged: loss is ${result.loss}; try a lower learning rate`);
+    const seconds = (performance.now() - started) / 1000;
+    steps = step;
+    totalTokens += batch.tokens;
+    totalSeconds += seconds;
+    finalTrainLoss = result.loss;
+    const isEvalStep = evalSet !== undefined && (step === totalSteps || (options.evalSteps ? step % options.evalSteps === 0 : false));
+    let evalLoss: number | undefined;
+    if (isEvalStep) finalEvalLoss = evalLoss = await evaluate(evalSet);
+    await options.onLog?.({
+      step,
+      loss: result.loss,
+      ...(evalLoss !== undefined ? { evalLoss } : {}),
+      learningRate,
+      epoch: order.epochProgress,
+      tokensPerSecond: batch.tokens / Math.max(seconds, 1e-9),
+      gradNorm: result.gradNorm,
+    });
+    await options.afterStep?.(step);
   }
-  if (aborted && evalSet && steps > 0) finalEvalLoss = evaluateLoss(target, evalSet, evalBatch);
+  if (aborted && evalSet && steps > 0) finalEvalLoss = await evaluate(evalSet);
   return { steps, aborted, initialEvalLoss, finalEvalLoss, finalTrainLoss, tokensPerSecond: totalTokens / Math.max(totalSeconds, 1e-9) };
 }

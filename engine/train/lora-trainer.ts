@@ -1,33 +1,54 @@
 /**
- * LoRA fine-tuning of a base GGUF model on chat examples: the function a trainer worker calls.
+ * LoRA fine-tuning of a base GGUF model on chat examples: the function a trainer worker calls,
+ * on any compute backend (engine/backends/: tfjs in process, or torch in a Python process).
  *
  * Output layout (Hugging Face Trainer style, so it reads naturally next to PEFT tooling):
- *   <outputDir>/checkpoint-<step>/adapter.gguf + adapter_config.json   every saveSteps
- *   <outputDir>/adapter.gguf + adapter_config.json                     the final adapter
- * Loss is computed on assistant tokens only. Determinism: the seed fixes the LoRA init and the
- * batch order, and there is no dropout, so the same inputs give the same losses.
+ *   <outputDir>/checkpoint-<step>/adapter.gguf + adapter_model.safetensors + adapter_config.json
+ *   <outputDir>/adapter.gguf + adapter_model.safetensors + adapter_config.json   (final)
+ * adapter.gguf is what llama.cpp loads on the unmodified base file; the safetensors + config pair
+ * is the PEFT adapter (engine/gguf/peft.ts). Loss is computed on assistant tokens only.
+ * Determinism: the seed fixes the LoRA init (drawn here, not by the backend, so every backend
+ * starts from the same numbers) and the batch order; there is no dropout.
  * Abort: the signal is checked between steps; the run then returns status 'aborted' with the
  * checkpoints written so far (no final adapter), instead of throwing, so partial work is usable.
  */
 import { mkdir } from 'node:fs/promises';
+import { freemem } from 'node:os';
 import { join } from 'node:path';
-import { initTf } from '../backend.js';
+import { estimateTfjsMemory, TFJS_HEAP_LIMIT_BYTES, TfjsBackend } from '../backends/tfjs.js';
+import type { ComputeBackend, LoadProgress, OptimizerSettings } from '../backends/types.js';
 import { tokenizeExamples, type ChatExample, type OverflowPolicy } from '../data/chat-jsonl.js';
-import { saveAdapter } from '../gguf/adapter-file.js';
-import { loadModelGguf, type LoadedModel } from '../gguf/model-file.js';
-import { DEFAULT_TARGET_MODULES, initLora, type LoraAdapter } from '../lora.js';
-import { disposeWeights } from '../model/weights.js';
+import { writeAdapterGguf } from '../gguf/adapter-file.js';
+import { readModelConfig, type LoadedModel } from '../gguf/model-file.js';
+import { writePeftAdapter } from '../gguf/peft.js';
+import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec, type LoraConfig } from '../lora.js';
+import type { ModelConfig } from '../model/config.js';
+import { weightShapes } from '../model/weights.js';
 import type { ChatMessage } from '../tokenizer.js';
-import { runTrainingLoop, type TrainLog } from './loop.js';
+import type { TokenizedExample } from './batches.js';
+import { runTrainingLoop, type LoopModel, type TrainLog } from './loop.js';
 import type { ScheduleKind } from './schedule.js';
 
 export type { TrainLog } from './loop.js';
 
+/** Renders conversations to token ids and an assistant-only loss mask (engine/data/). */
+export interface TrainingTokenizer {
+  renderChat(messages: readonly ChatMessage[]): TokenizedExample;
+  /** A valid token id for padding (padded positions carry no loss). */
+  padId: number;
+}
+
 export interface TrainLoraOptions {
-  /** Path of a base GGUF written by this engine, or a model already loaded with loadModelGguf. */
+  /** Path of a base GGUF, or a model already loaded with loadModelGguf (tfjs only). */
   baseModel: string | LoadedModel;
   /** Recorded as base_model_name_or_path in adapter_config.json; default: the GGUF's general.name. */
   baseModelName?: string;
+  /** Where the tensor work happens; default: a tfjs backend this call creates and frees. A given backend is not disposed. */
+  backend?: ComputeBackend;
+  /** Default: svc's byte-level chat template (the svc-tiny family). */
+  tokenizer?: TrainingTokenizer;
+  /** Longest conversation in tokens; default: the smaller of the model's context and 1024. */
+  maxSeqLength?: number;
   train: ReadonlyArray<ChatExample | ChatMessage[]>;
   eval?: ReadonlyArray<ChatExample | ChatMessage[]>;
   outputDir: string;
@@ -47,10 +68,12 @@ export interface TrainLoraOptions {
   schedule?: ScheduleKind;
   weightDecay?: number;
   maxGradNorm?: number;
-  /** What to do with conversations longer than the context (default 'reject'). */
+  /** What to do with conversations longer than maxSeqLength (default 'reject'). */
   overflow?: OverflowPolicy;
   onLog?: (log: TrainLog) => void | Promise<void>;
-  onCheckpoint?: (checkpoint: { step: number; path: string; configPath: string }) => void | Promise<void>;
+  /** Loading the base weights, tensor by tensor. */
+  onLoadProgress?: (progress: LoadProgress) => void;
+  onCheckpoint?: (checkpoint: TrainingArtifact) => void | Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -61,6 +84,8 @@ export interface TrainingArtifact {
   path: string;
   /** Its PEFT adapter_config.json. */
   configPath: string;
+  /** Its PEFT adapter_model.safetensors. */
+  safetensorsPath: string;
 }
 
 export interface TrainLoraResult {
@@ -73,7 +98,7 @@ export interface TrainLoraResult {
   finalTrainLoss: number;
   tokensPerSecond: number;
   wallSeconds: number;
-  lora: LoraAdapter['config'];
+  lora: LoraConfig;
 }
 
 function asExamples(items: ReadonlyArray<ChatExample | ChatMessage[]>): ChatExample[] {
@@ -89,36 +114,86 @@ export function resolveTotalSteps(options: Pick<TrainLoraOptions, 'maxSteps' | '
   throw new Error('set maxSteps or numTrainEpochs');
 }
 
+/** The default sequence limit: the model's context, but at most 1024 tokens (memory grows with it). */
+export function defaultMaxSeqLength(config: ModelConfig): number {
+  return Math.min(config.contextLength, 1024);
+}
+
+export function countModelParameters(config: ModelConfig): number {
+  return weightShapes(config).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
+}
+
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+
+/**
+ * Refuses, before anything is loaded, a run that cannot fit: on tfjs the 4 GiB wasm heap; on a
+ * CPU backend the machine's free memory for the float32 base weights. (A GPU's memory is the
+ * torch process's to check.)
+ */
+export function assertFits(backend: ComputeBackend, config: ModelConfig, batchSize: number, sequenceLength: number): void {
+  const parameters = countModelParameters(config);
+  if (backend.info.name === 'tfjs') {
+    const needed = estimateTfjsMemory(config, parameters, batchSize, sequenceLength);
+    if (needed > TFJS_HEAP_LIMIT_BYTES) {
+      throw new Error(
+        `${config.name} (${(parameters / 1e6).toFixed(0)}M parameters) at batch ${batchSize} × ${sequenceLength} tokens needs about ${gib(needed)} on the tfjs backend, whose wasm heap stops at 4 GiB; ` +
+          'train it with the torch backend (SVC_TRAIN_BACKEND=torch, needs python3 with torch) or lower batchSize / maxSeqLength',
+      );
+    }
+    return;
+  }
+  const weights = 4 * parameters;
+  if (backend.info.device.startsWith('cpu') && weights > freemem()) {
+    throw new Error(`${config.name} needs about ${gib(weights)} for its float32 weights, but this machine has ${gib(freemem())} free; close other programs or train on a GPU worker`);
+  }
+}
+
+const DEFAULT_OPTIMIZER = { beta1: 0.9, beta2: 0.999, epsilon: 1e-8 };
+
 export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraResult> {
-  await initTf();
   const started = performance.now();
   if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${options.batchSize}`);
   if (!(options.learningRate > 0)) throw new Error(`learningRate must be positive, got ${options.learningRate}`);
-  const ownsBase = typeof options.baseModel === 'string';
-  const base = typeof options.baseModel === 'string' ? await loadModelGguf(options.baseModel) : options.baseModel;
-  const baseModelName = options.baseModelName ?? base.config.name;
+  const config = typeof options.baseModel === 'string' ? await readModelConfig(options.baseModel) : options.baseModel.config;
+  const baseModelName = options.baseModelName ?? config.name;
+  const maxSeqLength = options.maxSeqLength ?? defaultMaxSeqLength(config);
   const overflow = options.overflow ?? 'reject';
-  const train = tokenizeExamples(asExamples(options.train), base.config.contextLength, overflow);
-  const evalSet = options.eval?.length ? tokenizeExamples(asExamples(options.eval), base.config.contextLength, overflow) : undefined;
+  const tokenize = (items: ReadonlyArray<ChatExample | ChatMessage[]>) => tokenizeExamples(asExamples(items), maxSeqLength, overflow /* TODO tokenizer */);
+  const train = tokenize(options.train);
+  const evalSet = options.eval?.length ? tokenize(options.eval) : undefined;
   const totalSteps = resolveTotalSteps(options, train.length);
-  const adapter = initLora(
-    base.config,
+  const { config: lora, tensors: initial } = initLoraTensors(
+    config,
     { r: options.lora?.r ?? 8, alpha: options.lora?.alpha ?? 16, targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES },
     options.seed,
   );
-  await mkdir(options.outputDir, { recursive: true });
-  const artifacts: TrainingArtifact[] = [];
-  const save = async (kind: TrainingArtifact['kind'], step: number) => {
-    const dir = kind === 'adapter' ? options.outputDir : join(options.outputDir, `checkpoint-${step}`);
-    await mkdir(dir, { recursive: true });
-    const artifact = { kind, step, path: join(dir, 'adapter.gguf'), configPath: join(dir, 'adapter_config.json') };
-    await saveAdapter(adapter, baseModelName, artifact.path, artifact.configPath);
-    artifacts.push(artifact);
-    return artifact;
-  };
+  const ownsBackend = !options.backend;
+  const backend = options.backend ?? (typeof options.baseModel === 'string' ? new TfjsBackend() : TfjsBackend.fromLoaded(config, options.baseModel.weights));
   try {
+    const longest = Math.max(...train.map((e) => e.ids.length), ...(evalSet ?? []).map((e) => e.ids.length));
+    assertFits(backend, config, Math.max(options.batchSize, evalSet ? 16 : 1), longest);
+    if (typeof options.baseModel === 'string') await backend.loadBase(options.baseModel, config, options.onLoadProgress);
+    await backend.initLora(loraSpec(lora), initial);
+    await mkdir(options.outputDir, { recursive: true });
+    const artifacts: TrainingArtifact[] = [];
+    const save = async (kind: TrainingArtifact['kind'], step: number): Promise<TrainingArtifact> => {
+      const dir = kind === 'adapter' ? options.outputDir : join(options.outputDir, `checkpoint-${step}`);
+      await mkdir(dir, { recursive: true });
+      const artifact = { kind, step, path: join(dir, 'adapter.gguf'), configPath: join(dir, 'adapter_config.json'), safetensorsPath: join(dir, 'adapter_model.safetensors') };
+      const tensors = await backend.loraTensors();
+      await writeAdapterGguf(artifact.path, { config: lora, tensors, architecture: config.architecture, baseModelName });
+      await writePeftAdapter({ safetensors: artifact.safetensorsPath, config: artifact.configPath }, tensors, lora, config, baseModelName);
+      artifacts.push(artifact);
+      return artifact;
+    };
+    const optimizer: Omit<OptimizerSettings, 'learningRate'> = { ...DEFAULT_OPTIMIZER, weightDecay: options.weightDecay ?? 0, maxGradNorm: options.maxGradNorm ?? 1 };
+    const model: LoopModel = {
+      trainStep: (batch, learningRate) => backend.trainStep(batch, { ...optimizer, learningRate }),
+      evalBatch: (batch) => backend.evalBatch(batch),
+    };
     const result = await runTrainingLoop({
-      target: { kind: 'lora', config: base.config, base: base.weights, adapter },
+      model,
+      padId: options.tokenizer?.padId,
       train,
       eval: evalSet,
       totalSteps,
@@ -128,15 +203,12 @@ export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraRes
       schedule: options.schedule ?? 'cosine',
       seed: options.seed,
       evalSteps: options.evalSteps,
-      weightDecay: options.weightDecay ?? 0,
-      maxGradNorm: options.maxGradNorm ?? 1,
       signal: options.signal,
       onLog: options.onLog,
       afterStep: async (step) => {
-        if (options.saveSteps && step % options.saveSteps === 0) {
-          const checkpoint = await save('checkpoint', step);
-          await options.onCheckpoint?.({ step, path: checkpoint.path, configPath: checkpoint.configPath });
-        }
+        if (!options.saveSteps || step % options.saveSteps !== 0) return;
+        const checkpoint = await save('checkpoint', step);
+        await options.onCheckpoint?.(checkpoint);
       },
     });
     if (!result.aborted) await save('adapter', result.steps);
@@ -150,10 +222,9 @@ export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraRes
       finalTrainLoss: result.finalTrainLoss,
       tokensPerSecond: result.tokensPerSecond,
       wallSeconds: (performance.now() - started) / 1000,
-      lora: adapter.config,
+      lora,
     };
   } finally {
-    disposeWeights(adapter.weights);
-    if (ownsBase) disposeWeights(base.weights);
+    if (ownsBackend) await backend.dispose();
   }
 }

@@ -10,6 +10,8 @@ import type { ChatMessage } from '../tokenizer.js';
 import { renderChat } from '../tokenizer.js';
 import type { TokenizedExample } from './batches.js';
 import { runTrainingLoop, type LoopResult, type TrainLog } from './loop.js';
+import { AdamW } from './adamw.js';
+import { fullModelStepper } from './step.js';
 import type { ScheduleKind } from './schedule.js';
 
 export interface PretrainOptions {
@@ -40,8 +42,9 @@ export async function pretrain(options: PretrainOptions): Promise<{ weights: Mod
   await initTf();
   const { config } = options;
   const weights = options.initialWeights ?? initWeights(config, options.seed);
+  const optimizer = new AdamW({ weightDecay: options.weightDecay ?? 0.1, maxGradNorm: 1 });
   const result = await runTrainingLoop({
-    target: { kind: 'full', config, weights },
+    model: fullModelStepper(config, weights, optimizer),
     train: options.conversations.map((c) => toPretrainExample(c, config.contextLength)),
     eval: options.evalConversations?.map((c) => toPretrainExample(c, config.contextLength)),
     totalSteps: options.maxSteps,
@@ -52,9 +55,8 @@ export async function pretrain(options: PretrainOptions): Promise<{ weights: Mod
     seed: options.seed,
     bucketByLength: true,
     evalSteps: options.evalSteps,
-    weightDecay: options.weightDecay ?? 0.1,
     signal: options.signal,
     onLog: options.onLog,
-  });
+  }).finally(() => optimizer.dispose());
   return { weights, result };
 }

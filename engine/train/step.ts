@@ -1,6 +1,6 @@
 /**
- * One optimisation step and the evaluation pass, shared by full pretraining and LoRA training.
- * The only difference between the two is which tensors are trainable: all model weights, or the
+ * Loss and gradients in tfjs, shared by full pretraining and the tfjs LoRA backend. The only
+ * difference between the two is which tensors are trainable: all model weights, or the
  * adapter's A/B matrices with the base weights held constant.
  */
 import { tf } from '../backend.js';
@@ -8,8 +8,9 @@ import type { LoraAdapter } from '../lora.js';
 import type { ModelConfig } from '../model/config.js';
 import { maskedLoss } from '../model/forward.js';
 import type { ModelWeights } from '../model/weights.js';
-import { disposeBatch, makeBatch, type Batch, type TokenizedExample } from './batches.js';
+import { disposeBatch, toTensors, type Batch } from './batches.js';
 import type { AdamW } from './adamw.js';
+import type { LoopModel } from './loop.js';
 
 /** What is being trained: the model's own weights, or an adapter on a frozen model. */
 export type TrainTarget =
@@ -40,44 +41,36 @@ export function lossAndGrads(target: TrainTarget, batch: Batch): { loss: number;
   return { loss, grads: Object.fromEntries(names.map((n, i) => [n, grads[i]])) };
 }
 
-export interface StepResult {
-  loss: number;
-  gradNorm: number;
-  /** Non-padding tokens pushed through the model in this step. */
-  tokens: number;
-}
-
-/** Forward + backward + AdamW update on one batch of examples. */
-export function trainStep(target: TrainTarget, optimizer: AdamW, examples: readonly TokenizedExample[], learningRate: number): StepResult {
-  const batch = makeBatch(examples);
-  try {
-    const { loss, grads } = lossAndGrads(target, batch);
-    if (!Number.isFinite(loss)) {
-      for (const g of Object.values(grads)) g.dispose();
-      throw new Error(`training diverged: loss is ${loss}; try a lower learning rate`);
-    }
-    const gradNorm = optimizer.apply(trainableParams(target), grads, learningRate);
-    return { loss, gradNorm, tokens: batch.tokens };
-  } finally {
-    disposeBatch(batch);
-  }
-}
-
-/** Token-weighted mean loss over a dataset (each masked token counts once). */
-export function evaluateLoss(target: TrainTarget, examples: readonly TokenizedExample[], batchSize: number): number {
-  let weighted = 0;
-  let count = 0;
-  for (let i = 0; i < examples.length; i += batchSize) {
-    const batch = makeBatch(examples.slice(i, i + batchSize));
-    try {
-      if (batch.maskedTokens === 0) continue;
-      const loss = tf.tidy(() => lossOf(target, batch, trainableParams(target)));
-      weighted += loss.dataSync()[0] * batch.maskedTokens;
-      count += batch.maskedTokens;
-      loss.dispose();
-    } finally {
-      disposeBatch(batch);
-    }
-  }
-  return count ? weighted / count : NaN;
+/**
+ * The full-model tfjs stepper for pretraining: every weight is trainable, AdamW in tfjs.
+ * (LoRA fine-tuning goes through a compute backend instead: engine/backends/.)
+ */
+export function fullModelStepper(config: ModelConfig, weights: ModelWeights, optimizer: AdamW): LoopModel {
+  const target: TrainTarget = { kind: 'full', config, weights };
+  return {
+    async trainStep(packed, learningRate) {
+      const batch = toTensors(packed);
+      try {
+        const { loss, grads } = lossAndGrads(target, batch);
+        if (!Number.isFinite(loss)) {
+          for (const g of Object.values(grads)) g.dispose();
+          return { loss, gradNorm: NaN };
+        }
+        return { loss, gradNorm: optimizer.apply(weights, grads, learningRate) };
+      } finally {
+        disposeBatch(batch);
+      }
+    },
+    async evalBatch(packed) {
+      const batch = toTensors(packed);
+      try {
+        const loss = tf.tidy(() => lossOf(target, batch, weights));
+        const value = loss.dataSync()[0];
+        loss.dispose();
+        return { lossSum: value * packed.maskedTokens, maskedTokens: packed.maskedTokens };
+      } finally {
+        disposeBatch(batch);
+      }
+    },
+  };
 }

@@ -9,6 +9,7 @@ import { logMessage as sharedLogMessage } from "../../sdk/logMessage.js";
 export const JOB_EVENT_TYPES = [
   "training.started",
   "training.log",
+  "training.progress",
   "checkpoint.saved",
   "training.completed",
   "training.failed",

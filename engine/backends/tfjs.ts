@@ -1,0 +1,127 @@
+/**
+ * The tfjs compute backend: the zero-install default. Runs in the worker's own process on the
+ * wasm backend (one core, a 4 GiB heap), so it suits svc-tiny and small models; estimateTfjsMemory
+ * refuses, before anything is loaded, a model and batch that cannot fit.
+ */
+import { initTf, tf } from '../backend.js';
+import { openModelWeights } from '../gguf/model-file.js';
+import { loraAdapterFromTensors, loraTensorsFromAdapter, type LoraAdapter, HF_MODULE_TO_GGUF } from '../lora.js';
+import type { ModelConfig } from '../model/config.js';
+import { maskedLoss } from '../model/forward.js';
+import { disposeWeights, type ModelWeights } from '../model/weights.js';
+import { AdamW } from '../train/adamw.js';
+import { disposeBatch, toTensors } from '../train/batches.js';
+import { lossAndGrads } from '../train/step.js';
+import type { BackendInfo, ComputeBackend, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, TokenBatch } from './types.js';
+
+/** The wasm heap's hard ceiling, less room for the runtime and fragmentation. */
+export const TFJS_HEAP_LIMIT_BYTES = 3.5 * 2 ** 30;
+
+/**
+ * Peak bytes a LoRA step needs on tfjs: the base weights in float32, plus activations kept for
+ * the backward pass (per token: the residual stream and MLP of every block, and the logits with
+ * their softmax and one-hot target, which dominate for large vocabularies), plus attention scores.
+ */
+export function estimateTfjsMemory(config: ModelConfig, parameters: number, batchSize: number, sequenceLength: number): number {
+  const tokens = batchSize * sequenceLength;
+  const perTokenBlock = 12 * config.embeddingLength + 4 * config.feedForwardLength + 4 * config.headCount * config.headDim;
+  const activations = tokens * (config.blockCount * perTokenBlock + 4 * config.vocabSize);
+  const attention = config.blockCount * batchSize * config.headCount * sequenceLength * sequenceLength * 3;
+  return 4 * (parameters + activations + attention);
+}
+
+export class TfjsBackend implements ComputeBackend {
+  readonly info: BackendInfo = { name: 'tfjs', device: 'wasm (1 thread)', dtype: 'float32' };
+  private config?: ModelConfig;
+  private base?: ModelWeights;
+  private adapter?: LoraAdapter;
+  private optimizer?: AdamW;
+  private optimizerKey = '';
+  /** Weights handed over by fromLoaded belong to the caller. */
+  private ownsBase = true;
+
+  /** A model already in memory (tests, the tfjs reference) can be handed over instead of a path. */
+  static fromLoaded(config: ModelConfig, weights: ModelWeights): TfjsBackend {
+    const backend = new TfjsBackend();
+    backend.config = config;
+    backend.base = weights;
+    backend.ownsBase = false;
+    return backend;
+  }
+
+  async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    await initTf();
+    this.config = config;
+    this.base = await openModelWeights(modelPath, config, onProgress);
+  }
+
+  async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {
+    await initTf();
+    const ggufToHf = new Map(Object.entries(HF_MODULE_TO_GGUF).map(([hf, gguf]) => [gguf, hf]));
+    const targetModules = spec.targets.map((t) => ggufToHf.get(t as never) ?? t);
+    this.adapter = loraAdapterFromTensors({ r: spec.r, alpha: spec.alpha, targetModules }, initial);
+  }
+
+  private target() {
+    if (!this.config || !this.base || !this.adapter) throw new Error('tfjs backend: loadBase and initLora must come first');
+    return { kind: 'lora' as const, config: this.config, base: this.base, adapter: this.adapter };
+  }
+
+  /** AdamW keeps its moments across steps; a change of betas or clipping starts a fresh one. */
+  private optimizerFor(settings: OptimizerSettings): AdamW {
+    const key = `${settings.beta1}:${settings.beta2}:${settings.epsilon}:${settings.weightDecay}:${settings.maxGradNorm}`;
+    if (!this.optimizer || key !== this.optimizerKey) {
+      this.optimizer?.dispose();
+      this.optimizer = new AdamW(settings);
+      this.optimizerKey = key;
+    }
+    return this.optimizer;
+  }
+
+  async trainStep(batch: TokenBatch, settings: OptimizerSettings): Promise<{ loss: number; gradNorm: number }> {
+    const target = this.target();
+    const tensors = toTensors(batch);
+    try {
+      const { loss, grads } = lossAndGrads(target, tensors);
+      if (!Number.isFinite(loss)) {
+        for (const g of Object.values(grads)) g.dispose();
+        return { loss, gradNorm: NaN };
+      }
+      const gradNorm = this.optimizerFor(settings).apply(target.adapter.weights, grads, settings.learningRate);
+      return { loss, gradNorm };
+    } finally {
+      disposeBatch(tensors);
+    }
+  }
+
+  async evalBatch(batch: TokenBatch): Promise<{ lossSum: number; maskedTokens: number }> {
+    const target = this.target();
+    if (batch.maskedTokens === 0) return { lossSum: 0, maskedTokens: 0 };
+    const tensors = toTensors(batch);
+    try {
+      const loss = tf.tidy(() => maskedLoss(target.config, target.base, tensors.inputs, tensors.targets, tensors.mask, target.adapter));
+      const value = loss.dataSync()[0];
+      loss.dispose();
+      return { lossSum: value * batch.maskedTokens, maskedTokens: batch.maskedTokens };
+    } finally {
+      disposeBatch(tensors);
+    }
+  }
+
+  async loraTensors(): Promise<LoraTensors> {
+    return loraTensorsFromAdapter(this.target().adapter);
+  }
+
+  /** The tfjs adapter itself, for the tfjs reference decoder in tests. */
+  loraAdapter(): LoraAdapter | undefined {
+    return this.adapter;
+  }
+
+  async dispose(): Promise<void> {
+    this.optimizer?.dispose();
+    this.optimizer = undefined;
+    if (this.adapter) disposeWeights(this.adapter.weights);
+    if (this.base && this.ownsBase) disposeWeights(this.base);
+    this.adapter = this.base = undefined;
+  }
+}
