@@ -1,0 +1,126 @@
+/**
+ * The torch compute backend: a Python process (python/svc_torch) that holds the frozen base model
+ * and the LoRA tensors on every CPU core or a GPU, spoken to over framed stdin/stdout (PROTOCOL.md).
+ * Used for models too large or too slow for tfjs-wasm's single thread and 4 GiB heap.
+ */
+import type { ModelConfig } from '../../model/config.js';
+import type { BackendInfo, ComputeBackend, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, TokenBatch } from '../types.js';
+import { detectTorch } from './detect.js';
+import type { Frame, WireTensor } from './framing.js';
+import { TorchProcess } from './process.js';
+
+export { detectTorch, pythonCandidates, type TorchDetection } from './detect.js';
+
+export interface TorchBackendOptions {
+  /** The Python to run; default: the first of SVC_PYTHON, python3, /usr/bin/python3 that imports torch. */
+  python?: string;
+  /** 'cuda', 'cuda:1', 'mps', 'cpu'; default cuda > mps > cpu (or SVC_TORCH_DEVICE). */
+  device?: string;
+  /** CPU threads; default every core (or SVC_TORCH_THREADS). */
+  threads?: number;
+  /** Receives the process's stderr, line by line. */
+  log?: (line: string) => void;
+}
+
+function batchTensors(batch: TokenBatch): WireTensor[] {
+  const shape = [batch.batchSize, batch.length];
+  return [
+    { name: 'inputs', dtype: 'i32', shape, data: batch.inputs },
+    { name: 'targets', dtype: 'i32', shape, data: batch.targets },
+    { name: 'mask', dtype: 'f32', shape, data: batch.mask },
+  ];
+}
+
+function loraFromFrame(frame: Frame): LoraTensors {
+  const out: LoraTensors = {};
+  for (const [name, t] of frame.tensors) out[name] = { shape: [t.shape[0], t.shape[1]], data: t.data as Float32Array };
+  return out;
+}
+
+export class TorchBackend implements ComputeBackend {
+  info: BackendInfo = { name: 'torch', device: 'unknown', dtype: 'unknown' };
+  /** What the process said at hello: python, torch and numpy versions, threads, pid. */
+  hello: Record<string, unknown> = {};
+  private disposed?: Promise<void>;
+
+  constructor(private readonly process: TorchProcess) {}
+
+  /** The Python process id (tests, the bench's RSS reading). */
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  async start(): Promise<void> {
+    const frame = await this.process.request('hello');
+    this.process.markStarted();
+    this.hello = frame.header;
+    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
+  }
+
+  async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    const frame = await this.process.request('load', { modelPath, config }, [], (p) => onProgress?.(p as unknown as LoadProgress));
+    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
+  }
+
+  async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {
+    const tensors: WireTensor[] = Object.entries(initial).map(([name, m]) => ({ name, dtype: 'f32', shape: [...m.shape], data: m.data }));
+    await this.process.request('init_lora', { spec }, tensors);
+  }
+
+  async trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<{ loss: number; gradNorm: number }> {
+    const frame = await this.process.request('train_step', { batchSize: batch.batchSize, length: batch.length, optimizer }, batchTensors(batch));
+    const gradNorm = frame.header.gradNorm;
+    return { loss: Number(frame.header.loss), gradNorm: typeof gradNorm === 'number' ? gradNorm : NaN };
+  }
+
+  async evalBatch(batch: TokenBatch): Promise<{ lossSum: number; maskedTokens: number }> {
+    const frame = await this.process.request('eval', { batchSize: batch.batchSize, length: batch.length }, batchTensors(batch));
+    return { lossSum: Number(frame.header.lossSum), maskedTokens: Number(frame.header.maskedTokens) };
+  }
+
+  /** Loss and LoRA gradients of a batch without an update (tests compare them with tfjs). */
+  async gradients(batch: TokenBatch): Promise<{ loss: number; grads: LoraTensors }> {
+    const frame = await this.process.request('grads', { batchSize: batch.batchSize, length: batch.length }, batchTensors(batch));
+    return { loss: Number(frame.header.loss), grads: loraFromFrame(frame) };
+  }
+
+  async loraTensors(): Promise<LoraTensors> {
+    return loraFromFrame(await this.process.request('get_lora'));
+  }
+
+  /** Peak resident memory of the Python process and peak accelerator memory, in bytes. */
+  async memory(): Promise<{ peakRssBytes: number; peakDeviceBytes: number }> {
+    const frame = await this.process.request('memory');
+    return { peakRssBytes: Number(frame.header.peakRssBytes), peakDeviceBytes: Number(frame.header.peakDeviceBytes) };
+  }
+
+  /** Asks the process to finish; kills it if it has not within a few seconds. Safe to call twice. */
+  dispose(): Promise<void> {
+    this.disposed ??= (async () => {
+      this.process.request('shutdown').catch(() => {});
+      this.process.closeInput();
+      const timer = setTimeout(() => this.process.kill(), 5000);
+      await this.process.exited;
+      clearTimeout(timer);
+    })();
+    return this.disposed;
+  }
+}
+
+/** Starts the Python process and waits for its hello; rejects with a readable reason otherwise. */
+export async function startTorchBackend(options: TorchBackendOptions = {}): Promise<TorchBackend> {
+  let python = options.python;
+  if (!python) {
+    const found = await detectTorch();
+    if (!found.ok) throw new Error(found.reason);
+    python = found.python;
+  }
+  const backend = new TorchBackend(new TorchProcess({ python, device: options.device, threads: options.threads, log: options.log }));
+  try {
+    await backend.start();
+  } catch (error) {
+    await backend.dispose();
+    throw error;
+  }
+  return backend;
+}

@@ -1,0 +1,12 @@
+/**
+ * Where the Python half of the torch backend lives. Resolved from the package root rather than
+ * this file's URL, so the same path works from source (tsx) and from the bundled dist/ files:
+ * the package ships engine/backends/torch/python/ as it is in the repository.
+ */
+import path from 'node:path';
+import { packageRoot } from '../../../sdk/packageRoot.js';
+
+/** The folder to put on PYTHONPATH: it holds the `svc_torch` package. */
+export function torchPythonPath(): string {
+  return path.join(packageRoot(), 'engine', 'backends', 'torch', 'python');
+}
