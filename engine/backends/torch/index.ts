@@ -12,7 +12,11 @@ import { TorchProcess } from './process.js';
 export { detectTorch, pythonCandidates, type TorchDetection } from './detect.js';
 
 export interface TorchBackendOptions {
-  /** The Python to run; default: the first of SVC_PYTHON, python3, /usr/bin/python3 that imports torch. */
+  /**
+   * The Python to run. Default: SVC_PYTHON when set (used as given, so a wrong setting is an error
+   * naming it rather than silently replaced), else the first of python3 on PATH and
+   * /usr/bin/python3 that imports torch.
+   */
   python?: string;
   /** 'cuda', 'cuda:1', 'mps', 'cpu'; default cuda > mps > cpu (or SVC_TORCH_DEVICE). */
   device?: string;
@@ -109,7 +113,7 @@ export class TorchBackend implements ComputeBackend {
 
 /** Starts the Python process and waits for its hello; rejects with a readable reason otherwise. */
 export async function startTorchBackend(options: TorchBackendOptions = {}): Promise<TorchBackend> {
-  let python = options.python;
+  let python = options.python || process.env.SVC_PYTHON;
   if (!python) {
     const found = await detectTorch();
     if (!found.ok) throw new Error(found.reason);
