@@ -32,7 +32,25 @@ export function matMul2d(a: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
 export function matMul2dFrozen(x: tf.Tensor, w: tf.Tensor): tf.Tensor2D {
   const op = tf.customGrad(((input: tf.Tensor) => ({
     value: tf.matMul(input as tf.Tensor2D, w as tf.Tensor2D),
-    gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, (w as tf.Tensor2D).transpose()),
+    gradFunc: (dy: tf.Tensor) => tf.matMul(dy as tf.Tensor2D, frozenTranspose(w)),
   })) as unknown as Parameters<typeof tf.customGrad>[0]);
   return op(x) as tf.Tensor2D;
+}
+
+/**
+ * A frozen weight never changes, so its transpose (needed by every backward pass) is made once
+ * and kept beside it; it is freed with the weight's record (engine/model/weights.ts disposeWeights).
+ */
+const transposes = new WeakMap<tf.Tensor, tf.Tensor2D>();
+export function frozenTranspose(w: tf.Tensor): tf.Tensor2D {
+  const cached = transposes.get(w);
+  if (cached && !cached.isDisposed) return cached;
+  const t = tf.keep((w as tf.Tensor2D).transpose() as tf.Tensor2D);
+  transposes.set(w, t);
+  return t;
+}
+
+export function disposeFrozenTranspose(w: tf.Tensor): void {
+  transposes.get(w)?.dispose();
+  transposes.delete(w);
 }

@@ -6,6 +6,7 @@
  */
 import { tf } from '../backend.js';
 import { SeededRandom } from '../random.js';
+import { disposeFrozenTranspose } from './matmul.js';
 import type { ModelConfig } from './config.js';
 
 export type ModelWeights = Record<string, tf.Tensor>;
@@ -91,5 +92,8 @@ export function countParameters(weights: Record<string, tf.Tensor>): number {
 }
 
 export function disposeWeights(weights: Record<string, tf.Tensor>): void {
-  for (const t of Object.values(weights)) t.dispose();
+  for (const t of Object.values(weights)) {
+    disposeFrozenTranspose(t);
+    t.dispose();
+  }
 }
