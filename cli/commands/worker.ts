@@ -1,11 +1,16 @@
 /** `svc worker`: a training worker for a cloud, on this machine or another one. */
 import { runTrainerWorker } from "../../cloud/workers/trainerWorker.js";
+import { parseBackendChoice, type BackendChoice } from "../../engine/backends/select.js";
 import { type Command, parse } from "../command.js";
 import { CliError } from "../output.js";
 
-const USAGE = `svc worker --cloud URL [--token T] [--name N] [--work-dir DIR]
+const USAGE = `svc worker --cloud URL [--token T] [--name N] [--work-dir DIR] [--backend auto|torch|tfjs] [--device D]
 
 Connects to the cloud's control plane and trains queued jobs, one at a time.
+--backend picks the compute backend (default: SVC_TRAIN_BACKEND, else auto): torch runs a
+Python process with PyTorch on every CPU core or a GPU (--device cuda, cuda:1, mps or cpu;
+default cuda > mps > cpu); tfjs is the zero-install one; auto takes torch when python3 (or
+SVC_PYTHON) imports torch.
 The token is the cloud's worker token (the file worker-token in its data dir); it can also be
 given as SVC_WORKER_TOKEN, which keeps it out of the process list.`;
 
@@ -14,7 +19,7 @@ export const workerCommand: Command = {
   summary: "run a training worker for a cloud (local or remote)",
   usage: USAGE,
   async run(argv) {
-    const { values } = parse(argv, { cloud: { type: "string" }, token: { type: "string" }, name: { type: "string" }, "work-dir": { type: "string" } }, USAGE);
+    const { values } = parse(argv, { cloud: { type: "string" }, token: { type: "string" }, name: { type: "string" }, "work-dir": { type: "string" }, backend: { type: "string" }, device: { type: "string" } }, USAGE);
     if (values.help) {
       process.stdout.write(USAGE + "\n");
       return 0;
@@ -24,8 +29,15 @@ export const workerCommand: Command = {
     if (!cloudUrl) throw new CliError("--cloud URL is required", 2);
     if (!token) throw new CliError("--token (or SVC_WORKER_TOKEN) is required", 2);
     const name = values.name ?? `worker-${process.pid}`;
-    const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"] });
-    process.stderr.write(`svc worker ${name} connected to ${cloudUrl}\n`);
+    let backend: BackendChoice;
+    try {
+      backend = values.backend ? parseBackendChoice(values.backend, "--backend") : parseBackendChoice(process.env.SVC_TRAIN_BACKEND);
+    } catch (err) {
+      throw new CliError((err as Error).message, 2);
+    }
+    const device = values.device ?? process.env.SVC_TORCH_DEVICE;
+    const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"], backend, device });
+    process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend})\n`);
     await new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
       process.once("SIGTERM", resolve);

@@ -1,13 +1,16 @@
 /**
  * A training worker process: takes one queued job at a time from the control plane, trains it
- * with the engine (tfjs-wasm, which blocks its event loop — hence a process of its own), uploads
- * the adapters, and reports events. Cancel requests arrive between steps: every log callback
- * yields to the event loop so the link can read them.
+ * with the engine on the compute backend chosen for it (tfjs-wasm in this process, which blocks
+ * its event loop — hence a process of its own — or a torch process started for the job), uploads
+ * the adapters (GGUF and PEFT), and reports events. Cancel requests arrive between steps: every
+ * log callback yields to the event loop so the link can read them.
  */
 import { randomUUID } from "node:crypto";
 import { createReadStream, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { BackendChoice } from "../../engine/backends/select.js";
+import type { LoadProgress } from "../../engine/backends/types.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
 
@@ -19,6 +22,10 @@ export interface TrainerWorkerOptions {
   name: string;
   /** Scratch space for datasets and adapters while a job runs. */
   workDir?: string;
+  /** Compute backend: auto (torch where Python has it, else tfjs), torch or tfjs. */
+  backend?: BackendChoice;
+  /** torch device override (cuda, cuda:1, mps, cpu); default cuda > mps > cpu. */
+  device?: string;
   log?: (line: string) => void;
 }
 
@@ -60,70 +67,91 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const config = job.config as Record<string, any>;
     const { parseChatJsonl } = await import("../../engine/data/chat-jsonl.js");
     const { trainLora } = await import("../../engine/train/lora-trainer.js");
+    const { chooseBackend } = await import("../../engine/backends/select.js");
     const train = parseChatJsonl(await download(options, assign.datasetUrl, "dataset"), { name: "dataset" });
     const evalSet = assign.evalDatasetUrl ? parseChatJsonl(await download(options, assign.evalDatasetUrl, "evalDataset"), { name: "evalDataset" }) : undefined;
     const modelPath = await resolveModel(options, assign);
-    await emit("training.started", { model: config.model, trainExamples: train.length, evalExamples: evalSet?.length ?? 0, worker: options.name });
-    const upload = async (file: string, name: string, kind: "checkpoint" | "adapter" | "file", step: number) => {
-      const url = `${assign.artifactUploadUrl}?name=${encodeURIComponent(name)}&kind=${kind}&step=${step}`;
-      const res = await fetch(url, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },
-        body: createReadStream(file) as unknown as BodyInit,
-        duplex: "half",
-      } as RequestInit);
-      if (!res.ok) throw new Error(`uploading ${name} failed: HTTP ${res.status} ${await res.text()}`);
-    };
-    const result = await trainLora({
-      baseModel: modelPath,
-      baseModelName: config.model,
-      train,
-      eval: evalSet,
-      outputDir: dir,
-      lora: config.lora,
-      maxSteps: config.maxSteps,
-      numTrainEpochs: config.numTrainEpochs,
-      learningRate: config.learningRate,
-      batchSize: config.batchSize,
-      evalSteps: config.evalSteps || undefined,
-      saveSteps: config.saveSteps || undefined,
-      seed: config.seed,
-      schedule: config.schedule,
-      warmupSteps: config.warmupSteps,
-      signal,
-      onLog: async (entry) => {
-        void emit("training.log", {
-          step: entry.step,
-          loss: entry.loss,
-          evalLoss: entry.evalLoss ?? null,
-          learningRate: entry.learningRate,
-          epoch: entry.epoch,
-          tokensPerSecond: entry.tokensPerSecond,
-        });
-        // Let the link flush this event and read a cancel before the next (blocking) step.
-        await new Promise((resolve) => setImmediate(resolve));
-      },
-      onCheckpoint: async ({ step, path: file, configPath }) => {
-        await upload(file, `checkpoint-${step}.gguf`, "checkpoint", step);
-        await upload(configPath, `checkpoint-${step}.adapter_config.json`, "file", step);
-        void emit("checkpoint.saved", { step });
-      },
-    });
-    if (result.status === "aborted") {
-      await emit("training.cancelled", { reason: "cancelled by user", step: result.steps });
-      return;
+    const { backend, reason } = await chooseBackend(options.backend ?? "auto", { device: options.device, log });
+    try {
+      log(`job ${job.id}: ${reason}`);
+      await emit("training.started", {
+        model: config.model,
+        trainExamples: train.length,
+        evalExamples: evalSet?.length ?? 0,
+        worker: options.name,
+        backend: backend.info.name,
+        device: backend.info.device,
+        backendReason: reason,
+      });
+      const upload = async (file: string, name: string, kind: "checkpoint" | "adapter" | "file", step: number) => {
+        const url = `${assign.artifactUploadUrl}?name=${encodeURIComponent(name)}&kind=${kind}&step=${step}`;
+        const res = await fetch(url, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },
+          body: createReadStream(file) as unknown as BodyInit,
+          duplex: "half",
+        } as RequestInit);
+        if (!res.ok) throw new Error(`uploading ${name} failed: HTTP ${res.status} ${await res.text()}`);
+      };
+      const result = await trainLora({
+        baseModel: modelPath,
+        baseModelName: config.model,
+        backend,
+        maxSeqLength: config.maxSeqLength,
+        train,
+        eval: evalSet,
+        outputDir: dir,
+        lora: config.lora,
+        maxSteps: config.maxSteps,
+        numTrainEpochs: config.numTrainEpochs,
+        learningRate: config.learningRate,
+        batchSize: config.batchSize,
+        evalSteps: config.evalSteps || undefined,
+        saveSteps: config.saveSteps || undefined,
+        seed: config.seed,
+        schedule: config.schedule,
+        warmupSteps: config.warmupSteps,
+        signal,
+        onLoadProgress: loadProgressReporter((message) => void emit("training.progress", { message })),
+        onLog: async (entry) => {
+          void emit("training.log", {
+            step: entry.step,
+            loss: entry.loss,
+            evalLoss: entry.evalLoss ?? null,
+            learningRate: entry.learningRate,
+            epoch: entry.epoch,
+            tokensPerSecond: entry.tokensPerSecond,
+          });
+          // Let the link flush this event and read a cancel before the next (blocking) step.
+          await new Promise((resolve) => setImmediate(resolve));
+        },
+        onCheckpoint: async ({ step, path: file, configPath, safetensorsPath }) => {
+          await upload(file, `checkpoint-${step}.gguf`, "checkpoint", step);
+          await upload(configPath, `checkpoint-${step}.adapter_config.json`, "file", step);
+          await upload(safetensorsPath, `checkpoint-${step}.adapter_model.safetensors`, "file", step);
+          void emit("checkpoint.saved", { step });
+        },
+      });
+      if (result.status === "aborted") {
+        await emit("training.cancelled", { reason: "cancelled by user", step: result.steps });
+        return;
+      }
+      const final = result.artifacts.find((a) => a.kind === "adapter")!;
+      await upload(final.path, "adapter.gguf", "adapter", final.step);
+      await upload(final.configPath, "adapter_config.json", "file", final.step);
+      await upload(final.safetensorsPath, "adapter_model.safetensors", "file", final.step);
+      await emit("training.completed", {
+        artifacts: result.artifacts.length,
+        steps: result.steps,
+        finalTrainLoss: result.finalTrainLoss,
+        finalEvalLoss: result.finalEvalLoss,
+        tokensPerSecond: result.tokensPerSecond,
+        wallSeconds: result.wallSeconds,
+        backend: backend.info.name,
+      });
+    } finally {
+      await backend.dispose();
     }
-    const final = result.artifacts.find((a) => a.kind === "adapter")!;
-    await upload(final.path, "adapter.gguf", "adapter", final.step);
-    await upload(final.configPath, "adapter_config.json", "file", final.step);
-    await emit("training.completed", {
-      artifacts: result.artifacts.length,
-      steps: result.steps,
-      finalTrainLoss: result.finalTrainLoss,
-      finalEvalLoss: result.finalEvalLoss,
-      tokensPerSecond: result.tokensPerSecond,
-      wallSeconds: result.wallSeconds,
-    });
   } catch (err) {
     const message = (err as Error).message || String(err);
     log(`job ${job.id} failed: ${message}`);
@@ -131,6 +159,21 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Turns tensor-by-tensor load progress into a few readable lines (every 10% at most), e.g.
+ * "loading the base model: 40% (1.0 of 2.4 GB)", so a large base shows it is moving.
+ */
+export function loadProgressReporter(report: (message: string) => void): (progress: LoadProgress) => void {
+  let lastDecile = -1;
+  const gb = (bytes: number) => (bytes / 1e9).toFixed(bytes < 1e9 ? 2 : 1);
+  return ({ loadedBytes, totalBytes }) => {
+    const decile = totalBytes > 0 ? Math.floor((10 * loadedBytes) / totalBytes) : 10;
+    if (decile <= lastDecile) return;
+    lastDecile = decile;
+    report(`loading the base model: ${decile * 10}% (${gb(loadedBytes)} of ${gb(totalBytes)} GB)`);
+  };
 }
 
 async function download(options: TrainerWorkerOptions, url: string | null, what: string): Promise<string> {

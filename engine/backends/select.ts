@@ -1,0 +1,44 @@
+/**
+ * Which compute backend trains a job: `SVC_TRAIN_BACKEND=auto|torch|tfjs` (or `svc worker
+ * --backend`). `auto` takes torch when a Python that imports torch is found (SVC_PYTHON, then
+ * python3 on PATH, then /usr/bin/python3), else tfjs, and says which and why; asking for torch
+ * where it cannot start is an error, never a silent fall back.
+ */
+import { TfjsBackend } from './tfjs.js';
+import { detectTorch, startTorchBackend } from './torch/index.js';
+import type { ComputeBackend } from './types.js';
+
+export const BACKEND_CHOICES = ['auto', 'torch', 'tfjs'] as const;
+export type BackendChoice = (typeof BACKEND_CHOICES)[number];
+
+export function parseBackendChoice(value: string | undefined, source = 'SVC_TRAIN_BACKEND'): BackendChoice {
+  const choice = (value ?? 'auto').trim().toLowerCase() || 'auto';
+  if (!(BACKEND_CHOICES as readonly string[]).includes(choice)) throw new Error(`${source} must be one of ${BACKEND_CHOICES.join(', ')}, not "${value}"`);
+  return choice as BackendChoice;
+}
+
+export interface ChosenBackend {
+  backend: ComputeBackend;
+  /** One sentence for the job's first event and the worker's log: what was picked and why. */
+  reason: string;
+}
+
+export interface ChooseOptions {
+  python?: string;
+  /** torch device override: cuda, cuda:1, mps, cpu. */
+  device?: string;
+  log?: (line: string) => void;
+}
+
+export async function chooseBackend(choice: BackendChoice, options: ChooseOptions = {}): Promise<ChosenBackend> {
+  if (choice === 'tfjs') return { backend: new TfjsBackend(), reason: 'tfjs was asked for' };
+  // A Python the user named (SVC_PYTHON) is the only candidate: never quietly another one.
+  const found = await detectTorch(options.python ?? (process.env.SVC_PYTHON || undefined));
+  if (!found.ok) {
+    if (choice === 'torch') throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
+    return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
+  }
+  const backend = await startTorchBackend({ python: found.python, device: options.device, log: options.log });
+  const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
+  return { backend, reason: `${why}; training on ${backend.info.device}` };
+}

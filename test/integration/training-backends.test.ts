@@ -1,0 +1,137 @@
+/**
+ * The compute backends end to end: a cloud whose worker is told SVC_TRAIN_BACKEND trains the
+ * quickstart on torch (a Python process) or on tfjs, says which in the job's first event, and
+ * uploads the GGUF and PEFT adapters; a torch process killed mid-job fails that job readably and
+ * the worker trains the next one; torch asked for where it cannot start is a clear error.
+ */
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { detectTorch } from "../../engine/backends/torch/index.js";
+import { CloudClient } from "../../sdk/client.js";
+import { readProjectState } from "../../sdk/state.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+
+/** The quickstart, shortened: `steps` steps with a checkpoint every 4. */
+function quickstartProject(steps: number): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-backend-"));
+  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
+  const source = path.join(dir, "src/svc/index.ts");
+  writeFileSync(source, readFileSync(source, "utf8").replace("maxSteps: 60", `maxSteps: ${steps}`).replace("saveSteps: 20", "saveSteps: 4").replace("evalSteps: 10", "evalSteps: 4"));
+  return dir;
+}
+
+function svcStart(cloud: TestCloud, dir: string) {
+  return spawnSync(process.execPath, [cliPath, "start"], { cwd: dir, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl }, timeout: 240_000 });
+}
+
+/** The training.started payload: the first line of `svc start` that is a JSON object. */
+function startedPayload(stdout: string): Record<string, unknown> {
+  const line = stdout.split("\n").find((l) => l.startsWith("{"));
+  assert.ok(line, `no training.started payload in:\n${stdout}`);
+  return JSON.parse(line);
+}
+
+async function projectClient(cloud: TestCloud, dir: string): Promise<CloudClient> {
+  const credentials = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
+  return new CloudClient({ baseUrl: cloud.cloudUrl, token: credentials.token, projectId: (await readProjectState(dir))?.projectId });
+}
+
+describe("training backends: torch and tfjs behind one worker", function () {
+  this.timeout(300_000);
+  let torchAvailable = false;
+  before(async function () {
+    torchAvailable = (await detectTorch()).ok;
+  });
+
+  describe("SVC_TRAIN_BACKEND=torch", function () {
+    let cloud: TestCloud;
+    let dir: string;
+    before(async function () {
+      if (!torchAvailable) this.skip(); // CI installs python3-torch (scripts/setup-system.sh); say so where it is missing
+      cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "torch", SVC_WORKER_GRACE_MS: "1500" } });
+      dir = quickstartProject(8);
+    });
+    after(async () => {
+      await cloud?.dispose();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("trains the quickstart on torch, says so in the first event, uploads GGUF and PEFT adapters", async () => {
+      const run = svcStart(cloud, dir);
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      const started = startedPayload(run.stdout);
+      assert.equal(started.backend, "torch");
+      assert.match(String(started.device), /^cpu/);
+      assert.match(String(started.backendReason), /^torch was asked for/);
+      const losses = [...run.stdout.matchAll(/^step=\d+ loss=([\d.]+)/gm)].map((m) => Number(m[1]));
+      assert.equal(losses.length, 8);
+      assert.ok(losses[7] < losses[0], `loss ${losses[0]} -> ${losses[7]}`);
+      const client = await projectClient(cloud, dir);
+      const [job] = await client.listJobs();
+      const names = (await client.listArtifacts(job.id)).map((a) => a.name).sort();
+      for (const name of ["adapter.gguf", "adapter_config.json", "adapter_model.safetensors", "checkpoint-4.gguf", "checkpoint-4.adapter_model.safetensors"]) {
+        assert.ok(names.includes(name), `${name} missing from ${names.join(", ")}`);
+      }
+    });
+
+    it("a torch process killed mid-job fails that job readably, and the worker trains the next one", async () => {
+      const longDir = quickstartProject(5000);
+      try {
+        const child = spawn(process.execPath, [cliPath, "start"], { cwd: longDir, env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl } });
+        const lines: string[] = [];
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+        await new Promise<void>((resolve, reject) => {
+          createInterface({ input: child.stdout }).on("line", (line) => {
+            lines.push(line);
+            if (/^step=\d+ loss=/.test(line)) resolve();
+          });
+          void exited.then(() => reject(new Error(`svc start exited early:\n${lines.join("\n")}`)));
+        });
+        const pythons = spawnSync("pgrep", ["-f", "svc_torch"], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
+        assert.equal(pythons.length, 1, "one torch process trains the job");
+        process.kill(Number(pythons[0]), "SIGKILL");
+        assert.equal(await exited, 1);
+        const client = await projectClient(cloud, longDir);
+        const [job] = await client.listJobs();
+        assert.equal(job.status, "failed");
+        assert.match(job.error ?? "", /torch backend process exited/);
+      } finally {
+        rmSync(longDir, { recursive: true, force: true });
+      }
+      const next = svcStart(cloud, dir);
+      assert.equal(next.status, 0, next.stderr + next.stdout);
+      assert.match(next.stdout.trim().split("\n").at(-1) ?? "", /completed$/);
+    });
+  });
+
+  describe("SVC_TRAIN_BACKEND=tfjs, and torch where it cannot start", function () {
+    let cloud: TestCloud;
+    let dir: string;
+    // A fresh project each time: its .svc/state.json names a project of one cloud only.
+    beforeEach(() => {
+      dir = quickstartProject(4);
+    });
+    afterEach(async () => {
+      await cloud?.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("tfjs: the first event names it", async () => {
+      cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "tfjs" } });
+      const run = svcStart(cloud, dir);
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      assert.equal(startedPayload(run.stdout).backend, "tfjs");
+    });
+
+    it("torch asked for with no usable Python: the job fails saying why", async () => {
+      cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "torch", SVC_PYTHON: "/nonexistent/python3" } });
+      const run = svcStart(cloud, dir);
+      assert.equal(run.status, 1);
+      assert.match(run.stdout + run.stderr, /the torch backend was asked for but cannot start: .*\/nonexistent\/python3/);
+    });
+  });
+});
