@@ -15,6 +15,7 @@ from typing import Callable, Dict, Optional
 import numpy as np
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 from .lora import Lora
 
