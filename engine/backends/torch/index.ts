@@ -27,6 +27,8 @@ export interface TorchBackendOptions {
    * about a third more compute. 'auto' (default) turns it on when a batch would keep over ~2 GiB.
    */
   checkpointActivations?: boolean | 'auto';
+  /** Logits above this many bytes are computed a slice of tokens at a time (default 256 MiB). */
+  logitsChunkBytes?: number;
   /** Receives the process's stderr, line by line. */
   log?: (line: string) => void;
 }
@@ -54,7 +56,7 @@ export class TorchBackend implements ComputeBackend {
 
   constructor(
     private readonly process: TorchProcess,
-    private readonly checkpointActivations: boolean | 'auto' = 'auto',
+    private readonly memoryOptions: Pick<TorchBackendOptions, 'checkpointActivations' | 'logitsChunkBytes'> = {},
   ) {}
 
   /** The Python process id (tests, the bench's RSS reading). */
@@ -70,7 +72,7 @@ export class TorchBackend implements ComputeBackend {
   }
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
-    const frame = await this.process.request('load', { modelPath, config, checkpointActivations: this.checkpointActivations }, [], (p) => onProgress?.(p as unknown as LoadProgress));
+    const frame = await this.process.request('load', { modelPath, config, checkpointActivations: this.memoryOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.memoryOptions.logitsChunkBytes }, [], (p) => onProgress?.(p as unknown as LoadProgress));
     this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
   }
 
@@ -128,7 +130,7 @@ export async function startTorchBackend(options: TorchBackendOptions = {}): Prom
     python = found.python;
   }
   const child = new TorchProcess({ python, device: options.device, threads: options.threads, log: options.log });
-  const backend = new TorchBackend(child, options.checkpointActivations);
+  const backend = new TorchBackend(child, { checkpointActivations: options.checkpointActivations, logitsChunkBytes: options.logitsChunkBytes });
   try {
     await backend.start();
   } catch (error) {

@@ -127,17 +127,17 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     assert.ok(Math.abs(e1.lossSum - e2.lossSum) / e2.lossSum < 1e-4, `eval loss sum torch ${e1.lossSum} vs tfjs ${e2.lossSum}`);
   });
 
-  it('activation checkpointing changes memory, not numbers: same loss and gradients', async () => {
+  it('activation checkpointing and sliced logits change memory, not numbers: same loss and gradients', async () => {
     const start = loraStart(model);
     await torch.initLora(loraSpec(LORA), start);
     const batch = randomBatch(6, model.config.vocabSize);
     const plain = await torch.gradients(batch);
-    const recomputing = await startTorchBackend({ python: torchTestPython(), checkpointActivations: true });
+    const recomputing = await startTorchBackend({ python: torchTestPython(), checkpointActivations: true, logitsChunkBytes: 4 * model.config.vocabSize * 10 });
     try {
       await recomputing.loadBase(MODEL, model.config);
       await recomputing.initLora(loraSpec(LORA), start);
       const checkpointed = await recomputing.gradients(batch);
-      assert.equal(checkpointed.loss, plain.loss);
+      assert.ok(Math.abs(checkpointed.loss - plain.loss) <= 1e-6 * plain.loss, `loss ${checkpointed.loss} vs ${plain.loss}`);
       for (const [name, g] of Object.entries(plain.grads)) {
         const worst = g.data.reduce((m, x, i) => Math.max(m, Math.abs(x - checkpointed.grads[name].data[i])), 0);
         assert.ok(worst <= 1e-6 * maxAbs(g.data), `${name}: max difference ${worst}`);

@@ -56,6 +56,8 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 class Model:
+    LOGITS_CHUNK_BYTES = 256 << 20
+
     def __init__(self, cfg: dict, weights: Dict[str, torch.Tensor], device: torch.device, compute_dtype: torch.dtype):
         self.cfg = cfg
         self.w = weights
@@ -156,12 +158,26 @@ class Model:
     def output_weight(self) -> torch.Tensor:
         return self.w["token_embd.weight"] if self.cfg.get("tiedOutput") else self.w["output.weight"]
 
+    def _chunk_loss(self, final: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = F.linear(final, self.output_weight()).float()
+        return (F.cross_entropy(logits, targets, reduction="none") * mask).sum()
+
     def loss_sum(self, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, lora: Optional[Lora]) -> torch.Tensor:
         """Summed masked next-token cross-entropy (float32)."""
         final = self.hidden(inputs, lora)
-        logits = F.linear(final, self.output_weight()).float()
-        token_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1).long(), reduction="none")
-        return (token_loss * mask.reshape(-1)).sum()
+        final = final.reshape(-1, final.shape[-1])
+        targets, mask = targets.reshape(-1).long(), mask.reshape(-1)
+        # The logits of a large vocabulary dominate memory (Qwen: 152k floats a token, kept for
+        # the backward pass with their softmax). Above LOGITS_CHUNK_BYTES, compute them a slice
+        # of tokens at a time and recompute each slice in the backward pass.
+        rows = max(1, self.LOGITS_CHUNK_BYTES // (4 * self.cfg["vocabSize"]))
+        if not torch.is_grad_enabled() or final.shape[0] <= rows:
+            return self._chunk_loss(final, targets, mask)
+        total = final.new_zeros((), dtype=torch.float32)
+        for first in range(0, final.shape[0], rows):
+            part = slice(first, first + rows)
+            total = total + torch.utils.checkpoint.checkpoint(self._chunk_loss, final[part], targets[part], mask[part], use_reentrant=False)
+        return total
 
     def autocast(self):
         """bf16/fp16 autocast on accelerators; a no-op context on CPU (float32 there)."""

@@ -83,6 +83,8 @@ class Server:
         checkpoint = req.get("checkpointActivations", "auto")
         self.model.checkpoint_blocks = bool(checkpoint) if checkpoint != "auto" else False
         self.checkpoint_mode = checkpoint
+        if req.get("logitsChunkBytes"):
+            self.model.LOGITS_CHUNK_BYTES = int(req["logitsChunkBytes"])
         self.lora = None
         self.optimizer = None
         del gguf
