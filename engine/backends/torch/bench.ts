@@ -6,7 +6,8 @@
  * Two workloads: the quickstart (svc-tiny, its data and batch size) and a SmolLM2-135M-shaped
  * random model (d 576, 30 blocks, 9 heads / 3 kv heads, ff 1536, vocab 49152, tied output;
  * batch 4 × 256). SVC_BENCH_TORCH_BLOCKS overrides the block count on slow machines,
- * SVC_BENCH_TORCH_STEPS the timed steps. Run: `tsx engine/backends/torch/bench.ts`.
+ * SVC_BENCH_TORCH_STEPS the timed steps; SVC_BENCH_TORCH_05B=1 adds the peak memory of a
+ * Qwen2.5-0.5B-shaped step (slow on CPU). Run: `tsx engine/backends/torch/bench.ts`.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -53,6 +54,12 @@ const OPTIMIZER: OptimizerSettings = { learningRate: 1e-4, beta1: 0.9, beta2: 0.
 export const SMOLLM2_135M_SHAPE: ModelConfig = llamaConfig({
   name: 'smollm2-135m-shaped', vocabSize: 49152, contextLength: 2048, embeddingLength: 576, blockCount: 30,
   headCount: 9, headCountKv: 3, feedForwardLength: 1536, ropeFreqBase: 100000, tiedOutput: true,
+});
+
+/** Qwen2.5-0.5B's shape (bias, NEOX, GQA 14/2, tied 152k vocabulary): the memory target is 8 GB. */
+export const QWEN25_05B_SHAPE: ModelConfig = llamaConfig({
+  name: 'qwen2.5-0.5b-shaped', architecture: 'qwen2', vocabSize: 151936, contextLength: 32768, embeddingLength: 896, blockCount: 24,
+  headCount: 14, headCountKv: 2, feedForwardLength: 4864, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: 'neox', attentionBias: true, tiedOutput: true,
 });
 
 /** The quickstart's training data packed as the trainer packs it (batches in file order). */
@@ -137,7 +144,23 @@ function report(label: string, svc: TorchBenchResult, anchor: TorchBenchResult):
 }
 
 /** Both workloads, printed as `npm run bench` prints its other measurements. */
-export async function runTorchBench(options: { python?: string; device?: string; blocks?: number; steps?: number } = {}): Promise<void> {
+/**
+ * Peak RSS of a Qwen2.5-0.5B-shaped LoRA step at batch 4 × 256 (q, v, o; r 8): the number that
+ * must stay under 8 GB. Slow on a small CPU (a 2 GB model file, minutes a step), so opt-in.
+ */
+export async function measureHalfBillionMemory(python: string, device?: string): Promise<TorchBenchResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'svc-torch-bench-'));
+  try {
+    const modelPath = path.join(dir, 'qwen-shaped.gguf');
+    await writeRandomModelGguf(modelPath, QWEN25_05B_SHAPE);
+    const batches = randomBatches(QWEN25_05B_SHAPE.vocabSize, 4, 256, 1);
+    return await benchTorchBackend({ python, config: QWEN25_05B_SHAPE, modelPath, batches, lora: QS.lora, warmup: 0, steps: 1, device });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runTorchBench(options: { python?: string; device?: string; blocks?: number; steps?: number; halfBillion?: boolean } = {}): Promise<void> {
   const found = options.python ? { ok: true as const, python: options.python } : await detectTorch();
   if (!found.ok) {
     console.log(`torch backend bench skipped: ${found.reason}`);
@@ -159,6 +182,10 @@ export async function runTorchBench(options: { python?: string; device?: string;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+  if (options.halfBillion) {
+    const big = await measureHalfBillionMemory(python, options.device);
+    console.log('Qwen2.5-0.5B shape, LoRA step 4x256: torch backend'.padEnd(52), `${big.stepSeconds.toFixed(1)} s/step on ${big.device}; peak RSS ${mib(big.peakRssBytes)}${big.peakDeviceBytes ? `, GPU ${mib(big.peakDeviceBytes)}` : ''}`);
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -167,5 +194,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     blocks: env.SVC_BENCH_TORCH_BLOCKS ? Number(env.SVC_BENCH_TORCH_BLOCKS) : undefined,
     steps: env.SVC_BENCH_TORCH_STEPS ? Number(env.SVC_BENCH_TORCH_STEPS) : undefined,
     device: env.SVC_TORCH_DEVICE,
+    halfBillion: env.SVC_BENCH_TORCH_05B === '1',
   });
 }
