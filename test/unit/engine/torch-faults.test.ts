@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
-import type { TokenBatch } from '../../../engine/backends/types.js';
+import type { LoadProgress, TokenBatch } from '../../../engine/backends/types.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { packageRoot } from '../../../sdk/packageRoot.js';
@@ -90,13 +90,19 @@ describe('torch backend faults', function () {
     }
   });
 
-  it('a request the server cannot do is rejected with its reason, and the process stays usable', async () => {
+  it('a request the server cannot do is rejected with its reason, and the process stays usable (and reports load progress)', async () => {
     const backend: TorchBackend = await startTorchBackend({ python: torchTestPython() });
     try {
       const config = await readModelConfig(MODEL);
       await assert.rejects(backend.loadBase(path.join(dir.path, 'missing.gguf'), config), /loading the model failed: .*missing\.gguf/);
       await assert.rejects(backend.loadBase(MODEL, { ...config, qkNorm: true }), /missing tensor blk\.0\.attn_q_norm\.weight/);
-      await backend.loadBase(MODEL, config);
+      const progress: LoadProgress[] = [];
+      await backend.loadBase(MODEL, config, (p) => progress.push(p));
+      // Progress arrives tensor by tensor and ends at the whole model.
+      assert.ok(progress.length > 10);
+      assert.ok(progress.every((p, i) => i === 0 || p.loadedBytes > progress[i - 1].loadedBytes));
+      assert.equal(progress.at(-1)!.loadedBytes, progress.at(-1)!.totalBytes);
+      assert.equal(progress.at(-1)!.tensor, 'output.weight');
       assert.match(backend.info.device, /^cpu \(\d+ threads\)$|^cuda|^mps/);
     } finally {
       await backend.dispose();
