@@ -8,6 +8,7 @@ a [blocks, bytes_per_block] uint8 array and returns [blocks, values_per_block] f
 """
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Tuple
@@ -158,7 +159,24 @@ class GgufFile:
         for first in range(0, blocks.shape[0], per_chunk):
             part = np.asarray(blocks[first : first + per_chunk])
             out[first * block : (first + part.shape[0]) * block] = dequantise(part).reshape(-1)
+        self._release(info.offset, end)
         return out.reshape(info.shape)
+
+    def _release(self, start: int, end: int) -> None:
+        """Unmaps the pages of a tensor already read, so the file does not sit in this process's
+        resident memory next to the float32 copy (the kernel's page cache keeps it, reclaimably)."""
+        mapping = getattr(self.data, "_mmap", None)
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if mapping is None or advice is None:
+            return
+        page = mmap.PAGESIZE
+        first = (start + page - 1) // page * page  # whole pages inside this tensor only
+        last = end // page * page
+        if last > first:
+            try:
+                mapping.madvise(advice, first, last - first)
+            except (OSError, ValueError):
+                pass
 
 
 def _f16(raw: np.ndarray) -> np.ndarray:
