@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { packageRoot } from '../../../sdk/packageRoot.js';
 
-/** The folder to put on PYTHONPATH: it holds the `svc_torch` package. */
+/** The folder that holds the `svc_torch` package, its entry script and the bench anchor. */
 export function torchPythonPath(): string {
   return path.join(packageRoot(), 'engine', 'backends', 'torch', 'python');
 }

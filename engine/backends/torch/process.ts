@@ -5,6 +5,7 @@
  * tail of its stderr (where Python puts tracebacks and the kernel's OOM kill leaves no trace).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
 import { encodeFrame, FrameDecoder, FramingError, type Frame, type WireTensor } from './framing.js';
 import { torchPythonPath } from './paths.js';
 
@@ -50,11 +51,12 @@ export class TorchProcess {
   readonly exited: Promise<void>;
 
   constructor(private readonly options: TorchProcessOptions) {
+    // No .pyc files: the package may be installed read-only, and they would dirty a checkout.
     const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
-    env.PYTHONPATH = [torchPythonPath(), process.env.PYTHONPATH].filter(Boolean).join(':');
     if (options.device) env.SVC_TORCH_DEVICE = options.device;
     if (options.threads) env.SVC_TORCH_THREADS = String(options.threads);
-    this.child = spawn(options.python, ['-m', 'svc_torch.server'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const entry = path.join(torchPythonPath(), 'svc_torch_server.py');
+    this.child = spawn(options.python, [entry], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.child.stderr.on('data', (chunk: Buffer) => this.onStderr(chunk));
     // A dead process makes writes fail with EPIPE; the exit handler reports it better.
