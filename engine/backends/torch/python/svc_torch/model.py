@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
 
+from .chunked_loss import chunked_masked_loss_sum
 from .lora import Lora
 
 
@@ -168,16 +169,15 @@ class Model:
         final = final.reshape(-1, final.shape[-1])
         targets, mask = targets.reshape(-1).long(), mask.reshape(-1)
         # The logits of a large vocabulary dominate memory (Qwen: 152k floats a token, kept for
-        # the backward pass with their softmax). Above LOGITS_CHUNK_BYTES, compute them a slice
-        # of tokens at a time and recompute each slice in the backward pass.
+        # the backward pass with their softmax). Above LOGITS_CHUNK_BYTES, go a slice of tokens at
+        # a time, computing each slice's hidden-state gradient in the forward pass (chunked_loss.py).
         rows = max(1, self.LOGITS_CHUNK_BYTES // (4 * self.cfg["vocabSize"]))
-        if not torch.is_grad_enabled() or final.shape[0] <= rows:
+        if final.shape[0] <= rows:
             return self._chunk_loss(final, targets, mask)
-        total = final.new_zeros((), dtype=torch.float32)
-        for first in range(0, final.shape[0], rows):
-            part = slice(first, first + rows)
-            total = total + torch.utils.checkpoint.checkpoint(self._chunk_loss, final[part], targets[part], mask[part], use_reentrant=False)
-        return total
+        if not (torch.is_grad_enabled() and final.requires_grad):
+            with torch.no_grad():
+                return sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows]) for i in range(0, final.shape[0], rows))
+        return chunked_masked_loss_sum(final, self.output_weight(), targets, mask, rows)
 
     def autocast(self):
         """bf16/fp16 autocast on accelerators; a no-op context on CPU (float32 there)."""
