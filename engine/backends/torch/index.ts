@@ -20,6 +20,8 @@ export interface TorchBackendOptions {
   python?: string;
   /** 'cuda', 'cuda:1', 'mps', 'cpu'; default cuda > mps > cpu (or SVC_TORCH_DEVICE). */
   device?: string;
+  /** Compute dtype of the base model: default bfloat16 (float16 without bf16) on CUDA, float32 elsewhere (or SVC_TORCH_DTYPE). */
+  dtype?: 'float32' | 'bfloat16' | 'float16';
   /** CPU threads; default every core (or SVC_TORCH_THREADS). */
   threads?: number;
   /**
@@ -56,7 +58,7 @@ export class TorchBackend implements ComputeBackend {
 
   constructor(
     private readonly process: TorchProcess,
-    private readonly memoryOptions: Pick<TorchBackendOptions, 'checkpointActivations' | 'logitsChunkBytes'> = {},
+    private readonly loadOptions: Pick<TorchBackendOptions, 'checkpointActivations' | 'logitsChunkBytes' | 'dtype'> = {},
   ) {}
 
   /** The Python process id (tests, the bench's RSS reading). */
@@ -72,7 +74,7 @@ export class TorchBackend implements ComputeBackend {
   }
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
-    const frame = await this.process.request('load', { modelPath, config, checkpointActivations: this.memoryOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.memoryOptions.logitsChunkBytes }, [], (p) => onProgress?.(p as unknown as LoadProgress));
+    const frame = await this.process.request('load', { modelPath, config, checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.loadOptions.logitsChunkBytes, dtype: this.loadOptions.dtype }, [], (p) => onProgress?.(p as unknown as LoadProgress));
     this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
   }
 
@@ -130,7 +132,7 @@ export async function startTorchBackend(options: TorchBackendOptions = {}): Prom
     python = found.python;
   }
   const child = new TorchProcess({ python, device: options.device, threads: options.threads, log: options.log });
-  const backend = new TorchBackend(child, { checkpointActivations: options.checkpointActivations, logitsChunkBytes: options.logitsChunkBytes });
+  const backend = new TorchBackend(child, { checkpointActivations: options.checkpointActivations, logitsChunkBytes: options.logitsChunkBytes, dtype: options.dtype });
   try {
     await backend.start();
   } catch (error) {

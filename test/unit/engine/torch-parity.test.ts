@@ -148,6 +148,32 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     }
   });
 
+  it('bfloat16 compute (the path a GPU takes, here on CPU autocast) stays close to float32', async () => {
+    const start = loraStart(model);
+    await torch.initLora(loraSpec(LORA), start);
+    const batch = randomBatch(6, model.config.vocabSize);
+    const exact = await torch.gradients(batch);
+    const reduced = await startTorchBackend({ python: torchTestPython(), dtype: 'bfloat16', logitsChunkBytes: 4 * model.config.vocabSize * 10 });
+    try {
+      await reduced.loadBase(MODEL, model.config);
+      assert.equal(reduced.info.dtype, 'bfloat16');
+      await reduced.initLora(loraSpec(LORA), start);
+      const approx = await reduced.gradients(batch);
+      assert.notEqual(approx.loss, exact.loss, 'bfloat16 gave bit-identical float32 results: was it used?');
+      assert.ok(Math.abs(approx.loss - exact.loss) / exact.loss < 1e-2, `loss bf16 ${approx.loss} vs f32 ${exact.loss}`);
+      for (const [name, g] of Object.entries(exact.grads)) {
+        const worst = g.data.reduce((m, x, i) => Math.max(m, Math.abs(x - approx.grads[name].data[i])), 0);
+        assert.ok(worst < 0.15 * maxAbs(g.data), `${name}: bf16 gradient off by ${worst} against max |grad| ${maxAbs(g.data)}`);
+      }
+      // The LoRA matrices train in float32 whatever the base's dtype.
+      await reduced.trainStep(batch, OPTIMIZER);
+      const after = await reduced.loraTensors();
+      assert.ok(Object.values(after).every((m) => m.data instanceof Float32Array && m.data.every(Number.isFinite)));
+    } finally {
+      await reduced.dispose();
+    }
+  });
+
   it('a batch with no masked tokens has loss 0 and changes nothing through its gradient', async () => {
     await torch.initLora(loraSpec(LORA), loraStart(model));
     const batch = randomBatch(4, model.config.vocabSize);

@@ -23,8 +23,20 @@ def choose_device(requested: Optional[str]) -> torch.device:
     return torch.device("cpu")
 
 
-def compute_dtype(device: torch.device) -> torch.dtype:
-    """bfloat16 where the GPU supports it, else float16; float32 on CPU and (for safety) MPS."""
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def compute_dtype(device: torch.device, requested: Optional[str] = None) -> torch.dtype:
+    """bfloat16 where the GPU supports it, else float16; float32 on CPU and (for safety) MPS.
+    `requested` (load's dtype, or SVC_TORCH_DTYPE) overrides: e.g. bfloat16 on CPU runs the
+    reduced-precision path a GPU would, where this torch's CPU autocast supports it."""
+    name = requested or os.environ.get("SVC_TORCH_DTYPE") or ""
+    if name:
+        if name not in DTYPES:
+            raise ValueError(f"unknown dtype {name!r} (expected one of {', '.join(DTYPES)})")
+        if device.type == "cpu" and name == "float16":
+            raise ValueError("float16 is not supported on CPU; use bfloat16 or float32")
+        return DTYPES[name]
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32

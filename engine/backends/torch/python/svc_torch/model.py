@@ -180,8 +180,8 @@ class Model:
         return chunked_masked_loss_sum(final, self.output_weight(), targets, mask, rows)
 
     def autocast(self):
-        """bf16/fp16 autocast on accelerators; a no-op context on CPU (float32 there)."""
-        if self.device.type == "cpu" or self.compute_dtype == torch.float32:
+        """Autocast to the compute dtype (bf16/fp16 on GPUs); a no-op context for float32."""
+        if self.compute_dtype == torch.float32:
             return torch.autocast("cpu", enabled=False)
         return torch.autocast(self.device.type, dtype=self.compute_dtype)
 
@@ -194,7 +194,7 @@ def build_model(cfg: dict, read: Callable[[str], np.ndarray], device: torch.devi
         array = read(name)
         if tuple(array.shape) != tuple(shape):
             raise ValueError(f"tensor {name} has shape {list(array.shape)}, expected {list(shape)} for this config")
-        dtype = compute_dtype if is_matrix_weight(name) and device.type != "cpu" else torch.float32
+        dtype = compute_dtype if is_matrix_weight(name) else torch.float32
         t = torch.from_numpy(array).to(device=device, dtype=dtype)
         weights[name] = t.requires_grad_(False)
         on_tensor(name, array.nbytes)

@@ -79,7 +79,8 @@ class Server:
             loaded[0] += nbytes
             self.send({"id": req["id"], "progress": {"loadedBytes": loaded[0], "totalBytes": total, "tensor": name}})
 
-        self.model = build_model(cfg, gguf.read, self.device, self.dev.compute_dtype(self.device), on_tensor)
+        dtype = self.dev.compute_dtype(self.device, req.get("dtype"))
+        self.model = build_model(cfg, gguf.read, self.device, dtype, on_tensor)
         checkpoint = req.get("checkpointActivations", "auto")
         self.model.checkpoint_blocks = bool(checkpoint) if checkpoint != "auto" else False
         self.checkpoint_mode = checkpoint
