@@ -47,6 +47,8 @@ export interface TorchBenchCase {
   warmup: number;
   steps: number;
   device?: string;
+  /** The backend's default is 'auto'; false keeps every activation, as the anchor does. */
+  checkpointActivations?: boolean | 'auto';
 }
 
 const OPTIMIZER: OptimizerSettings = { learningRate: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
@@ -98,7 +100,7 @@ export async function writeRandomModelGguf(file: string, config: ModelConfig): P
 }
 
 export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchResult> {
-  const backend = await startTorchBackend({ python: c.python, device: c.device });
+  const backend = await startTorchBackend({ python: c.python, device: c.device, checkpointActivations: c.checkpointActivations });
   try {
     await backend.loadBase(c.modelPath, c.config);
     await backend.initLora(loraSpec(c.lora), initLoraTensors(c.config, c.lora, 1).tensors);
@@ -178,7 +180,11 @@ export async function runTorchBench(options: { python?: string; device?: string;
     const modelPath = path.join(dir, 'smollm2-shaped.gguf');
     await writeRandomModelGguf(modelPath, config);
     const smol: TorchBenchCase = { python, config, modelPath, batches: randomBatches(config.vocabSize, 4, 256, 2), lora: QS.lora, warmup: 1, steps: Math.max(2, Math.round((options.steps ?? 30) / 6)), device: options.device };
-    report(`SmolLM2-135M shape (${config.blockCount} blocks, 4x256)`, await benchTorchBackend(smol), await benchAnchor(smol));
+    const label = `SmolLM2-135M shape (${config.blockCount} blocks, 4x256)`;
+    const keepAll = await benchTorchBackend({ ...smol, checkpointActivations: false });
+    const byDefault = await benchTorchBackend(smol);
+    report(label, keepAll, await benchAnchor(smol));
+    console.log(`${label}: torch backend, default 'auto' checkpointing`.padEnd(52), `${byDefault.tokensPerSecond.toFixed(0)} tokens/s (${byDefault.stepSeconds.toFixed(3)} s/step); peak RSS ${mib(byDefault.peakRssBytes)}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Dict, Optional
 
 
 def _private_stdout():
@@ -47,6 +46,7 @@ class Server:
         self.model = None
         self.lora = None
         self.optimizer = None
+        self.checkpoint_mode = "auto"
 
     def send(self, header: dict, tensors=None) -> None:
         from .protocol import write_frame
