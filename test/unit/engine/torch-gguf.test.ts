@@ -21,7 +21,9 @@ describe('torch backend GGUF reader', function () {
     const dir = await createTempDir('torch-gguf');
     try {
       const script = path.join(import.meta.dirname, 'torch-gguf-reference.py');
-      const { stdout } = await run(torchTestPython(), [script, ggufPyPath(), torchPythonPath(), dir.path]);
+      // No .pyc files next to the sources (the backend's own process runs with this too).
+      const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' };
+      const { stdout } = await run(torchTestPython(), [script, ggufPyPath(), torchPythonPath(), dir.path], { env });
       const result = JSON.parse(stdout.trim().split('\n').pop()!);
       assert.deepEqual(Object.keys(result.maxDiff).sort(), ['bf16', 'f16', 'f32', 'q4_0', 'q4_k', 'q5_k', 'q6_k', 'q8_0']);
       for (const [name, diff] of Object.entries(result.maxDiff as Record<string, number>)) {
