@@ -117,8 +117,22 @@ export interface BaseModel {
   name: string;
   /** "gguf" for a local file served by llama.cpp, "upstream" for an OpenAI-compatible server. */
   source: "gguf" | "upstream";
-  /** Whether svc can train adapters for it (only the svc-tiny family). */
+  /** Whether svc can train adapters for it: a GGUF of a trainable architecture (llama, qwen2, qwen3). */
   trainable: boolean;
+  /** One line saying why it cannot be trained (it can still be served); null when trainable. */
+  notTrainableReason: string | null;
+  /**
+   * Facts read from the GGUF header at registration; null for upstream servers (and for a file
+   * that could not be read again since). `parameters` counts weights, e.g. 596049920 for Qwen3 0.6B.
+   */
+  architecture: string | null;
+  parameters: number | null;
+  /** e.g. "Q4_K_M", "Q8_0", "F16". */
+  quantization: string | null;
+  /** Context the model was trained for, in tokens. */
+  contextLength: number | null;
+  sizeBytes: number | null;
+  hasChatTemplate: boolean | null;
   createdAt: string;
 }
 

@@ -1,6 +1,11 @@
-/** Base models: GGUF files served by llama.cpp, or OpenAI-compatible upstream servers. */
-import { open } from "node:fs/promises";
+/**
+ * Base models: GGUF files served by llama.cpp (and trained, for the llama / qwen2 / qwen3
+ * architectures), or OpenAI-compatible upstream servers. A GGUF's facts (architecture, size,
+ * quantization, context, trainable) are read from its header once, at registration, and stored,
+ * so lists and pickers never open model files.
+ */
 import path from "node:path";
+import { inspectGguf, type ModelFacts } from "../ggufFacts.js";
 import type { BaseModel } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, conflict } from "../http/errors.js";
@@ -8,7 +13,8 @@ import type { BaseModelsTable } from "../store/schema.js";
 import { nowIso } from "./ids.js";
 
 export interface RegisterModelInput {
-  name: string;
+  /** Default for a GGUF: a slug of its general.name, else of its file name. */
+  name?: string;
   /** Absolute path of a GGUF file on the cloud's machine. */
   path?: string;
   /** Base URL of an OpenAI-compatible server, e.g. http://gpu-box:8000/v1. */
@@ -18,48 +24,141 @@ export interface RegisterModelInput {
   replace?: boolean;
 }
 
+/** What a model name may look like (the route's schema says the same to clients). */
+export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$/;
+
+export const UPSTREAM_NOT_TRAINABLE = "an OpenAI-compatible upstream server: svc trains local GGUF files only";
+
 export async function listModels(ctx: CloudContext): Promise<BaseModel[]> {
   const rows = await ctx.db.selectFrom("base_models").selectAll().orderBy("created_at").orderBy("name").execute();
   return rows.map(toModel);
 }
 
+export async function findModel(ctx: CloudContext, name: string): Promise<BaseModel | undefined> {
+  const row = await ctx.db.selectFrom("base_models").selectAll().where("name", "=", name).executeTakeFirst();
+  return row && toModel(row);
+}
+
 export async function registerModel(ctx: CloudContext, input: RegisterModelInput): Promise<BaseModel> {
   if (Boolean(input.path) === Boolean(input.upstreamUrl)) throw badRequest("give exactly one of path (a GGUF file) or upstreamUrl");
-  if (input.path) await assertGguf(input.path);
   if (input.upstreamUrl && !/^https?:\/\/[^/]+/.test(input.upstreamUrl)) throw badRequest("upstreamUrl must be an http(s) URL");
-  const existing = await ctx.db.selectFrom("base_models").select("name").where("name", "=", input.name).executeTakeFirst();
-  if (existing && !input.replace) throw conflict("model_exists", `a base model named "${input.name}" already exists`);
+  // Everything that can fail on the file happens before the database is touched.
+  const file = input.path ? path.resolve(input.path) : null;
+  const facts = file ? await readFacts(file) : null;
+  const name = input.name ?? (file && facts ? defaultModelName(facts, file) : undefined);
+  if (!name) throw badRequest("name: an upstream model needs a name");
+  if (!MODEL_NAME_PATTERN.test(name)) throw badRequest("name must be 1-80 characters of letters, digits, '.', '_', ':' and '-'");
   const row: BaseModelsTable = {
-    name: input.name,
-    source: input.path ? "gguf" : "upstream",
-    path: input.path ? path.resolve(input.path) : null,
+    name,
+    source: file ? "gguf" : "upstream",
+    path: file,
     upstream_url: input.upstreamUrl?.replace(/\/+$/, "") ?? null,
     adapter_model: input.adapterModel ?? null,
-    // Only svc's own model family can be trained: the engine knows its architecture and vocabulary.
-    trainable: 0,
     created_at: nowIso(),
+    ...(facts ? factColumns(facts) : upstreamColumns()),
   };
-  await ctx.db.deleteFrom("base_models").where("name", "=", input.name).execute();
-  await ctx.db.insertInto("base_models").values(row).execute();
+  // One transaction: a replace never leaves the name missing, and two racing registrations of
+  // the same new name end with one row and one 409.
+  await ctx.db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom("base_models").select(["name", "created_at"]).where("name", "=", name).executeTakeFirst();
+    if (existing && !input.replace) throw conflict("model_exists", `a base model named "${name}" already exists (pass replace to overwrite it)`);
+    if (existing) {
+      // A replaced model keeps its place in the lists.
+      row.created_at = existing.created_at;
+      await trx.deleteFrom("base_models").where("name", "=", name).execute();
+    }
+    await trx.insertInto("base_models").values(row).execute();
+  });
   return toModel(row);
 }
 
-async function assertGguf(file: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(file, "r");
-  } catch {
-    throw badRequest(`path: cannot read ${file}`);
-  }
-  try {
-    const magic = Buffer.alloc(4);
-    await handle.read(magic, 0, 4, 0);
-    if (magic.toString("latin1") !== "GGUF") throw badRequest(`path: ${file} is not a GGUF file`);
-  } finally {
-    await handle.close();
+/**
+ * Reads the facts of rows stored before facts existed (or whose file could not be read then),
+ * so a cloud upgraded in place lists them fully. A file that is gone stays as it was: serving it
+ * reports the missing file when someone asks.
+ */
+export async function fillMissingModelFacts(ctx: CloudContext): Promise<void> {
+  const rows = await ctx.db.selectFrom("base_models").select(["name", "path"]).where("source", "=", "gguf").where("architecture", "is", null).execute();
+  for (const row of rows) {
+    if (!row.path) continue;
+    const facts = await inspectGguf(row.path).catch(() => null);
+    if (facts) await ctx.db.updateTable("base_models").set(factColumns(facts)).where("name", "=", row.name).execute();
   }
 }
 
-function toModel(row: BaseModelsTable): BaseModel {
-  return { name: row.name, source: row.source as BaseModel["source"], trainable: Boolean(Number(row.trainable)), createdAt: row.created_at };
+/** The header facts, or a 400 naming `path` that says what is wrong with the file. */
+async function readFacts(file: string): Promise<ModelFacts> {
+  try {
+    return await inspectGguf(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw badRequest(`path: ${file} does not exist`, "invalid_model_file");
+    if (code === "EISDIR") throw badRequest(`path: ${file} is a folder, not a GGUF file`, "invalid_model_file");
+    if (code === "EACCES" || code === "EPERM") throw badRequest(`path: cannot read ${file} (permission denied)`, "invalid_model_file");
+    const why = err instanceof Error ? err.message : String(err);
+    throw badRequest(`path: ${file} is not a usable GGUF file: ${why}`, "invalid_model_file");
+  }
+}
+
+/** The columns that hold a GGUF's facts. */
+export function factColumns(facts: ModelFacts): Pick<BaseModelsTable, FactColumn> {
+  return {
+    architecture: facts.architecture,
+    parameters: facts.parameters,
+    quantization: facts.quantization,
+    context_length: facts.contextLength ?? null,
+    size_bytes: facts.sizeBytes,
+    has_chat_template: facts.hasChatTemplate ? 1 : 0,
+    trainable: facts.trainable ? 1 : 0,
+    not_trainable_reason: facts.trainable ? null : (facts.notTrainableReason ?? `architecture ${facts.architecture} cannot be trained`),
+  };
+}
+
+type FactColumn = "architecture" | "parameters" | "quantization" | "context_length" | "size_bytes" | "has_chat_template" | "trainable" | "not_trainable_reason";
+
+function upstreamColumns(): Pick<BaseModelsTable, FactColumn> {
+  return {
+    architecture: null,
+    parameters: null,
+    quantization: null,
+    context_length: null,
+    size_bytes: null,
+    has_chat_template: null,
+    trainable: 0,
+    not_trainable_reason: UPSTREAM_NOT_TRAINABLE,
+  };
+}
+
+/** "Qwen3 0.6B" → "qwen3-0.6b"; a file name when the GGUF has no general.name. */
+export function defaultModelName(facts: Pick<ModelFacts, "name">, file: string): string {
+  return slugModelName(facts.name ?? "") || slugModelName(path.basename(file).replace(/\.gguf$/i, "")) || "model";
+}
+
+/** Lower-case, runs of anything outside [a-z0-9._:] become one "-", at most 80 characters. */
+export function slugModelName(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9._:]+/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 80)
+    .replace(/[-.:_]+$/, "");
+}
+
+const toNumber = (value: number | string | null): number | null => (value === null || value === undefined ? null : Number(value));
+
+export function toModel(row: BaseModelsTable): BaseModel {
+  const trainable = Boolean(Number(row.trainable));
+  return {
+    name: row.name,
+    source: row.source as BaseModel["source"],
+    trainable,
+    notTrainableReason: trainable ? null : (row.not_trainable_reason ?? (row.source === "upstream" ? UPSTREAM_NOT_TRAINABLE : "its GGUF header has not been read")),
+    architecture: row.architecture ?? null,
+    parameters: toNumber(row.parameters),
+    quantization: row.quantization ?? null,
+    contextLength: toNumber(row.context_length),
+    sizeBytes: toNumber(row.size_bytes),
+    hasChatTemplate: row.has_chat_template === null || row.has_chat_template === undefined ? null : Boolean(Number(row.has_chat_template)),
+    createdAt: row.created_at,
+  };
 }

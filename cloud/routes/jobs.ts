@@ -2,6 +2,7 @@ import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
 import { appendJobEvent, createJob, isTerminal, listJobs, requireJobInProject, toJob } from "../domain/jobs.js";
 import { listArtifacts } from "../domain/artifacts.js";
+import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
 import { requireProject } from "../domain/accounts.js";
 import { badRequest } from "../http/errors.js";
@@ -67,15 +68,26 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
   });
 }
 
+/**
+ * The job's model must be registered and trainable; the SDK checks the same before uploading,
+ * this is the check no client can skip. Errors name `config.model` and list what would work.
+ */
 async function validateModel(ctx: CloudContext, config: Record<string, unknown>): Promise<void> {
   if (config.model === undefined) return;
   if (typeof config.model !== "string") throw badRequest("config.model must be a model name");
-  const model = await ctx.db.selectFrom("base_models").select(["name", "trainable"]).where("name", "=", config.model).executeTakeFirst();
+  const model = await findModel(ctx, config.model);
   if (!model) {
-    const names = (await ctx.db.selectFrom("base_models").select("name").execute()).map((m) => m.name);
-    throw badRequest(`config.model: unknown model "${config.model}"; available: ${names.join(", ") || "none"}`, "unknown_model");
+    const trainable = (await listModels(ctx)).filter((m) => m.trainable).map((m) => m.name);
+    throw badRequest(`config.model: unknown model "${config.model}"; trainable models registered: ${trainable.join(", ") || "none"}`, "unknown_model");
   }
-  if (!Number(model.trainable)) {
-    throw badRequest(`config.model: "${config.model}" can be deployed but not trained; svc trains the svc-tiny family only`, "model_not_trainable");
+  if (!model.trainable) {
+    throw badRequest(`config.model: "${config.model}" can be served but not trained: ${model.notTrainableReason}`, "model_not_trainable");
+  }
+  const maxSeqLength = config.maxSeqLength;
+  if (maxSeqLength !== undefined && (!Number.isInteger(maxSeqLength) || (maxSeqLength as number) < 16 || (maxSeqLength as number) > 32768)) {
+    throw badRequest("config.maxSeqLength must be an integer from 16 to 32768");
+  }
+  if (typeof maxSeqLength === "number" && model.contextLength && maxSeqLength > model.contextLength) {
+    throw badRequest(`config.maxSeqLength: ${maxSeqLength} is longer than the context of "${model.name}" (${model.contextLength} tokens)`);
   }
 }

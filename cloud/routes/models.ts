@@ -5,7 +5,8 @@ import { requireUser, requireWorker } from "../http/auth.js";
 import type { App } from "./types.js";
 
 const RegisterModelBody = Type.Object({
-  name: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$", errorMessage: "name must be 1-80 characters of letters, digits, '.', '_', ':' and '-'" }),
+  // Optional for a GGUF: the cloud names it after its general.name (or file name).
+  name: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$", errorMessage: "name must be 1-80 characters of letters, digits, '.', '_', ':' and '-'" })),
   path: Type.Optional(Type.String({ minLength: 1 })),
   upstreamUrl: Type.Optional(Type.String({ minLength: 1 })),
   adapterModel: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),

@@ -153,11 +153,34 @@ const initial: Migration = {
   },
 };
 
-const migrations: Record<string, Migration> = { "0001_initial": initial };
+/**
+ * What a GGUF says about itself, read from its header at registration: shown in the model lists
+ * and pickers, and checked before a job is queued. `parameters` and `size_bytes` are bigint
+ * because 7B+ parameters and 4 GiB+ files overflow PostgreSQL's 32-bit integer. Rows registered
+ * before this migration keep NULL facts until the cloud's start fills them in.
+ */
+const baseModelFacts: Migration = {
+  async up(db: Kysely<any>) {
+    const columns: [string, "text" | "bigint" | "integer"][] = [
+      ["architecture", "text"],
+      ["parameters", "bigint"],
+      ["quantization", "text"],
+      ["context_length", "integer"],
+      ["size_bytes", "bigint"],
+      ["has_chat_template", "integer"],
+      ["not_trainable_reason", "text"],
+    ];
+    // One ALTER per column: SQLite cannot add several in one statement.
+    for (const [name, type] of columns) await db.schema.alterTable("base_models").addColumn(name, type).execute();
+  },
+};
+
+/** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = { "0001_initial": initial, "0002_base_model_facts": baseModelFacts };
 
 class StaticMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    return migrations;
+    return { ...MIGRATIONS };
   }
 }
 

@@ -126,6 +126,17 @@ export interface BaseModelsTable {
   adapter_model: string | null;
   trainable: number;
   created_at: string;
+  /** general.architecture of the GGUF (null for upstream servers and rows not yet inspected). */
+  architecture: string | null;
+  /** Parameter count; PostgreSQL returns bigint columns as strings, hence the union. */
+  parameters: number | string | null;
+  /** e.g. "Q4_K_M", "F16". */
+  quantization: string | null;
+  context_length: number | null;
+  size_bytes: number | string | null;
+  has_chat_template: number | null;
+  /** One line saying why svc cannot train it (null when trainable). */
+  not_trainable_reason: string | null;
 }
 
 /** Storage of the OAuth provider (oidc-provider adapter): one row per model instance. */

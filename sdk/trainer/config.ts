@@ -3,8 +3,16 @@
  * called so a typo fails at once with a message naming the field, not minutes later in a worker.
  */
 
+/**
+ * The models shipped with svc (always registered, always trainable). Any other registered GGUF
+ * of a trainable architecture (llama, qwen2, qwen3) can be trained too: `svc models add FILE.gguf`,
+ * then `model: "<its name>"`; `svc start` checks the name against the cloud before uploading.
+ */
 export const SUPPORTED_MODELS = ["svc-tiny"] as const;
 export type SupportedModel = (typeof SUPPORTED_MODELS)[number];
+
+/** Bounds of maxSeqLength: below 16 tokens a chat template alone does not fit; above 32768 no GPU here holds the activations. */
+export const MAX_SEQ_LENGTH_RANGE = { min: 16, max: 32768 } as const;
 
 export const LORA_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] as const;
 
@@ -20,7 +28,10 @@ export interface LoraConfig {
 export interface TrainerConfig {
   /** Shown as the job name. */
   name: string;
-  /** Base model to fine-tune: one of SUPPORTED_MODELS. */
+  /**
+   * Base model to fine-tune: the name of a trainable model registered with the cloud (`svc models
+   * list`), e.g. "svc-tiny" or a GGUF added with `svc models add`.
+   */
   model: string;
   /** JSONL file in the OpenAI chat fine-tuning format, relative to the project folder. */
   dataset: string;
@@ -40,13 +51,19 @@ export interface TrainerConfig {
   seed?: number;
   schedule?: "cosine" | "linear";
   warmupSteps?: number;
+  /**
+   * Longest conversation in tokens, an integer from 16 to 32768 (default: the smaller of the
+   * model's context and 1024). Longer conversations are reported, not cut. Memory grows with it.
+   */
+  maxSeqLength?: number;
 }
 
 /** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
-export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps">> & {
+export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength">> & {
   maxSteps?: number;
   numTrainEpochs?: number;
   warmupSteps?: number;
+  maxSeqLength?: number;
   lora: Required<LoraConfig>;
 };
 
@@ -65,10 +82,8 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     throw new TrainerConfigError(field, message);
   };
   if (typeof config.name !== "string" || config.name.trim().length === 0 || config.name.length > 120) fail("name", "must be 1 to 120 characters");
-  if (typeof config.model !== "string" || !config.model) fail("model", `must name a base model, e.g. "${SUPPORTED_MODELS[0]}"`);
-  if (!(SUPPORTED_MODELS as readonly string[]).includes(config.model)) {
-    fail("model", `"${config.model}" cannot be trained; svc trains ${SUPPORTED_MODELS.join(", ")} (other registered models can be deployed, not trained)`);
-  }
+  // Which names exist is the cloud's knowledge: `svc start` asks it before uploading anything.
+  if (typeof config.model !== "string" || config.model.trim().length === 0) fail("model", `must name a registered base model, e.g. "${SUPPORTED_MODELS[0]}"`);
   for (const field of ["dataset", "evalDataset"] as const) {
     const value = config[field];
     if (value === undefined && field === "evalDataset") continue;
@@ -91,6 +106,10 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
   if (config.seed !== undefined && !Number.isInteger(config.seed)) fail("seed", "must be an integer");
   if (config.schedule !== undefined && config.schedule !== "cosine" && config.schedule !== "linear") fail("schedule", 'must be "cosine" or "linear"');
   if (config.warmupSteps !== undefined && (!Number.isInteger(config.warmupSteps) || config.warmupSteps < 0)) fail("warmupSteps", "must be a non-negative integer");
+  const { min, max } = MAX_SEQ_LENGTH_RANGE;
+  if (config.maxSeqLength !== undefined && (!Number.isInteger(config.maxSeqLength) || config.maxSeqLength < min || config.maxSeqLength > max)) {
+    fail("maxSeqLength", `must be an integer from ${min} to ${max}`);
+  }
   if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");
   const lora = config.lora ?? {};
   positiveInt("lora.r", lora.r, 256);
@@ -112,6 +131,7 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     seed: config.seed ?? 42,
     schedule: config.schedule ?? "cosine",
     ...(config.warmupSteps !== undefined ? { warmupSteps: config.warmupSteps } : {}),
+    ...(config.maxSeqLength !== undefined ? { maxSeqLength: config.maxSeqLength } : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? ["q_proj", "v_proj", "o_proj"] },
   };
 }

@@ -17,6 +17,7 @@ import { ProjectSession } from "../session.js";
 import { validateChatJsonl } from "../jsonl.js";
 import type { Job, JobEvent, TrainingLogData } from "../wire.js";
 import { validateTrainerConfig, type JobTrainingConfig, type TrainerConfig } from "./config.js";
+import { checkTrainerModel, effectiveMaxSeqLength } from "./modelCheck.js";
 import { SVC_TINY } from "../../engine/model/config.js";
 
 export interface TrainerCallbacks {
@@ -65,12 +66,19 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     async start() {
       if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
       const dir = projectDir();
-      // Conversations longer than the model's context are reported now, not by the worker later.
-      const contextLength = SVC_TINY.contextLength;
-      const train = await readDataset(dir, options.dataset, "dataset", contextLength);
-      const evalData = options.evalDataset ? await readDataset(dir, options.evalDataset, "evalDataset", contextLength) : null;
+      const train = await readDataset(dir, options.dataset, "dataset");
+      const evalData = options.evalDataset ? await readDataset(dir, options.evalDataset, "evalDataset") : null;
       const session = await ProjectSession.open({ projectDir: dir });
       client = await session.scopedClient();
+      // The model is the cloud's knowledge: an unknown or serve-only one fails here, before any upload.
+      const model = checkTrainerModel(config, await client.listModels());
+      // svc-tiny counts one token per byte, so conversations too long for it are reported now, not
+      // by the worker later; other models' tokenizers live with the worker, which checks there.
+      if (model.name === SVC_TINY.name) {
+        const limit = effectiveMaxSeqLength(config, model) ?? SVC_TINY.contextLength;
+        checkLengths(train, options.dataset, "dataset", limit);
+        if (evalData) checkLengths(evalData, options.evalDataset!, "evalDataset", limit);
+      }
       const dataset = await client.uploadDataset(path.basename(options.dataset), train);
       const evalDataset = evalData ? await client.uploadDataset(path.basename(options.evalDataset!), evalData) : undefined;
       job = await client.createJob({ name: config.name, config: { ...config }, datasetId: dataset.id, evalDatasetId: evalDataset?.id });
@@ -111,7 +119,7 @@ function inferAt(client: CloudClient, jobId: string, step: number): InferFn {
 }
 
 /** Reads and validates a dataset before anything is uploaded: bad lines are reported by number. */
-async function readDataset(projectDir: string, file: string, field: string, contextLength: number): Promise<string> {
+async function readDataset(projectDir: string, file: string, field: string): Promise<string> {
   const full = path.resolve(projectDir, file);
   let text: string;
   try {
@@ -119,9 +127,15 @@ async function readDataset(projectDir: string, file: string, field: string, cont
   } catch {
     throw new Error(`${field}: cannot read ${full}`);
   }
-  const report = validateChatJsonl(text, { contextLength });
+  const report = validateChatJsonl(text);
   if (report.errors.length > 0) throw new Error(`${field} ${file} is invalid:\n${report.errors.join("\n")}`);
   return text;
+}
+
+/** Conversations longer than the sequence limit, reported like any other invalid line. */
+function checkLengths(text: string, file: string, field: string, contextLength: number): void {
+  const report = validateChatJsonl(text, { contextLength });
+  if (report.errors.length > 0) throw new Error(`${field} ${file} is invalid:\n${report.errors.join("\n")}`);
 }
 
 export interface Svc {

@@ -10,6 +10,8 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
+import { writeTinyModel } from "../support/modelFiles.js";
+import { http } from "./harness/api.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
 const quickstart = path.join(repoRoot, "examples", "quickstart");
@@ -147,11 +149,40 @@ describe("svc start: bad inputs fail early and clearly", function () {
     await assertNoJob(dir);
   });
 
-  it("unknown model: the manifest error names the field", async () => {
+  it("unknown model: svc start names the field and the trainable models, uploads nothing", async () => {
     const dir = project({ source: (s) => s.replace('model: "svc-tiny"', 'model: "llama-70b"') });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
-    assert.match(out.stderr, /^svc: Couldn't read manifest: createTrainer: model "llama-70b" cannot be trained/);
+    assert.match(out.stderr, /^svc: model: "llama-70b" is not registered with the cloud; trainable models: svc-tiny\. Register a GGUF with: svc models add/);
+    await assertNoJob(dir);
+  });
+
+  it("maxSeqLength longer than the model's context: svc start says so, no job", async () => {
+    const dir = project({ source: (s) => s.replace('model: "svc-tiny",', 'model: "svc-tiny", maxSeqLength: 4096,') });
+    const out = svc(cloud, dir, ["start"]);
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /^svc: maxSeqLength: 4096 is longer than the context of "svc-tiny" \(160 tokens\)/);
+    await assertNoJob(dir);
+  });
+
+  it("a registered serve-only model: svc start gives the one-line reason, no job", async () => {
+    const file = path.join(cloud.home, "gemma.gguf");
+    await writeTinyModel(file, { architecture: "gemma2", name: "Gemma 2 2B" });
+    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
+    const res = await http(cloud, "POST", "/v1/models", { token, body: { name: "gemma", path: file } });
+    assert.equal(res.status, 201, res.text);
+    const dir = project({ source: (s) => s.replace('model: "svc-tiny"', 'model: "gemma"') });
+    const out = svc(cloud, dir, ["start"]);
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /^svc: model: "gemma" can be served but not trained: .*gemma2/);
+    await assertNoJob(dir);
+  });
+
+  it("conversations longer than maxSeqLength (svc-tiny counts bytes): the line is named, no job", async () => {
+    const dir = project({ source: (s) => s.replace('model: "svc-tiny",', 'model: "svc-tiny", maxSeqLength: 32,') });
+    const out = svc(cloud, dir, ["start"]);
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /dataset data\/train\.jsonl is invalid:\n\s+line 1: conversation is \d+ tokens, longer than the model's context of 32 tokens/);
     await assertNoJob(dir);
   });
 

@@ -41,12 +41,13 @@ export async function http(
   return { status: response.status, body: parsed, text, headers: response.headers };
 }
 
-/** Registers a GGUF-looking file as a base model through the real admin route. */
+/** Registers a small real GGUF (llama-shaped, so trainable) as a base model through the real admin route. */
 export async function registerTestModel(cloud: TestCloud, name: string): Promise<void> {
-  const { writeFileSync, readFileSync } = await import("node:fs");
+  const { readFileSync } = await import("node:fs");
   const path = await import("node:path");
+  const { writeTinyModel } = await import("../../support/modelFiles.js");
   const file = path.join(cloud.home, `${name}.gguf`);
-  writeFileSync(file, Buffer.concat([Buffer.from("GGUF"), Buffer.alloc(60)]));
+  await writeTinyModel(file, { architecture: "llama", name });
   const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
   const res = await http(cloud, "POST", "/v1/models", { token, body: { name, path: file } });
   if (res.status !== 201) throw new Error(`model registration failed: ${res.text}`);
