@@ -5,6 +5,7 @@ import { slugProblem } from "../../webview/lib/format.js";
 import { shortJobId } from "../../webview/lib/targetSummary.js";
 import { ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT } from "../../webview/protocol/endpointDetail.js";
 import { AUTH_MODE_LABELS } from "../core/endpointRows.js";
+import { modelPickText } from "../core/modelPickItem.js";
 import type { Services } from "../services.js";
 import { deploymentFromArg, jobFromArg, pickDeployment } from "./args.js";
 
@@ -58,8 +59,7 @@ export async function createEndpoint(s: Services, arg: unknown): Promise<Deploym
           suggestedSlug: suggestSlug(job.name, job.id),
         })),
       ...models.map((model) => ({
-        label: `$(database) ${model.name}`,
-        description: `Base model: ${model.name}`,
+        ...modelPickText(model),
         target: { kind: "base_model", name: model.name } as DeploymentTarget,
         suggestedSlug: suggestSlug(model.name, Date.now().toString(36).slice(-4)),
       })),
