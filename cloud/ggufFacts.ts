@@ -99,6 +99,7 @@ function describe({ metadata, tensors, dataStart }: Header, sizeBytes: number): 
 
 function notTrainableReason(architecture: string, metadata: Map<string, GgufValue>, tensors: TensorInfo[], typeNames: string[]): string | undefined {
   if (!isTrainableArchitecture(architecture)) return `architecture ${architecture}: svc trains ${TRAINABLE_ARCHITECTURES.join(", ")} models`;
+  if (tensors.length === 0) return "the file has no weights (a vocabulary-only GGUF)";
   const unsupported = [...new Set(typeNames.filter((t) => !TRAINABLE_TENSOR_TYPES.has(t)))];
   if (unsupported.length) return `tensor type ${unsupported.join(", ")} cannot be read for training (svc reads ${[...TRAINABLE_TENSOR_TYPES].join(", ")})`;
   try {
@@ -118,7 +119,7 @@ function dominantType(tensors: TensorInfo[], typeNames: string[], elements: (t: 
 
 /** A file cut short after its header still fails here: its last tensor must end inside the file. */
 function checkDataPresent(tensors: TensorInfo[], dataStart: number, sizeBytes: number, elements: (t: TensorInfo) => number): void {
-  let end = dataStart;
+  let end = 0;
   for (const t of tensors) {
     const [, blockBytes, blockElements] = TENSOR_TYPES[t.type] ?? [];
     end = Math.max(end, dataStart + t.offset + (blockBytes && blockElements ? Math.ceil(elements(t) / blockElements) * blockBytes : 0));
@@ -156,7 +157,12 @@ async function readValue(source: HeaderSource, type: number): Promise<GgufValue>
     const itemType = await source.u32();
     const count = await source.count();
     const items: unknown[] = [];
-    for (let i = 0; i < count; i++) items.push((await readValue(source, itemType)).value);
+    // Vocabularies are arrays of 100k+ strings: items already in the read window are decoded
+    // without a promise each (an await per token made a Llama 3 header take seconds).
+    for (let i = 0; i < count; i++) {
+      const quick = itemType === GgufValueType.ARRAY ? undefined : source.scalarInWindow(itemType);
+      items.push(quick !== undefined ? quick : (await readValue(source, itemType)).value);
+    }
     return { type, itemType, value: items } as GgufValue;
   }
   return { type, value: await readScalar(source, type) } as GgufValue;
@@ -191,6 +197,12 @@ const numberValue = (metadata: Map<string, GgufValue>, key: string): number | un
   return v && typeof v.value === "bigint" ? Number(v.value) : undefined;
 };
 
+const SCALAR_SIZES: Record<number, number> = {
+  [GgufValueType.UINT8]: 1, [GgufValueType.INT8]: 1, [GgufValueType.UINT16]: 2, [GgufValueType.INT16]: 2, [GgufValueType.UINT32]: 4,
+  [GgufValueType.INT32]: 4, [GgufValueType.FLOAT32]: 4, [GgufValueType.BOOL]: 1, [GgufValueType.UINT64]: 8, [GgufValueType.INT64]: 8,
+  [GgufValueType.FLOAT64]: 8,
+};
+
 /** Sequential reads through a 1 MiB window, so a header of any size costs few system calls. */
 class HeaderSource {
   position = 0;
@@ -211,6 +223,40 @@ class HeaderSource {
     const start = this.position - this.windowStart;
     this.position += length;
     return this.window.subarray(start, start + length);
+  }
+
+  /**
+   * The scalar at the current position when the window already holds all of it (and then moves
+   * past it); undefined when it does not, and the caller reads it the slow way.
+   */
+  scalarInWindow(type: number): number | bigint | boolean | string | undefined {
+    const at = this.position - this.windowStart;
+    const available = this.window.length - at;
+    if (at < 0) return undefined;
+    if (type === GgufValueType.STRING) {
+      if (available < 8) return undefined;
+      const length = Number(this.window.readBigUInt64LE(at));
+      if (length > MAX_STRING_BYTES || available < 8 + length) return undefined;
+      this.position += 8 + length;
+      return this.window.toString("utf8", at + 8, at + 8 + length);
+    }
+    const size = SCALAR_SIZES[type];
+    if (size === undefined || available < size) return undefined;
+    this.position += size;
+    const w = this.window;
+    switch (type) {
+      case GgufValueType.UINT8: return w.readUInt8(at);
+      case GgufValueType.INT8: return w.readInt8(at);
+      case GgufValueType.UINT16: return w.readUInt16LE(at);
+      case GgufValueType.INT16: return w.readInt16LE(at);
+      case GgufValueType.UINT32: return w.readUInt32LE(at);
+      case GgufValueType.INT32: return w.readInt32LE(at);
+      case GgufValueType.FLOAT32: return w.readFloatLE(at);
+      case GgufValueType.BOOL: return w[at] !== 0;
+      case GgufValueType.UINT64: return w.readBigUInt64LE(at);
+      case GgufValueType.INT64: return w.readBigInt64LE(at);
+      default: return w.readDoubleLE(at);
+    }
   }
 
   async u32(): Promise<number> {

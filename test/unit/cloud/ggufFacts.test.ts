@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { inspectGguf } from "../../../cloud/ggufFacts.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
+import { llamaCppSource } from "../../support/llamaCppSource.js";
 import { writeTinyModel } from "../../support/modelFiles.js";
 
 describe("cloud/ggufFacts: a GGUF's facts from its header", () => {
@@ -41,6 +42,17 @@ describe("cloud/ggufFacts: a GGUF's facts from its header", () => {
     assert.equal(facts.architecture, "llama");
     assert.equal(facts.contextLength, 160);
     assert.equal(facts.trainable, true);
+  });
+
+  it("reads a real header with a 151k-token vocabulary (llama.cpp's Qwen2 vocabulary file, no weights)", async function () {
+    this.timeout(60_000);
+    const facts = await inspectGguf(path.join(llamaCppSource(), "models", "ggml-vocab-qwen2.gguf"));
+    assert.equal(facts.architecture, "qwen2");
+    assert.equal(facts.contextLength, 32768);
+    assert.equal(facts.hasChatTemplate, true);
+    assert.equal(facts.parameters, 0);
+    assert.equal(facts.trainable, false);
+    assert.equal(facts.notTrainableReason, "the file has no weights (a vocabulary-only GGUF)");
   });
 
   it("another architecture is serve-only, with a one-line reason", async () => {
