@@ -22,7 +22,7 @@ export enum GgufValueType {
   FLOAT64 = 12,
 }
 
-/** ggml tensor type; we write F32 only (the models are tiny, and F32 keeps llama.cpp exact). */
+/** ggml tensor type F32, the default a tensor is written as (engine/gguf/ggml-types.ts has them all). */
 export const GGML_TYPE_F32 = 0;
 
 /** A metadata value with its explicit GGUF type, since JS numbers do not say u32 vs f32. */
@@ -32,14 +32,43 @@ export type GgufValue =
   | { type: GgufValueType.BOOL; value: boolean }
   | { type: GgufValueType.STRING; value: string }
   | { type: GgufValueType.ARRAY; itemType: GgufValueType.STRING; value: string[] }
-  | { type: GgufValueType.ARRAY; itemType: GgufValueType.INT32 | GgufValueType.UINT32 | GgufValueType.FLOAT32; value: number[] };
+  | { type: GgufValueType.ARRAY; itemType: GgufValueType.INT32 | GgufValueType.UINT32 | GgufValueType.FLOAT32 | GgufValueType.UINT8 | GgufValueType.INT8 | GgufValueType.UINT16 | GgufValueType.INT16 | GgufValueType.FLOAT64; value: number[] }
+  | { type: GgufValueType.ARRAY; itemType: GgufValueType.UINT64 | GgufValueType.INT64; value: bigint[] }
+  | { type: GgufValueType.ARRAY; itemType: GgufValueType.BOOL; value: boolean[] };
 
 export interface GgufTensor {
   name: string;
   /** ggml dims, ne0 first (ne0 is the fastest-varying, i.e. the row length). */
   dims: number[];
-  /** Row-major data with ne0 fastest; F32 only. */
+  /** Row-major data with ne0 fastest, always F32 in memory (read tensors are dequantised). */
   data: Float32Array;
+  /**
+   * ggml type the data is stored as in the file (GgmlType in ggml-types.ts); F32 when absent.
+   * The reader sets it only for non-F32 tensors, so writing a read file keeps its types.
+   */
+  type?: number;
+}
+
+/** Where one tensor lives in a file, as its header says; the data itself is not read. */
+export interface GgufTensorInfo {
+  name: string;
+  /** ggml dims, ne0 first. */
+  dims: number[];
+  /** ggml type number (any ggml type; only some can be dequantised). */
+  type: number;
+  /** Absolute file offset of the tensor's first byte. */
+  offset: number;
+  /** Bytes the data takes (NaN for a type ggml-types.ts does not know). */
+  byteLength: number;
+}
+
+export interface GgufHeader {
+  version: number;
+  metadata: Map<string, GgufValue>;
+  tensors: GgufTensorInfo[];
+  alignment: number;
+  /** Absolute offset of the tensor data section. */
+  dataOffset: number;
 }
 
 export interface GgufFile {
@@ -53,3 +82,4 @@ export const str = (value: string): GgufValue => ({ type: GgufValueType.STRING, 
 export const bool = (value: boolean): GgufValue => ({ type: GgufValueType.BOOL, value });
 export const strArray = (value: string[]): GgufValue => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.STRING, value });
 export const i32Array = (value: number[]): GgufValue => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.INT32, value });
+export const f32Array = (value: number[]): GgufValue => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.FLOAT32, value });
