@@ -5,6 +5,9 @@
  * accepted here is exactly what the trainer can train on.
  */
 import { validateChatJsonl as validateExamples } from "../engine/data/chat-jsonl.js";
+// Type only: a real model's tokenizer (node-llama-cpp) is loaded by the caller, never from here,
+// so the cloud's upload check and browser bundles stay free of native code.
+import type { ChatTokenizer } from "../engine/data/chat-tokenizer.js";
 
 export type { ChatMessage } from "../engine/tokenizer.js";
 
@@ -17,8 +20,16 @@ export interface JsonlReport {
 
 const MAX_REPORTED_ERRORS = 20;
 
-/** `contextLength` also rejects conversations longer than the model's context (in tokens). */
-export function validateChatJsonl(text: string, options: { contextLength?: number } = {}): JsonlReport {
+export interface JsonlValidationOptions {
+  /** Rejects conversations longer than the model's context (in tokens). */
+  contextLength?: number;
+  /** A real model's training limit in tokens (wins over contextLength). */
+  maxSeqLength?: number;
+  /** Counts tokens as this model will; default svc-tiny's byte tokenizer. */
+  tokenizer?: ChatTokenizer;
+}
+
+export function validateChatJsonl(text: string, options: JsonlValidationOptions = {}): JsonlReport {
   const { examples, issues } = validateExamples(text, options);
   const errors = issues.slice(0, MAX_REPORTED_ERRORS).map((i) => (i.line === 0 ? i.message : `line ${i.line}: ${i.message}`));
   if (issues.length > MAX_REPORTED_ERRORS) errors.push(`... and ${issues.length - MAX_REPORTED_ERRORS} more invalid lines`);

@@ -10,9 +10,14 @@
  * Conversations longer than the model's context are REJECTED by default (overflow: 'reject'):
  * silently cutting them could drop the very assistant answer the user wants to teach. Callers can
  * opt into 'truncate', which keeps the first contextLength tokens when some assistant tokens survive.
+ *
+ * Token counts come from a ChatTokenizer (engine/data/chat-tokenizer.ts): svc-tiny's byte
+ * tokenizer by default, or a real GGUF's own tokenizer and chat template, so a conversation is
+ * measured exactly as it will be trained and served.
  */
 import { readFile } from 'node:fs/promises';
-import { renderChat, type ChatMessage, type RenderedChat } from '../tokenizer.js';
+import type { ChatMessage, RenderedChat } from '../tokenizer.js';
+import { byteChatTokenizer, type ChatTokenizer } from './chat-tokenizer.js';
 
 export interface ChatExample {
   /** 1-based line of the example in its file, for messages that point back to the data. */
@@ -30,12 +35,34 @@ export type OverflowPolicy = 'reject' | 'truncate';
 export interface ParseOptions {
   /** When set, conversations are tokenised and checked against this many tokens. */
   contextLength?: number;
+  /** Same as contextLength for a real model's training limit (wins when both are set). */
+  maxSeqLength?: number;
+  /** Tokenizer to count with; default svc-tiny's byte tokenizer. */
+  tokenizer?: ChatTokenizer;
   overflow?: OverflowPolicy;
   /** Shown in error messages, e.g. "train.jsonl". */
   name?: string;
 }
 
 const MAX_LISTED_ISSUES = 20;
+
+/** Longest sequence trained on real models by default: long enough for most chats, cheap on memory. */
+export const DEFAULT_MAX_SEQ_LENGTH = 1024;
+
+/**
+ * The default training sequence limit: svc-tiny trains on its whole context (as before); real
+ * models on min(context, DEFAULT_MAX_SEQ_LENGTH), since their contexts (32k+) would not fit in memory.
+ */
+export function defaultMaxSeqLength(tokenizer: ChatTokenizer, modelContextLength: number): number {
+  return tokenizer.templateSource === 'svc' ? modelContextLength : Math.min(modelContextLength, DEFAULT_MAX_SEQ_LENGTH);
+}
+
+/** Why a conversation is too long, naming its token count and the limit. */
+function tooLongMessage(tokens: number, limit: number, tokenizer: ChatTokenizer): string {
+  return tokenizer.templateSource === 'svc'
+    ? `conversation is ${tokens} tokens, longer than the model's context of ${limit} tokens (1 token = 1 byte)`
+    : `conversation is ${tokens} tokens, longer than maxSeqLength of ${limit} tokens`;
+}
 
 export class DatasetValidationError extends Error {
   readonly code = 'invalid_dataset';
@@ -92,10 +119,19 @@ export function validateChatJsonl(text: string, options: ParseOptions = {}): { e
       issues.push({ line, message: checked });
       return;
     }
-    if (options.contextLength !== undefined && (options.overflow ?? 'reject') === 'reject') {
-      const length = renderChat(checked).ids.length;
-      if (length > options.contextLength) {
-        issues.push({ line, message: `conversation is ${length} tokens, longer than the model's context of ${options.contextLength} tokens (1 token = 1 byte)` });
+    const limit = options.maxSeqLength ?? options.contextLength;
+    const tokenizer = options.tokenizer ?? byteChatTokenizer;
+    if (limit !== undefined || options.tokenizer) {
+      // A real template can also refuse a conversation (e.g. raise_exception on role order).
+      let length: number;
+      try {
+        length = tokenizer.renderChat(checked).ids.length;
+      } catch (err) {
+        issues.push({ line, message: `chat template: ${(err as Error).message}` });
+        return;
+      }
+      if (limit !== undefined && (options.overflow ?? 'reject') === 'reject' && length > limit) {
+        issues.push({ line, message: tooLongMessage(length, limit, tokenizer) });
         return;
       }
     }
@@ -120,17 +156,28 @@ export async function readChatJsonl(path: string, options: ParseOptions = {}): P
  * Renders examples to token ids + assistant-only loss masks, applying the overflow policy.
  * With 'truncate', an example whose assistant tokens all fall beyond the context is an error.
  */
-export function tokenizeExamples(examples: readonly ChatExample[], contextLength: number, overflow: OverflowPolicy = 'reject'): RenderedChat[] {
+export function tokenizeExamples(
+  examples: readonly ChatExample[],
+  contextLength: number,
+  overflow: OverflowPolicy = 'reject',
+  tokenizer: ChatTokenizer = byteChatTokenizer,
+): RenderedChat[] {
   const issues: DatasetIssue[] = [];
   const out: RenderedChat[] = [];
   for (const example of examples) {
-    const rendered = renderChat(example.messages);
+    let rendered: RenderedChat;
+    try {
+      rendered = tokenizer.renderChat(example.messages);
+    } catch (err) {
+      issues.push({ line: example.line, message: `chat template: ${(err as Error).message}` });
+      continue;
+    }
     if (rendered.ids.length <= contextLength) {
       out.push(rendered);
       continue;
     }
     const cut = { ids: rendered.ids.slice(0, contextLength), lossMask: rendered.lossMask.slice(0, contextLength) };
-    if (overflow === 'reject') issues.push({ line: example.line, message: `conversation is ${rendered.ids.length} tokens, longer than the context of ${contextLength}` });
+    if (overflow === 'reject') issues.push({ line: example.line, message: `conversation is ${rendered.ids.length} tokens, longer than the limit of ${contextLength} tokens` });
     else if (!cut.lossMask.slice(1).some((m) => m === 1)) issues.push({ line: example.line, message: 'no assistant tokens left after truncating to the context' });
     else out.push(cut);
   }

@@ -12,6 +12,8 @@
  */
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { promptTokens, type ChatMessage } from './chat-template.js';
+import { byteChatTokenizer, type ChatTokenizer } from '../data/chat-tokenizer.js';
+import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 
 export interface LoadLlamaCppOptions {
@@ -72,7 +74,7 @@ type NodeLlamaCpp = typeof import('node-llama-cpp');
 let llamaPromise: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
 
 /** One Llama runtime per process; CPU only and never compiling (offline machines). */
-function getRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
+export function getLlamaRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
   llamaPromise ??= (async () => {
     const lib = await import('node-llama-cpp');
     const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error });
@@ -82,7 +84,7 @@ function getRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
 }
 
 export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<LlamaCppModel> {
-  const { lib, llama } = await getRuntime();
+  const { lib, llama } = await getLlamaRuntime();
   const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: 0 });
   return new LlamaCppModel(lib, model, options.threads ?? 1);
 }
@@ -90,10 +92,16 @@ export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<L
 export class LlamaCppModel {
   /** True when the GGUF carries the svc byte vocabulary, so our own renderer gives its tokens. */
   readonly usesSvcTemplate: boolean;
+  /**
+   * How chats become prompt tokens: svc's byte renderer for svc models, otherwise the GGUF's own
+   * template and tokenizer, the very ChatTokenizer training uses (engine/data/gguf-chat-tokenizer.ts).
+   */
+  readonly chatTokenizer: ChatTokenizer;
 
   constructor(private readonly lib: NodeLlamaCpp, readonly model: LlamaModel, private readonly threads: number) {
     const tokens = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
     this.usesSvcTemplate = Array.isArray(tokens) && tokens[256] === '<|bos|>' && tokens[260] === '<|assistant|>';
+    this.chatTokenizer = this.usesSvcTemplate ? byteChatTokenizer : ggufChatTokenizer(model);
   }
 
   get trainContextSize(): number {
@@ -114,15 +122,18 @@ export class LlamaCppModel {
     return new LlamaCppSession(this, context, Math.min(contextSize, context.contextSize));
   }
 
-  /** Prompt token ids for a chat: our renderer for svc models, the model's own template otherwise. */
+  /**
+   * Prompt token ids for a chat: exactly `chatTokenizer.renderGenerationPrompt`, so serving
+   * prompts a fine-tuned model with the tokens it was trained on.
+   */
   chatPromptTokens(messages: readonly ChatMessage[]): Token[] {
-    return this.usesSvcTemplate ? (promptTokens(messages) as Token[]) : this.templatePromptTokens(messages);
+    return this.usesSvcTemplate ? (promptTokens(messages) as Token[]) : (this.chatTokenizer.renderGenerationPrompt(messages) as Token[]);
   }
 
   /**
-   * Renders a chat with the chat template stored in the GGUF (through node-llama-cpp's chat
-   * wrappers, Jinja included). Used for models that are not ours; for ours it must give exactly
-   * `promptTokens`, which a test checks.
+   * Renders a chat through node-llama-cpp's own chat wrappers (Jinja included). Serving no longer
+   * uses it; kept as an independent reference: for svc models it must give exactly `promptTokens`,
+   * which a test checks.
    */
   templatePromptTokens(messages: readonly ChatMessage[]): Token[] {
     const wrapper = this.lib.resolveChatWrapper(this.model);
@@ -166,7 +177,9 @@ export class LlamaCppSession {
     const maxTokens = Math.min(request.maxTokens ?? 128, this.contextSize - prompt.length);
 
     await this.sequence.clearHistory();
-    const matcher = new StopStringMatcher(request.stop);
+    // A fallback template's end-of-turn marker may be plain text, not a token: stop on it too.
+    const templateStops = request.promptTokens ? [] : this.owner.chatTokenizer.stopStrings;
+    const matcher = new StopStringMatcher([...(request.stop ?? []), ...templateStops]);
     const tokens: Token[] = [];
     const pieces: string[] = [];
     let undecoded: Token[] = [];
