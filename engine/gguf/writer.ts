@@ -1,8 +1,11 @@
 /**
- * Serialises a GgufFile (metadata + F32 tensors) to GGUF v3 bytes. Tensor data offsets are
- * aligned to 32 bytes as llama.cpp requires (general.alignment is left at its default).
+ * Serialises a GgufFile (metadata + tensors) to GGUF v3 bytes. Each tensor is stored as its
+ * `type` (F32 by default; quantised by quantize.ts otherwise). Tensor data offsets are aligned to
+ * 32 bytes as llama.cpp requires (general.alignment is left at its default).
  */
 import { writeFile, rename } from 'node:fs/promises';
+import { quantize } from './quantize.js';
+import { ggmlTypeInfo } from './ggml-types.js';
 import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GGUF_VERSION, GgufValueType, type GgufFile, type GgufValue } from './format.js';
 
 class ByteSink {
@@ -88,21 +91,28 @@ export function encodeGguf(file: GgufFile): Buffer {
   }
   let offset = 0;
   const offsets: number[] = [];
+  const payloads: Uint8Array[] = [];
   for (const tensor of file.tensors) {
     const count = tensor.dims.reduce((a, b) => a * b, 1);
     if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name}: dims ${tensor.dims} do not match ${tensor.data.length} values`);
+    const type = tensor.type ?? GGML_TYPE_F32;
+    const { name, blockElements } = ggmlTypeInfo(type, tensor.name);
+    // ggml quantises rows: a row (ne0) that is not whole blocks cannot be stored in this type.
+    if ((tensor.dims[0] ?? 1) % blockElements !== 0) throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
+    const data = quantize(type, tensor.data);
     sink.string(tensor.name);
     sink.u32(tensor.dims.length);
     for (const dim of tensor.dims) sink.u64(dim);
-    sink.u32(GGML_TYPE_F32);
+    sink.u32(type);
     sink.u64(offset);
     offsets.push(offset);
-    offset += Math.ceil((count * 4) / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+    payloads.push(data);
+    offset += Math.ceil(data.byteLength / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
   }
   sink.padTo(GGUF_ALIGNMENT);
   const dataStart = sink.length;
   for (let i = 0; i < file.tensors.length; i++) {
-    const { data } = file.tensors[i];
+    const data = payloads[i];
     if (sink.length - dataStart !== offsets[i]) throw new Error('internal: tensor offset mismatch');
     sink.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     sink.padTo(GGUF_ALIGNMENT);
