@@ -27,7 +27,8 @@
  *     joins the header's trailing newline), the merged token is trained as the first content
  *     token; the sequence is still llama.cpp's whole-text tokenisation.
  *   - A trailing eos_token text is not stripped (llama.cpp strips it only when add_eos_token).
- *   - Templates get messages, add_generation_prompt, bos_token and eos_token only: no tools, no
+ *   - Templates get messages, add_generation_prompt, bos_token and eos_token (plus the jinja
+ *     library's own raise_exception, whose message becomes the dataset issue) only: no tools, no
  *     strftime_now, no enable_thinking (so Llama 3's date line is its fixed default).
  *
  * A GGUF without a chat template gets ChatML (`templateSource: 'fallback'`) so the trainer can
