@@ -94,10 +94,8 @@ function readValue(source: ByteSource, key: string): GgufValue {
 /** Parses the header from the first bytes of a file; throws OutOfBytes if `buffer` ends too soon. */
 function parseHeader(buffer: Buffer, fileSize: number): GgufHeader {
   const source = new ByteSource(buffer, fileSize);
-  if (buffer.length < 4 || buffer.readUInt32LE(0) !== GGUF_MAGIC) {
-    if (fileSize < 4 && buffer.length === fileSize) throw new Error('not a GGUF file (too short for the magic)');
-    if (buffer.length >= 4) throw new Error('not a GGUF file (bad magic)');
-  }
+  // Too short for the magic is a cut-off file (OutOfBytes below); four wrong bytes are not GGUF.
+  if (buffer.length >= 4 && buffer.readUInt32LE(0) !== GGUF_MAGIC) throw new Error('not a GGUF file (bad magic)');
   source.u32('magic');
   const version = source.u32('version');
   if (version !== 3) throw new Error(`unsupported GGUF version ${version}`);
