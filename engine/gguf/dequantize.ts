@@ -127,17 +127,17 @@ function q6_k(b: Uint8Array, out: Float32Array): void {
     const d = f16At(b, at + 208);
     for (let n = 0; n < 2; n++) {
       const ql = at + 64 * n, qh = at + 128 + 32 * n, sc = at + 192 + 8 * n, o = y + 128 * n;
-      for (let l = 0; l < 32; l++) {
-        const is = l >> 4;
-        const h = b[qh + l], lo = b[ql + l], lo2 = b[ql + l + 32];
-        const q1 = ((lo & 0xf) | ((h & 3) << 4)) - 32;
-        const q2 = ((lo2 & 0xf) | (((h >> 2) & 3) << 4)) - 32;
-        const q3 = ((lo >> 4) | (((h >> 4) & 3) << 4)) - 32;
-        const q4 = ((lo2 >> 4) | (((h >> 6) & 3) << 4)) - 32;
-        out[o + l] = d * ((b[sc + is] << 24) >> 24) * q1;
-        out[o + l + 32] = d * ((b[sc + is + 2] << 24) >> 24) * q2;
-        out[o + l + 64] = d * ((b[sc + is + 4] << 24) >> 24) * q3;
-        out[o + l + 96] = d * ((b[sc + is + 6] << 24) >> 24) * q4;
+      // Scales change every 16 elements: hoist the four in use out of the element loop.
+      for (let is = 0; is < 2; is++) {
+        const s1 = d * ((b[sc + is] << 24) >> 24), s2 = d * ((b[sc + is + 2] << 24) >> 24);
+        const s3 = d * ((b[sc + is + 4] << 24) >> 24), s4 = d * ((b[sc + is + 6] << 24) >> 24);
+        for (let l = 16 * is; l < 16 * is + 16; l++) {
+          const h = b[qh + l], lo = b[ql + l], lo2 = b[ql + l + 32];
+          out[o + l] = s1 * (((lo & 0xf) | ((h & 3) << 4)) - 32);
+          out[o + l + 32] = s2 * (((lo2 & 0xf) | (((h >> 2) & 3) << 4)) - 32);
+          out[o + l + 64] = s3 * (((lo >> 4) | (((h >> 4) & 3) << 4)) - 32);
+          out[o + l + 96] = s4 * (((lo2 >> 4) | (((h >> 6) & 3) << 4)) - 32);
+        }
       }
     }
   }

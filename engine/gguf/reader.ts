@@ -6,7 +6,7 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GgufValueType, type GgufFile, type GgufHeader, type GgufTensor, type GgufTensorInfo, type GgufValue } from './format.js';
-import { knownGgmlType, ggmlTypeInfo } from './ggml-types.js';
+import { knownGgmlType, ggmlByteLength } from './ggml-types.js';
 import { dequantize } from './dequantize.js';
 
 /** Thrown when parsing runs past the bytes at hand: the caller reads more, or the file is truncated. */
@@ -171,10 +171,11 @@ function truncatedTensor(info: GgufTensorInfo, fileSize: number): Error {
   return new Error(`truncated GGUF: tensor ${info.name} needs bytes up to ${info.offset + info.byteLength} but the file has ${fileSize}`);
 }
 
-/** Element count and byte length of a tensor we can dequantise (throws UnsupportedTensorTypeError otherwise). */
+/** Element count of a tensor we can dequantise (throws UnsupportedTensorTypeError, or for partial blocks). */
 function checkedSize(info: GgufTensorInfo): number {
-  ggmlTypeInfo(info.type, info.name);
-  return info.dims.reduce((a, b) => a * b, 1);
+  const count = info.dims.reduce((a, b) => a * b, 1);
+  ggmlByteLength(info.type, count, info.name);
+  return count;
 }
 
 function toTensor(info: GgufTensorInfo, bytes: Uint8Array, count: number): GgufTensor {
