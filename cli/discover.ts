@@ -5,7 +5,7 @@
  * is not a readable GGUF is skipped with a note instead of failing the whole list.
  */
 import { realpath } from "node:fs/promises";
-import { inspectGguf } from "../cloud/ggufFacts.js";
+import { inspectGguf } from "../engine/gguf/inspect.js";
 import { scanCandidates, type DiscoverySource, type Env } from "./discoverSources.js";
 
 export interface DiscoveredModel {

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { inspectGguf } from "./ggufFacts.js";
+import { inspectGguf } from "../engine/gguf/inspect.js";
 import { packageRoot } from "../sdk/packageRoot.js";
 import type { CloudContext } from "./context.js";
 import { factColumns, fillMissingModelFacts } from "./domain/models.js";

@@ -5,7 +5,7 @@
  * so lists and pickers never open model files.
  */
 import path from "node:path";
-import { inspectGguf, type ModelFacts } from "../ggufFacts.js";
+import { inspectGguf, type ModelFacts } from "../../engine/gguf/inspect.js";
 import type { BaseModel } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, conflict } from "../http/errors.js";

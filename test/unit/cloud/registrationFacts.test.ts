@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { inspectGguf } from "../../../cloud/ggufFacts.js";
+import { inspectGguf } from "../../../engine/gguf/inspect.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
 import { llamaCppSource } from "../../support/llamaCppSource.js";
 import { writeTinyModel } from "../../support/modelFiles.js";
 
-describe("cloud/ggufFacts: a GGUF's facts from its header (what registration and discovery rely on)", () => {
+describe("inspectGguf as registration and discovery use it: the facts of small model files", () => {
   let tmp: TempDir;
   before(async () => {
     tmp = await createTempDir("gguf-facts");
