@@ -204,6 +204,8 @@ export interface GgufTensorReader {
   close(): Promise<void>;
 }
 
+const READ_CHUNK = 1 << 30;
+
 /** Opens a GGUF for reading tensors one at a time, so a multi-GB model is never held twice. */
 export async function openGgufTensors(path: string): Promise<GgufTensorReader> {
   const header = await readGgufHeader(path);
@@ -215,9 +217,15 @@ export async function openGgufTensors(path: string): Promise<GgufTensorReader> {
       const info = byName.get(name);
       if (!info) throw new Error(`GGUF ${path} has no tensor ${name}`);
       const count = checkedSize(info);
-      const bytes = Buffer.alloc(info.byteLength);
-      const { bytesRead } = await handle.read(bytes, 0, info.byteLength, info.offset);
-      if (bytesRead < info.byteLength) throw truncatedTensor(info, (await handle.stat()).size);
+      // Every byte is overwritten below (or we throw), so the zero fill can be skipped.
+      const bytes = Buffer.allocUnsafe(info.byteLength);
+      let done = 0;
+      while (done < info.byteLength) {
+        // One read returns at most ~2 GB (and may return less): loop until the tensor is in.
+        const { bytesRead } = await handle.read(bytes, done, Math.min(info.byteLength - done, READ_CHUNK), info.offset + done);
+        if (bytesRead === 0) throw truncatedTensor(info, (await handle.stat()).size);
+        done += bytesRead;
+      }
       return dequantize(info.type, bytes, count);
     },
     close: () => handle.close(),
