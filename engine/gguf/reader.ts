@@ -9,6 +9,8 @@ import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GgufValueType, type GgufFile
 import { knownGgmlType, ggmlByteLength } from './ggml-types.js';
 import { dequantize } from './dequantize.js';
 
+export type { GgufHeader, GgufTensorInfo } from './format.js';
+
 /** Thrown when parsing runs past the bytes at hand: the caller reads more, or the file is truncated. */
 class OutOfBytes extends Error {
   constructor(readonly what: string) { super(what); }
