@@ -27,7 +27,9 @@
  *   contextLength       default 256.
  *   tiedOutput          no output.weight (default: false for llama and qwen2, true for qwen3 as Qwen3-0.6B).
  *   ropeFreqFactors     llama only: writes rope_freqs.weight [headDim/2] with Llama 3.1's scaling
- *                       (factor 8, low 1, high 4, original context 8192) — values between 1 and 8.
+ *                       (factor 8, low 1, high 4, original context 8192) — values between 1 and 8;
+ *                       those only touch long wavelengths, which short prompts barely feel, so an
+ *                       array of headDim/2 factors can be given instead (e.g. [2, 3, 5, 8]).
  *   ropeFreqBase        default 500000 for llama-bpe, 1e6 for qwen, 10000 otherwise.
  *   chatTemplate        string, or null for none; default a real template from models/templates:
  *                       Llama 3.1 for llama-bpe, Qwen3-0.6B (qwen3) / Qwen2.5 (qwen2) for qwen2; the
@@ -36,8 +38,9 @@
  *
  * Weights are scaled so next-token distributions are peaked (logit std ~6 over the vocabulary:
  * greedy decoding is not decided by float noise) yet varied (different contexts pick different
- * tokens): token_embd ~ N(0, 1), output ~ N(0, (6/sqrt(d))^2), linear layers ~ N(0, 1/in) but
- * attn_output and ffn_down ~ N(0, 4/in) (blocks outweigh the input embedding), norm weights
+ * tokens): token_embd ~ N(0, min(1, 6/sqrt(d))^2) (so tied logits also have std ~6 at any d),
+ * output ~ N(0, (6/sqrt(d))^2), linear layers ~ N(0, 1/in) but attn_output and ffn_down
+ * ~ N(0, 16/in) (blocks outweigh the input embedding, else tied models echo their input), norm weights
  * ~ 1 + N(0, 0.1^2), biases ~ N(0, 0.2^2).
  */
 import { readFileSync, existsSync } from 'node:fs';
@@ -65,7 +68,7 @@ export interface TestModelOptions {
   feedForwardLength?: number;
   contextLength?: number;
   tiedOutput?: boolean;
-  ropeFreqFactors?: boolean;
+  ropeFreqFactors?: boolean | number[];
   ropeFreqBase?: number;
   chatTemplate?: string | null;
   seed?: number;
@@ -177,12 +180,14 @@ export function testModelTensors(o: ResolvedTestModelOptions, vocabSize: number)
     tensors.push({ name, dims: [width], data });
   };
 
-  normal('token_embd.weight', [d, vocabSize], 1);
+  normal('token_embd.weight', [d, vocabSize], Math.min(1, 6 / Math.sqrt(d)));
   norm('output_norm.weight', d);
   if (!o.tiedOutput) normal('output.weight', [d, vocabSize], 6 / Math.sqrt(d));
-  if (o.ropeFreqFactors) {
+  if (o.ropeFreqFactors !== false) {
     if (o.arch !== 'llama') throw new Error('ropeFreqFactors is a llama (Llama 3.1) feature');
-    tensors.push({ name: 'rope_freqs.weight', dims: [o.headDim / 2], data: llama3RopeFactors(o.headDim, o.ropeFreqBase) });
+    const factors = Array.isArray(o.ropeFreqFactors) ? Float32Array.from(o.ropeFreqFactors) : llama3RopeFactors(o.headDim, o.ropeFreqBase);
+    if (factors.length !== o.headDim / 2) throw new Error(`rope_freqs needs headDim/2 = ${o.headDim / 2} factors, got ${factors.length}`);
+    tensors.push({ name: 'rope_freqs.weight', dims: [o.headDim / 2], data: factors });
   }
   for (let b = 0; b < o.blockCount; b++) {
     const p = `blk.${b}`;
@@ -199,11 +204,11 @@ export function testModelTensors(o: ResolvedTestModelOptions, vocabSize: number)
       norm(`${p}.attn_q_norm.weight`, o.headDim);
       norm(`${p}.attn_k_norm.weight`, o.headDim);
     }
-    linear(`${p}.attn_output.weight`, qWidth, d, 2);
+    linear(`${p}.attn_output.weight`, qWidth, d, 4);
     norm(`${p}.ffn_norm.weight`, d);
     linear(`${p}.ffn_gate.weight`, d, o.feedForwardLength);
     linear(`${p}.ffn_up.weight`, d, o.feedForwardLength);
-    linear(`${p}.ffn_down.weight`, o.feedForwardLength, d, 2);
+    linear(`${p}.ffn_down.weight`, o.feedForwardLength, d, 4);
   }
   return tensors;
 }
@@ -279,10 +284,11 @@ export function buildTestModel(options: TestModelOptions): Promise<string> {
   const key = cacheKey(resolved) + (options.chatTemplate === undefined ? ':default' : '');
   let build = builds.get(key);
   if (!build) {
+    const serial = builds.size; // taken now: concurrent builds must not share a file name
     build = (async () => {
       const file = await testModelFile(options);
       const dir = await testModelsDir();
-      const target = path.join(dir, `${resolved.name.replace(/[^A-Za-z0-9._-]/g, '_')}-${builds.size}.gguf`);
+      const target = path.join(dir, `${resolved.name.replace(/[^A-Za-z0-9._-]/g, '_')}-${serial}.gguf`);
       await writeGgufFile(target, file); // quantises each tensor to its `type`
       if (!existsSync(target)) throw new Error(`test model ${target} was not written`);
       return target;
