@@ -8,6 +8,7 @@
  *   logProbabilities(path, tokenIds)     → Float32Array[vocab]: log softmax of llama.cpp's logits at
  *                                          the last position (see below)
  *   greedy(path, tokenIds, n, {lora})    → the next n token ids, argmax at each step
+ *   compareWithReference(logits, ref)    → max |log-prob difference| (finite, not far tail) + argmax agreement
  *   disposeLlamaCppReference()           → frees every model and context (call in `after`)
  *
  * Logits: node-llama-cpp 3.x does not hand out raw logits; it returns the full-vocabulary
@@ -65,6 +66,10 @@ function getContext(path: string, options: ReferenceOptions) {
         contextSize: model.trainContextSize,
         threads: 1,
         sequences: 1,
+        // F32 KV cache: llama.cpp's default F16 cache alone moves log-probabilities by ~0.02,
+        // which would hide real differences in the engine comparisons.
+        experimentalKvCacheKeyType: 'F32',
+        experimentalKvCacheValueType: 'F32',
         lora: options.lora ? { adapters: [{ filePath: options.lora, scale: 1 }] } : undefined,
       });
       return { context, sequence: context.getSequence() };
@@ -152,3 +157,38 @@ export async function disposeLlamaCppReference(): Promise<void> {
   for (const entry of allContexts) await entry.then(({ context }) => context.dispose(), () => undefined);
   for (const entry of allModels) await entry.then((model) => model.dispose(), () => undefined);
 }
+
+/** log softmax of raw logits (float64 accumulation), to compare an engine's logits with logProbabilities(). */
+export function logSoftmax(logits: ArrayLike<number>): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]);
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i] - max);
+  const logZ = max + Math.log(sum);
+  const out = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) out[i] = logits[i] - logZ;
+  return out;
+}
+
+/**
+ * Largest |a - b| over tokens where llama.cpp's log-probability is finite and at least
+ * `minLogProb` (default -30: the tail is where float32 softmax rounding dominates), plus where
+ * it happened and whether both argmaxes agree. `engineLogits` are raw logits; `reference` comes
+ * from logProbabilities().
+ */
+export function compareWithReference(engineLogits: ArrayLike<number>, reference: Float32Array, minLogProb = -30): { maxDiff: number; at: number; sameArgmax: boolean } {
+  if (engineLogits.length !== reference.length) throw new Error(`vocabulary sizes differ: ${engineLogits.length} vs ${reference.length}`);
+  const engine = logSoftmax(engineLogits);
+  let maxDiff = 0, at = -1, engineBest = 0, referenceBest = 0;
+  for (let i = 0; i < reference.length; i++) {
+    if (engine[i] > engine[engineBest]) engineBest = i;
+    if (reference[i] > reference[referenceBest]) referenceBest = i;
+    if (!(reference[i] >= minLogProb)) continue;
+    const diff = Math.abs(engine[i] - reference[i]);
+    if (diff > maxDiff) { maxDiff = diff; at = i; }
+  }
+  return { maxDiff, at, sameArgmax: engineBest === referenceBest };
+}
+
+/** Alias with the name the engine comparisons use: llama.cpp's next-token log-probabilities. */
+export const logits = logProbabilities;
