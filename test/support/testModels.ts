@@ -5,7 +5,12 @@
  * llamaCppSource.ts); every tokenizer.* key is copied, so llama.cpp tokenizes exactly as for the
  * real model.
  *
- *   buildTestModel(options) → path of the GGUF (built once per options per process, in a temp dir)
+ *   buildTestModel(options) → path of the GGUF (built once per options per process, in a temp dir
+ *                             removed at exit; SVC_KEEP_TMP=1 keeps it)
+ *   resolveTestModelOptions(options) → the options with defaults filled in (the file's true shape)
+ *   testModelFile(options)  → the same GGUF in memory ({metadata, tensors} with F32 data and `type`)
+ *   storedType(tensor, weightType) → the ggml type a tensor is written as
+ * Every arch gets key_length / value_length, rope.dimension_count = headDim, rms eps 1e-6.
  *
  * Options (all but arch and vocab optional):
  *   arch                'llama' | 'qwen2' | 'qwen3' — metadata and tensors llama.cpp loads for it:
@@ -17,8 +22,8 @@
  *                       of the 2-D weights. 1-D tensors (norms, biases, rope_freqs) stay F32 as in
  *                       llama.cpp's quantizer, and so does every 2-D tensor whose row length (ne0) is
  *                       not a whole number of the type's blocks (32 for Q8_0/Q4_0, 256 for K-quants):
- *                       with the default d=32 a Q4_K model has only ffn_down (ne0 = ff) quantised
- *                       unless ff and d are multiples of 256. general.file_type says the type.
+ *                       at the default d=32 Q8_0/Q4_0 quantise every matrix, K-quants only ffn_down
+ *                       (ne0 = ff = 256); pass embeddingLength: 256 (and a matching headDim) for all. general.file_type says the type.
  *   embeddingLength     d, default 32 (the real vocabulary dominates the file size: 128K x 32 x 4 B = 16 MB).
  *   blockCount          default 2.
  *   headCount           default 4.   headCountKv default 2 (grouped-query attention).
@@ -45,7 +50,6 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { f32, str, u32, type GgufTensor, type GgufValue } from '../../engine/gguf/format.js';
 import { writeGgufFile } from '../../engine/gguf/writer.js';
