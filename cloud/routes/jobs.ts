@@ -69,10 +69,14 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
 }
 
 /**
- * The job's model must be registered and trainable; the SDK checks the same before uploading,
- * this is the check no client can skip. Errors name `config.model` and list what would work.
+ * The job's model must be registered and trainable (and its backend one svc has); the SDK checks
+ * the same before uploading, this is the check no client can skip. Errors name the config field
+ * and list what would work.
  */
 async function validateModel(ctx: CloudContext, config: Record<string, unknown>): Promise<void> {
+  if (config.backend !== undefined && !["auto", "torch", "tfjs"].includes(config.backend as string)) {
+    throw badRequest('config.backend must be "auto", "torch" or "tfjs"');
+  }
   if (config.model === undefined) return;
   if (typeof config.model !== "string") throw badRequest("config.model must be a model name");
   const model = await findModel(ctx, config.model);

@@ -6,9 +6,11 @@
  * log callback yields to the event loop so the link can read them.
  */
 import { randomUUID } from "node:crypto";
-import { createReadStream, promises as fs } from "node:fs";
+import { createReadStream, createWriteStream, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { BackendChoice } from "../../engine/backends/select.js";
 import type { LoadProgress } from "../../engine/backends/types.js";
 import type { CloudMessage } from "./protocol.js";
@@ -67,11 +69,13 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const config = job.config as Record<string, any>;
     const { parseChatJsonl } = await import("../../engine/data/chat-jsonl.js");
     const { trainLora } = await import("../../engine/train/lora-trainer.js");
-    const { chooseBackend } = await import("../../engine/backends/select.js");
+    const { chooseBackend, parseBackendChoice } = await import("../../engine/backends/select.js");
     const train = parseChatJsonl(await download(options, assign.datasetUrl, "dataset"), { name: "dataset" });
     const evalSet = assign.evalDatasetUrl ? parseChatJsonl(await download(options, assign.evalDatasetUrl, "evalDataset"), { name: "evalDataset" }) : undefined;
     const modelPath = await resolveModel(options, assign);
-    const { backend, reason } = await chooseBackend(options.backend ?? "auto", { device: options.device, log });
+    // The job's own choice (svc start under SVC_TRAIN_BACKEND=...) wins over the worker's default.
+    const choice = config.backend ? parseBackendChoice(config.backend, "config.backend") : (options.backend ?? "auto");
+    const { backend, reason } = await chooseBackend(choice, { device: options.device, log });
     try {
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {
@@ -113,6 +117,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         warmupSteps: config.warmupSteps,
         signal,
         onLoadProgress: loadProgressReporter((message) => void emit("training.progress", { message })),
+        onNotice: (message) => void emit("training.progress", { message }),
         onLog: async (entry) => {
           void emit("training.log", {
             step: entry.step,
@@ -201,8 +206,9 @@ async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Prom
     return file;
   } catch {
     const res = await fetch(assign.model.url, { headers: { authorization: `Bearer ${options.token}` } });
-    if (!res.ok) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
-    await fs.writeFile(`${file}.part`, Buffer.from(await res.arrayBuffer()));
+    if (!res.ok || !res.body) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
+    // Streamed to disk: a base model may be larger than this worker's free memory.
+    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), createWriteStream(`${file}.part`));
     await fs.rename(`${file}.part`, file);
     return file;
   }

@@ -53,3 +53,8 @@ export const byteChatTokenizer: ChatTokenizer = {
   stopStrings: [],
   dispose: async () => undefined,
 };
+
+/** True when a GGUF's tokenizer.ggml.tokens is svc's byte vocabulary (the svc-tiny family). */
+export function isSvcVocabulary(tokens: unknown): boolean {
+  return Array.isArray(tokens) && tokens[256] === '<|bos|>' && tokens[260] === '<|assistant|>';
+}

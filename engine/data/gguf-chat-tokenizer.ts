@@ -27,9 +27,12 @@
  *     joins the header's trailing newline), the merged token is trained as the first content
  *     token; the sequence is still llama.cpp's whole-text tokenisation.
  *   - A trailing eos_token text is not stripped (llama.cpp strips it only when add_eos_token).
- *   - Templates get messages, add_generation_prompt, bos_token and eos_token (plus the jinja
- *     library's own raise_exception, whose message becomes the dataset issue) only: no tools, no
- *     strftime_now, no enable_thinking (so Llama 3's date line is its fixed default).
+ *   - Templates get messages, add_generation_prompt, bos_token, eos_token and
+ *     enable_thinking=false (plus the jinja library's own raise_exception, whose message becomes
+ *     the dataset issue) only: no tools, no strftime_now (so Llama 3's date line is its fixed
+ *     default). enable_thinking=false is Qwen3's non-thinking mode: the generation prompt already
+ *     holds the empty <think></think> block, so a trained turn is just the answer (chat datasets
+ *     carry no reasoning) and served replies carry no think block. Other templates ignore it.
  *
  * A GGUF without a chat template gets ChatML (`templateSource: 'fallback'`) so the trainer can
  * say so; if the vocabulary lacks <|im_end|>, the marker is plain text and is trained as text,
@@ -45,6 +48,8 @@ export const FALLBACK_CHAT_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 const FALLBACK_END_OF_TURN = '<|im_end|>';
+/** Qwen3's switch: fine-tune and serve in non-thinking mode (see the header). */
+const ENABLE_THINKING = false;
 
 export class ChatTemplateError extends Error {
   readonly code = 'chat_template_error';
@@ -90,6 +95,7 @@ export function ggufChatTokenizer(model: LlamaModel, options: GgufChatTokenizerO
       add_generation_prompt: addGenerationPrompt,
       bos_token: bosText,
       eos_token: eosText,
+      enable_thinking: ENABLE_THINKING,
     });
 
   /** llama.cpp's tokenisation of a rendered prompt, BOS included as serving adds it. */

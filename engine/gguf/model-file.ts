@@ -13,7 +13,8 @@ import { transpose2d } from '../model/matrix.js';
 import { isLinearWeight, weightShapes, type ModelWeights } from '../model/weights.js';
 import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufValue } from './format.js';
 import { configFromMetadata } from './model-config.js';
-import { readGgufFile } from './reader.js';
+import { ggmlByteLength } from './ggml-types.js';
+import { openGgufTensors, readGgufFile, readGgufHeader } from './reader.js';
 import { tokenizerMetadata } from './vocab.js';
 import { writeGgufFile } from './writer.js';
 
@@ -90,7 +91,8 @@ export function modelFromGguf(file: GgufFile): LoadedModel {
 
 /** The model's configuration from its GGUF header (no weights are read). */
 export async function readModelConfig(path: string): Promise<ModelConfig> {
-  return configFromGguf(await readGgufFile(path));
+  const header = await readGgufHeader(path);
+  return configFromMetadata(header.metadata, header.tensors.map((t) => t.name));
 }
 
 /** Loads a base model into tfjs tensors (dequantised to float32); the starting point of fine-tunes. */
@@ -99,22 +101,32 @@ export async function loadModelGguf(path: string): Promise<LoadedModel> {
 }
 
 /**
- * Reads the weights `config` names from a GGUF into tfjs tensors, tensor by tensor, reporting
- * progress in bytes; the tensors' types are checked before any data is read.
+ * Reads the weights `config` names from a GGUF into tfjs tensors, tensor by tensor (only one
+ * tensor's file bytes are in memory at a time), reporting progress in float32 bytes. Every
+ * tensor's presence and type are checked before any data is read, so an unsupported type fails
+ * before minutes of loading.
  */
 export async function openModelWeights(path: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<ModelWeights> {
-  const file = await readGgufFile(path);
-  const byName = new Map(file.tensors.map((t) => [t.name, t]));
-  const shapes = weightShapes(config);
-  const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
-  let loadedBytes = 0;
-  const weights: ModelWeights = {};
-  for (const [name, shape] of shapes) {
-    const tensor = byName.get(name);
-    if (!tensor) throw new Error(`GGUF is missing tensor ${name}`);
-    weights[name] = fromGgufTensor(tensor, shape, isLinearWeight(name));
-    loadedBytes += 4 * tensor.data.length;
-    onProgress?.({ loadedBytes, totalBytes, tensor: name });
+  const reader = await openGgufTensors(path);
+  try {
+    const byName = new Map(reader.header.tensors.map((t) => [t.name, t]));
+    const shapes = weightShapes(config);
+    for (const [name] of shapes) {
+      const info = byName.get(name);
+      if (!info) throw new Error(`GGUF is missing tensor ${name}`);
+      ggmlByteLength(info.type, info.dims.reduce((a, b) => a * b, 1), name);
+    }
+    const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
+    let loadedBytes = 0;
+    const weights: ModelWeights = {};
+    for (const [name, shape] of shapes) {
+      const data = await reader.readF32(name);
+      weights[name] = fromGgufTensor({ name, dims: byName.get(name)!.dims, data }, shape, isLinearWeight(name));
+      loadedBytes += 4 * data.length;
+      onProgress?.({ loadedBytes, totalBytes, tensor: name });
+    }
+    return weights;
+  } finally {
+    await reader.close();
   }
-  return weights;
 }

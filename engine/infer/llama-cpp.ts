@@ -12,7 +12,7 @@
  */
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { promptTokens, type ChatMessage } from './chat-template.js';
-import { byteChatTokenizer, type ChatTokenizer } from '../data/chat-tokenizer.js';
+import { byteChatTokenizer, isSvcVocabulary, type ChatTokenizer } from '../data/chat-tokenizer.js';
 import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 
@@ -100,7 +100,7 @@ export class LlamaCppModel {
 
   constructor(private readonly lib: NodeLlamaCpp, readonly model: LlamaModel, private readonly threads: number) {
     const tokens = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
-    this.usesSvcTemplate = Array.isArray(tokens) && tokens[256] === '<|bos|>' && tokens[260] === '<|assistant|>';
+    this.usesSvcTemplate = isSvcVocabulary(tokens);
     this.chatTokenizer = this.usesSvcTemplate ? byteChatTokenizer : ggufChatTokenizer(model);
   }
 

@@ -17,7 +17,9 @@ import { freemem } from 'node:os';
 import { join } from 'node:path';
 import { estimateTfjsMemory, TFJS_HEAP_LIMIT_BYTES, TfjsBackend } from '../backends/tfjs.js';
 import type { ComputeBackend, LoadProgress, OptimizerSettings } from '../backends/types.js';
-import { tokenizeExamples, type ChatExample, type OverflowPolicy } from '../data/chat-jsonl.js';
+import { defaultMaxSeqLength, tokenizeExamples, type ChatExample, type OverflowPolicy } from '../data/chat-jsonl.js';
+import { byteChatTokenizer, type ChatTokenizer } from '../data/chat-tokenizer.js';
+import { loadModelChatTokenizer } from '../data/model-chat-tokenizer.js';
 import { writeAdapterGguf } from '../gguf/adapter-file.js';
 import { readModelConfig, type LoadedModel } from '../gguf/model-file.js';
 import { writePeftAdapter } from '../gguf/peft.js';
@@ -25,18 +27,10 @@ import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec, type LoraConfig } fr
 import type { ModelConfig } from '../model/config.js';
 import { weightShapes } from '../model/weights.js';
 import type { ChatMessage } from '../tokenizer.js';
-import type { TokenizedExample } from './batches.js';
 import { runTrainingLoop, type LoopModel, type TrainLog } from './loop.js';
 import type { ScheduleKind } from './schedule.js';
 
 export type { TrainLog } from './loop.js';
-
-/** Renders conversations to token ids and an assistant-only loss mask (engine/data/). */
-export interface TrainingTokenizer {
-  renderChat(messages: readonly ChatMessage[]): TokenizedExample;
-  /** A valid token id for padding (padded positions carry no loss). */
-  padId: number;
-}
 
 export interface TrainLoraOptions {
   /** Path of a base GGUF, or a model already loaded with loadModelGguf (tfjs only). */
@@ -45,9 +39,13 @@ export interface TrainLoraOptions {
   baseModelName?: string;
   /** Where the tensor work happens; default: a tfjs backend this call creates and frees. A given backend is not disposed. */
   backend?: ComputeBackend;
-  /** Default: svc's byte-level chat template (the svc-tiny family). */
-  tokenizer?: TrainingTokenizer;
-  /** Longest conversation in tokens; default: the smaller of the model's context and 1024. */
+  /**
+   * How conversations become tokens and loss masks. Default: the base file's own tokenizer and
+   * chat template (svc's byte template for the svc-tiny family, and for an already loaded model).
+   * A given tokenizer is not disposed.
+   */
+  tokenizer?: ChatTokenizer;
+  /** Longest conversation in tokens; default: the smaller of the model's context and 1024 (svc-tiny: its context). */
   maxSeqLength?: number;
   train: ReadonlyArray<ChatExample | ChatMessage[]>;
   eval?: ReadonlyArray<ChatExample | ChatMessage[]>;
@@ -73,6 +71,8 @@ export interface TrainLoraOptions {
   onLog?: (log: TrainLog) => void | Promise<void>;
   /** Loading the base weights, tensor by tensor. */
   onLoadProgress?: (progress: LoadProgress) => void;
+  /** Things the user should know that do not stop the run (e.g. a fallback chat template). */
+  onNotice?: (message: string) => void;
   onCheckpoint?: (checkpoint: TrainingArtifact) => void | Promise<void>;
   signal?: AbortSignal;
 }
@@ -114,11 +114,6 @@ export function resolveTotalSteps(options: Pick<TrainLoraOptions, 'maxSteps' | '
   throw new Error('set maxSteps or numTrainEpochs');
 }
 
-/** The default sequence limit: the model's context, but at most 1024 tokens (memory grows with it). */
-export function defaultMaxSeqLength(config: ModelConfig): number {
-  return Math.min(config.contextLength, 1024);
-}
-
 export function countModelParameters(config: ModelConfig): number {
   return weightShapes(config).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
 }
@@ -155,10 +150,24 @@ export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraRes
   if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${options.batchSize}`);
   if (!(options.learningRate > 0)) throw new Error(`learningRate must be positive, got ${options.learningRate}`);
   const config = typeof options.baseModel === 'string' ? await readModelConfig(options.baseModel) : options.baseModel.config;
+  const ownsTokenizer = !options.tokenizer;
+  const tokenizer = options.tokenizer ?? (typeof options.baseModel === 'string' ? await loadModelChatTokenizer(options.baseModel) : byteChatTokenizer);
+  try {
+    if (tokenizer.templateSource === 'fallback') options.onNotice?.(FALLBACK_TEMPLATE_NOTICE);
+    return await trainWithTokenizer(options, config, tokenizer, started);
+  } finally {
+    if (ownsTokenizer) await tokenizer.dispose();
+  }
+}
+
+/** Said when the base GGUF carries no tokenizer.chat_template (engine/data/gguf-chat-tokenizer.ts). */
+export const FALLBACK_TEMPLATE_NOTICE = 'the base model has no chat template (tokenizer.chat_template); training with the ChatML template, which serving also uses for it';
+
+async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig, tokenizer: ChatTokenizer, started: number): Promise<TrainLoraResult> {
   const baseModelName = options.baseModelName ?? config.name;
-  const maxSeqLength = options.maxSeqLength ?? defaultMaxSeqLength(config);
+  const maxSeqLength = options.maxSeqLength ?? defaultMaxSeqLength(tokenizer, config.contextLength);
   const overflow = options.overflow ?? 'reject';
-  const tokenize = (items: ReadonlyArray<ChatExample | ChatMessage[]>) => tokenizeExamples(asExamples(items), maxSeqLength, overflow /* TODO tokenizer */);
+  const tokenize = (items: ReadonlyArray<ChatExample | ChatMessage[]>) => tokenizeExamples(asExamples(items), maxSeqLength, overflow, tokenizer);
   const train = tokenize(options.train);
   const evalSet = options.eval?.length ? tokenize(options.eval) : undefined;
   const totalSteps = resolveTotalSteps(options, train.length);
@@ -193,7 +202,7 @@ export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraRes
     };
     const result = await runTrainingLoop({
       model,
-      padId: options.tokenizer?.padId,
+      padId: tokenizer.padId,
       train,
       eval: evalSet,
       totalSteps,

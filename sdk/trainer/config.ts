@@ -56,10 +56,20 @@ export interface TrainerConfig {
    * model's context and 1024). Longer conversations are reported, not cut. Memory grows with it.
    */
   maxSeqLength?: number;
+  /**
+   * The compute backend that trains this job: "torch" (a Python process with PyTorch: all CPU
+   * cores, or the GPU), "tfjs" (in the worker, no install) or "auto" (torch where the worker's
+   * Python imports it, else tfjs). Default: SVC_TRAIN_BACKEND where set, else the worker's choice.
+   */
+  backend?: TrainingBackend;
 }
 
+export const TRAINING_BACKENDS = ["auto", "torch", "tfjs"] as const;
+export type TrainingBackend = (typeof TRAINING_BACKENDS)[number];
+
 /** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
-export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength">> & {
+export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength" | "backend">> & {
+  backend?: TrainingBackend;
   maxSteps?: number;
   numTrainEpochs?: number;
   warmupSteps?: number;
@@ -111,6 +121,10 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     fail("maxSeqLength", `must be an integer from ${min} to ${max}`);
   }
   if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");
+  const backend = config.backend ?? backendFromEnvironment();
+  if (backend !== undefined && !(TRAINING_BACKENDS as readonly string[]).includes(backend)) {
+    fail(config.backend !== undefined ? "backend" : "backend (from SVC_TRAIN_BACKEND)", `must be one of ${TRAINING_BACKENDS.join(", ")}, got "${backend}"`);
+  }
   const lora = config.lora ?? {};
   positiveInt("lora.r", lora.r, 256);
   if (lora.alpha !== undefined && !(lora.alpha > 0)) fail("lora.alpha", "must be a positive number");
@@ -132,6 +146,13 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     schedule: config.schedule ?? "cosine",
     ...(config.warmupSteps !== undefined ? { warmupSteps: config.warmupSteps } : {}),
     ...(config.maxSeqLength !== undefined ? { maxSeqLength: config.maxSeqLength } : {}),
+    ...(backend !== undefined ? { backend } : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? ["q_proj", "v_proj", "o_proj"] },
   };
+}
+
+/** SVC_TRAIN_BACKEND of the process that creates the trainer (`SVC_TRAIN_BACKEND=torch npx svc start`). */
+function backendFromEnvironment(): TrainingBackend | undefined {
+  const value = typeof process === "undefined" ? undefined : process.env.SVC_TRAIN_BACKEND?.trim();
+  return value ? (value as TrainingBackend) : undefined;
 }

@@ -100,6 +100,12 @@ export class TorchBackend implements ComputeBackend {
     return { loss: Number(frame.header.loss), grads: loraFromFrame(frame) };
   }
 
+  /** Next-token logits after `ids` (one sequence, current LoRA applied): tests and greedy checks. */
+  async logits(ids: readonly number[]): Promise<Float32Array> {
+    const frame = await this.process.request('logits', {}, [{ name: 'inputs', dtype: 'i32', shape: [1, ids.length], data: Int32Array.from(ids) }]);
+    return frame.tensors.get('logits')!.data as Float32Array;
+  }
+
   async loraTensors(): Promise<LoraTensors> {
     return loraFromFrame(await this.process.request('get_lora'));
   }

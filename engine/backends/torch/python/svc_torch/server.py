@@ -166,6 +166,17 @@ class Server:
             total = self.model.loss_sum(inputs, targets, mask, self.lora)
         return {"lossSum": float(total), "maskedTokens": int(masked)}
 
+    def op_logits(self, req, tensors):
+        """Next-token logits at the last position of one sequence, with the current LoRA (tests, greedy)."""
+        torch = self.torch
+        if self.model is None:
+            raise RuntimeError("load must come before logits")
+        inputs = torch.from_numpy(tensors["inputs"].reshape(1, -1).astype("int64")).to(self.device)
+        with torch.no_grad(), self.model.autocast():
+            final = self.model.hidden(inputs, self.lora)[0, -1]
+            logits = torch.nn.functional.linear(final, self.model.output_weight()).float()
+        return {}, {"logits": logits.cpu().numpy()}
+
     def op_get_lora(self, req, tensors):
         if self.lora is None:
             raise RuntimeError("init_lora must come before get_lora")
