@@ -24,8 +24,11 @@ export const HF_MODULE_TO_GGUF: Record<string, BlockLinear> = {
   down_proj: 'ffn_down',
 };
 
-/** The attention projections most LoRA recipes adapt; k and the MLP are opt-in. */
-export const DEFAULT_TARGET_MODULES = ['q_proj', 'v_proj', 'o_proj'];
+/**
+ * Every attention and MLP projection, as QLoRA-style recipes adapt by default: it learns more per
+ * step than attention alone for little extra memory. `lora.targetModules` narrows it.
+ */
+export const DEFAULT_TARGET_MODULES = Object.keys(HF_MODULE_TO_GGUF);
 
 export interface LoraConfig {
   r: number;

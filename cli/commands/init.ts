@@ -12,7 +12,7 @@ export const trainer = createTrainer({
   model: "svc-tiny",
   dataset: "data/train.jsonl",
   evalDataset: "data/eval.jsonl",
-  lora: { r: 8, alpha: 16 },
+  lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] }, // attention only: enough for a format, and fast
   maxSteps: 60,
   learningRate: 3e-3,
   batchSize: 8,

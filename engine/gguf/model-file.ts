@@ -6,12 +6,13 @@
  * 2-D linear weights are transposed on the way out and back on the way in. The token embedding is
  * [vocab, d] in both worlds (one row per token) and is not transposed.
  */
+import { stat } from 'node:fs/promises';
 import { tf } from '../backend.js';
 import type { ModelConfig } from '../model/config.js';
 import type { LoadProgress } from '../backends/types.js';
 import { transpose2d } from '../model/matrix.js';
 import { isLinearWeight, weightShapes, type ModelWeights } from '../model/weights.js';
-import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufValue } from './format.js';
+import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufTensorInfo, type GgufValue } from './format.js';
 import { configFromMetadata } from './model-config.js';
 import { ggmlByteLength } from './ggml-types.js';
 import { openGgufTensors, readGgufFile, readGgufHeader } from './reader.js';
@@ -95,6 +96,35 @@ export async function readModelConfig(path: string): Promise<ModelConfig> {
   return configFromMetadata(header.metadata, header.tensors.map((t) => t.name));
 }
 
+/**
+ * The configuration of a base model about to be trained, from its header alone: the architecture
+ * must be trainable (UnsupportedArchitectureError), and every weight it needs present with the
+ * shape the metadata implies and a type svc dequantises (UnsupportedTensorTypeError), so a bad
+ * file fails in a line before anything is loaded.
+ */
+export async function readTrainableModelConfig(path: string): Promise<ModelConfig> {
+  const header = await readGgufHeader(path);
+  const config = configFromMetadata(header.metadata, header.tensors.map((t) => t.name));
+  checkWeightInfos(header.tensors, config, (await stat(path)).size);
+  return config;
+}
+
+function checkWeightInfos(tensors: readonly GgufTensorInfo[], config: ModelConfig, fileSize?: number): void {
+  const byName = new Map(tensors.map((t) => [t.name, t]));
+  for (const [name, shape] of weightShapes(config)) {
+    const info = byName.get(name);
+    if (!info) throw new Error(`GGUF is missing tensor ${name}`);
+    const count = info.dims.reduce((a, b) => a * b, 1);
+    if (count !== shape.reduce((a, b) => a * b, 1)) throw new Error(`tensor ${name} has dims [${info.dims}], which do not fit the metadata's shape [${shape}]`);
+    ggmlByteLength(info.type, count, name);
+  }
+  const end = Math.max(...tensors.map((t) => t.offset + t.byteLength));
+  if (fileSize !== undefined && end > fileSize) {
+    const cut = tensors.find((t) => t.offset + t.byteLength > fileSize)!;
+    throw new Error(`truncated GGUF: tensor ${cut.name} needs bytes up to ${cut.offset + cut.byteLength} but the file has ${fileSize}`);
+  }
+}
+
 /** Loads a base model into tfjs tensors (dequantised to float32); the starting point of fine-tunes. */
 export async function loadModelGguf(path: string): Promise<LoadedModel> {
   return modelFromGguf(await readGgufFile(path));
@@ -109,13 +139,9 @@ export async function loadModelGguf(path: string): Promise<LoadedModel> {
 export async function openModelWeights(path: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<ModelWeights> {
   const reader = await openGgufTensors(path);
   try {
+    checkWeightInfos(reader.header.tensors, config);
     const byName = new Map(reader.header.tensors.map((t) => [t.name, t]));
     const shapes = weightShapes(config);
-    for (const [name] of shapes) {
-      const info = byName.get(name);
-      if (!info) throw new Error(`GGUF is missing tensor ${name}`);
-      ggmlByteLength(info.type, info.dims.reduce((a, b) => a * b, 1), name);
-    }
     const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
     let loadedBytes = 0;
     const weights: ModelWeights = {};

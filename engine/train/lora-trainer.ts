@@ -21,7 +21,7 @@ import { defaultMaxSeqLength, tokenizeExamples, type ChatExample, type OverflowP
 import { byteChatTokenizer, type ChatTokenizer } from '../data/chat-tokenizer.js';
 import { loadModelChatTokenizer } from '../data/model-chat-tokenizer.js';
 import { writeAdapterGguf } from '../gguf/adapter-file.js';
-import { readModelConfig, type LoadedModel } from '../gguf/model-file.js';
+import { readTrainableModelConfig, type LoadedModel } from '../gguf/model-file.js';
 import { writePeftAdapter } from '../gguf/peft.js';
 import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec, type LoraConfig } from '../lora.js';
 import type { ModelConfig } from '../model/config.js';
@@ -149,7 +149,7 @@ export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraRes
   const started = performance.now();
   if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${options.batchSize}`);
   if (!(options.learningRate > 0)) throw new Error(`learningRate must be positive, got ${options.learningRate}`);
-  const config = typeof options.baseModel === 'string' ? await readModelConfig(options.baseModel) : options.baseModel.config;
+  const config = typeof options.baseModel === 'string' ? await readTrainableModelConfig(options.baseModel) : options.baseModel.config;
   const ownsTokenizer = !options.tokenizer;
   const tokenizer = options.tokenizer ?? (typeof options.baseModel === 'string' ? await loadModelChatTokenizer(options.baseModel) : byteChatTokenizer);
   try {

@@ -21,7 +21,7 @@ export interface LoraConfig {
   r?: number;
   /** Scaling numerator: the update is scaled by alpha / r (default 16). */
   alpha?: number;
-  /** Projections that get an adapter, PEFT names (default q_proj, v_proj, o_proj). */
+  /** Projections that get an adapter, PEFT names (default: all seven attention and MLP projections). */
   targetModules?: (typeof LORA_TARGET_MODULES)[number][];
 }
 
@@ -147,7 +147,7 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     ...(config.warmupSteps !== undefined ? { warmupSteps: config.warmupSteps } : {}),
     ...(config.maxSeqLength !== undefined ? { maxSeqLength: config.maxSeqLength } : {}),
     ...(backend !== undefined ? { backend } : {}),
-    lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? ["q_proj", "v_proj", "o_proj"] },
+    lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? [...LORA_TARGET_MODULES] },
   };
 }
 

@@ -34,7 +34,7 @@ describe("edge: deployed adapters and checkpoints", function () {
       name: "edge-quickstart",
       datasetId: train.id,
       evalDatasetId: evalSet.id,
-      config: { model: "svc-tiny", maxSteps: 40, learningRate: 3e-3, batchSize: 8, saveSteps: CHECKPOINT_STEP, seed: 42, lora: { r: 8, alpha: 16 }, evalSteps: 20 },
+      config: { model: "svc-tiny", maxSteps: 40, learningRate: 3e-3, batchSize: 8, saveSteps: CHECKPOINT_STEP, seed: 42, lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] }, evalSteps: 20 },
     });
     // The stream ends when the job does; no polling, no sleeping.
     for await (const _event of client.jobEvents(job.id));

@@ -24,8 +24,8 @@ function quickstartProject(steps: number): string {
   return dir;
 }
 
-function svcStart(cloud: TestCloud, dir: string) {
-  return spawnSync(process.execPath, [cliPath, "start"], { cwd: dir, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl }, timeout: 240_000 });
+function svcStart(cloud: TestCloud, dir: string, env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [cliPath, "start"], { cwd: dir, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env }, timeout: 240_000 });
 }
 
 /** The training.started payload: the first line of `svc start` that is a JSON object. */
@@ -125,6 +125,26 @@ describe("training backends: torch and tfjs behind one worker", function () {
       const run = svcStart(cloud, dir);
       assert.equal(run.status, 0, run.stderr + run.stdout);
       assert.equal(startedPayload(run.stdout).backend, "tfjs");
+    });
+
+    it("SVC_TRAIN_BACKEND of svc start is the job's choice, over the worker's default", async function () {
+      if (!torchAvailable) this.skip(); // CI installs python3-torch (scripts/setup-system.sh)
+      cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "tfjs" } });
+      const run = svcStart(cloud, dir, { SVC_TRAIN_BACKEND: "torch" });
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      const started = startedPayload(run.stdout);
+      assert.equal(started.backend, "torch");
+      assert.match(String(started.backendReason), /^torch was asked for/);
+      const client = await projectClient(cloud, dir);
+      const [job] = await client.listJobs();
+      assert.equal(job.config.backend, "torch");
+    });
+
+    it("an unknown SVC_TRAIN_BACKEND is refused before anything is uploaded", async () => {
+      cloud = await startTestCloud({ workers: 1 });
+      const run = svcStart(cloud, dir, { SVC_TRAIN_BACKEND: "gpu" });
+      assert.notEqual(run.status, 0);
+      assert.match(run.stdout + run.stderr, /backend \(from SVC_TRAIN_BACKEND\) must be one of auto, torch, tfjs, got "gpu"/);
     });
 
     it("torch asked for with no usable Python: the job fails saying why", async () => {

@@ -301,3 +301,16 @@ export function buildTestModel(options: TestModelOptions): Promise<string> {
   }
   return build;
 }
+
+/**
+ * The same model with every tensor stored as F32, holding exactly the values svc dequantises the
+ * original to: llama.cpp on this copy computes what the engine computes on the original, without
+ * the activation rounding llama.cpp applies before products with half or quantised matrices.
+ */
+export async function dequantisedCopy(modelPath: string): Promise<string> {
+  const { readGgufFile } = await import('../../engine/gguf/reader.js');
+  const file = await readGgufFile(modelPath);
+  const out = path.join(await testModelsDir(), `${path.basename(modelPath, '.gguf')}-dequantised.gguf`);
+  await writeGgufFile(out, { metadata: file.metadata, tensors: file.tensors.map(({ name, dims, data }) => ({ name, dims, data })) });
+  return out;
+}

@@ -25,17 +25,10 @@ import assert from 'node:assert/strict';
 import { TfjsBackend } from '../../../engine/backends/tfjs.js';
 import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
-import { readGgufFile } from '../../../engine/gguf/reader.js';
-import { writeGgufFile } from '../../../engine/gguf/writer.js';
+import { engineGreedy, type LogitsSource } from '../../support/engineGreedy.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
-import { buildTestModel, type TestModelOptions, type TestWeightType } from '../../support/testModels.js';
-import { createTempDir, type TempDir } from '../../support/tmp.js';
+import { buildTestModel, dequantisedCopy, type TestModelOptions, type TestWeightType } from '../../support/testModels.js';
 import { torchTestPython } from './torch-support.js';
-
-/** What both backends offer the comparison: next-token logits after a sequence of ids. */
-interface LogitsSource {
-  logits(ids: readonly number[]): Promise<Float32Array>;
-}
 
 const PROMPT = 'The quick brown fox jumps over the lazy dog, and then';
 const GREEDY_TOKENS = 8;
@@ -54,27 +47,6 @@ const WEIGHT_TYPES: TestWeightType[] = ['F32', 'F16', 'Q8_0', 'Q4_K'];
 /** K-quants only take rows that are whole 256-value blocks: at d=256 every matrix is Q4_K. */
 function modelOptions(base: TestModelOptions, weightType: TestWeightType): TestModelOptions {
   return weightType === 'Q4_K' ? { ...base, weightType, embeddingLength: 256, headDim: 64 } : { ...base, weightType };
-}
-
-/** The same model with every tensor stored as the F32 values the engine dequantises it to. */
-async function dequantisedCopy(modelPath: string, dir: string): Promise<string> {
-  const file = await readGgufFile(modelPath);
-  const out = `${dir}/${modelPath.split('/').pop()!.replace(/\.gguf$/, '')}-dequantised.gguf`;
-  await writeGgufFile(out, { metadata: file.metadata, tensors: file.tensors.map(({ name, dims, data }) => ({ name, dims, data })) });
-  return out;
-}
-
-async function engineGreedy(source: LogitsSource, ids: readonly number[], n: number): Promise<number[]> {
-  const sequence = [...ids];
-  const out: number[] = [];
-  while (out.length < n) {
-    const logits = await source.logits(sequence);
-    let best = 0;
-    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
-    out.push(best);
-    sequence.push(best);
-  }
-  return out;
 }
 
 async function tfjsSource(modelPath: string): Promise<TfjsBackend> {
@@ -96,14 +68,7 @@ const BACKENDS: Array<{ name: string; open: (modelPath: string) => Promise<Logit
 
 describe('engine forward pass vs llama.cpp on real architectures and weight types', function () {
   this.timeout(300000);
-  let tmp: TempDir;
-  before(async () => {
-    tmp = await createTempDir('engine-parity');
-  });
-  after(async () => {
-    await disposeLlamaCppReference();
-    await tmp?.remove();
-  });
+  after(disposeLlamaCppReference);
 
   for (const base of ARCHITECTURES) {
     for (const weightType of WEIGHT_TYPES) {
@@ -113,7 +78,7 @@ describe('engine forward pass vs llama.cpp on real architectures and weight type
         const model = await buildTestModel(options);
         const ids = await tokenize(model, PROMPT);
         const reference = await logProbabilities(model, ids);
-        const exactModel = weightType === 'F32' ? model : await dequantisedCopy(model, tmp.path);
+        const exactModel = weightType === 'F32' ? model : await dequantisedCopy(model);
         const exactReference = await logProbabilities(exactModel, ids);
         const referenceGreedy = await greedy(exactModel, ids, GREEDY_TOKENS);
         for (const { name, open } of BACKENDS) {

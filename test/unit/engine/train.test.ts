@@ -47,7 +47,7 @@ describe('engine training', function () {
       assert.deepEqual(result.artifacts.map((a) => [a.kind, a.step]), [['checkpoint', 10], ['checkpoint', 20], ['adapter', 24]]);
       for (const artifact of result.artifacts) assert.ok(existsSync(artifact.path) && existsSync(artifact.configPath));
       const peft = JSON.parse(readFileSync(result.artifacts[2].configPath, 'utf8'));
-      assert.deepEqual([peft.r, peft.lora_alpha, peft.target_modules, peft.base_model_name_or_path], [4, 8, ['q_proj', 'v_proj', 'o_proj'], 'svc-test']);
+      assert.deepEqual([peft.r, peft.lora_alpha, peft.target_modules, peft.base_model_name_or_path], [4, 8, ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], 'svc-test'], 'the default targets: every attention and MLP projection');
     });
   });
 
