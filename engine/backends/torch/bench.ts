@@ -25,7 +25,7 @@ import { weightShapes } from '../../model/weights.js';
 import { SeededRandom } from '../../random.js';
 import { packBatch } from '../../train/batches.js';
 import { QUICKSTART_HYPERPARAMETERS as QS } from '../../train/quickstart.js';
-import type { OptimizerSettings, TokenBatch } from '../types.js';
+import type { ComputeBackend, OptimizerSettings, TokenBatch } from '../types.js';
 import { detectTorch, startTorchBackend } from './index.js';
 import { torchPythonPath } from './paths.js';
 
@@ -99,22 +99,28 @@ export async function writeRandomModelGguf(file: string, config: ModelConfig): P
   await writeGgufFile(file, { metadata: new Map([['general.architecture', str(config.architecture)]]), tensors });
 }
 
+/** Loads the case's model on `backend`, then times its training steps (after `warmup` untimed ones). */
+export async function timeTrainSteps(backend: ComputeBackend, c: Omit<TorchBenchCase, 'python'>): Promise<{ tokensPerSecond: number; stepSeconds: number }> {
+  await backend.loadBase(c.modelPath, c.config);
+  await backend.initLora(loraSpec(c.lora), initLoraTensors(c.config, c.lora, 1).tensors);
+  let tokens = 0;
+  let started = 0;
+  for (let i = 0; i < c.warmup + c.steps; i++) {
+    if (i === c.warmup) started = performance.now();
+    const batch = c.batches[i % c.batches.length];
+    await backend.trainStep(batch, OPTIMIZER);
+    if (i >= c.warmup) tokens += batch.tokens;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { tokensPerSecond: tokens / seconds, stepSeconds: seconds / c.steps };
+}
+
 export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchResult> {
   const backend = await startTorchBackend({ python: c.python, device: c.device, checkpointActivations: c.checkpointActivations });
   try {
-    await backend.loadBase(c.modelPath, c.config);
-    await backend.initLora(loraSpec(c.lora), initLoraTensors(c.config, c.lora, 1).tensors);
-    let tokens = 0;
-    let started = 0;
-    for (let i = 0; i < c.warmup + c.steps; i++) {
-      if (i === c.warmup) started = performance.now();
-      const batch = c.batches[i % c.batches.length];
-      await backend.trainStep(batch, OPTIMIZER);
-      if (i >= c.warmup) tokens += batch.tokens;
-    }
-    const seconds = (performance.now() - started) / 1000;
+    const timing = await timeTrainSteps(backend, c);
     const memory = await backend.memory();
-    return { tokensPerSecond: tokens / seconds, stepSeconds: seconds / c.steps, ...memory, device: backend.info.device, dtype: backend.info.dtype };
+    return { ...timing, ...memory, device: backend.info.device, dtype: backend.info.dtype };
   } finally {
     await backend.dispose();
   }

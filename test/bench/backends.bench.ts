@@ -1,0 +1,95 @@
+/**
+ * Compute backends side by side (issues 9 and 14): LoRA training tokens/s and peak memory of the
+ * tfjs backend, the torch backend and a plain PyTorch loop written without svc (the anchor,
+ * engine/backends/torch/python/anchor.py), on the same model, batches, LoRA and machine, in one run.
+ *
+ *   quickstart (svc-tiny, its data)        tfjs · torch · anchor    goal: torch ≥ 3× tfjs, ≥ 0.8× anchor
+ *   d=256 × 4 blocks, 8 × 160               tfjs · torch             goal: torch ≥ 5× tfjs
+ *   SmolLM2-135M shape, 2 × 256             tfjs · torch · anchor    (tfjs: 1 timed step, it is slow)
+ *   Qwen3-0.6B shape, 2 × 256               torch (tfjs refuses it before loading, and says why)
+ *
+ * Ratios are what to read: absolute numbers depend on the machine and its load. Peak RSS is the
+ * Python process's for torch and the anchor, this Node process's high-water mark for tfjs (the
+ * workloads run smallest first, so each tfjs figure is that workload's peak). The Qwen3 step takes
+ * minutes on a small CPU: SVC_BENCH_QWEN3=0 skips it. SVC_BENCH_SMOL_BLOCKS trims SmolLM2's 30 blocks.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { TfjsBackend } from "../../engine/backends/tfjs.js";
+import { benchAnchor, benchTorchBackend, quickstartBatches, timeTrainSteps, randomBatches, SMOLLM2_135M_SHAPE, writeRandomModelGguf, type TorchBenchCase, type TorchBenchResult } from "../../engine/backends/torch/bench.js";
+import { detectTorch } from "../../engine/backends/torch/index.js";
+import { readModelConfig } from "../../engine/gguf/model-file.js";
+import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
+import { assertFits } from "../../engine/train/lora-trainer.js";
+import { repoRoot } from "../integration/harness/cloud.js";
+
+const QWEN3_06B_SHAPE: ModelConfig = llamaConfig({
+  name: "qwen3-0.6b-shaped", architecture: "qwen3", vocabSize: 151936, contextLength: 40960, embeddingLength: 1024, blockCount: 28,
+  headCount: 16, headCountKv: 8, headDim: 128, feedForwardLength: 3072, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: "neox", qkNorm: true, tiedOutput: true,
+});
+const D256_SHAPE: ModelConfig = llamaConfig({ name: "d256x4", vocabSize: 262, contextLength: 160, embeddingLength: 256, blockCount: 4, headCount: 4, feedForwardLength: 1024 });
+
+/** The torch bench's workload on the tfjs backend, in this process. */
+async function benchTfjs(c: TorchBenchCase): Promise<TorchBenchResult> {
+  const backend = new TfjsBackend();
+  try {
+    const timing = await timeTrainSteps(backend, c);
+    return { ...timing, peakRssBytes: process.resourceUsage().maxRSS * 1024, peakDeviceBytes: 0, device: backend.info.device, dtype: backend.info.dtype };
+  } finally {
+    await backend.dispose();
+  }
+}
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+function line(label: string, result: TorchBenchResult): void {
+  console.log(label.padEnd(58), `${result.tokensPerSecond.toFixed(0)} tokens/s (${result.stepSeconds.toFixed(3)} s/step), peak RSS ${mib(result.peakRssBytes)}${result.peakDeviceBytes ? `, GPU ${mib(result.peakDeviceBytes)}` : ""} [${result.device}]`);
+}
+const ratio = (label: string, a: TorchBenchResult, b: TorchBenchResult) => console.log(label.padEnd(58), (a.tokensPerSecond / b.tokensPerSecond).toFixed(2));
+
+const found = await detectTorch();
+if (!found.ok) console.log(`torch not available (${found.reason}): tfjs figures only`);
+const python = found.ok ? found.python : "";
+const lora = { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] };
+const dir = await mkdtemp(path.join(tmpdir(), "svc-backends-bench-"));
+
+async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partial<TorchBenchCase> | false; anchor?: boolean }): Promise<void> {
+  const tfjs = which.tfjs === false ? undefined : await benchTfjs({ ...c, ...which.tfjs });
+  if (tfjs) line(`${label}: tfjs`, tfjs);
+  if (!python) return;
+  const torch = await benchTorchBackend({ ...c, python });
+  line(`${label}: torch backend`, torch);
+  const anchor = which.anchor ? await benchAnchor({ ...c, python }) : undefined;
+  if (anchor) line(`${label}: plain PyTorch loop (anchor)`, anchor);
+  if (tfjs) ratio(`${label}: ratio torch / tfjs`, torch, tfjs);
+  if (anchor) ratio(`${label}: ratio torch / anchor`, torch, anchor);
+}
+
+try {
+  const tinyPath = path.join(repoRoot, "models", "svc-tiny.gguf");
+  const tiny = await readModelConfig(tinyPath);
+  await workload("quickstart (svc-tiny)", { python, config: tiny, modelPath: tinyPath, batches: await quickstartBatches(tiny), lora, warmup: 3, steps: 20 }, { anchor: true });
+
+  const d256Path = path.join(dir, "d256.gguf");
+  await writeRandomModelGguf(d256Path, D256_SHAPE);
+  await workload("d=256 x 4 blocks, 8x160", { python, config: D256_SHAPE, modelPath: d256Path, batches: randomBatches(D256_SHAPE.vocabSize, 8, 160, 4), lora, warmup: 2, steps: 8 }, {});
+
+  const smol = { ...SMOLLM2_135M_SHAPE, blockCount: Number(process.env.SVC_BENCH_SMOL_BLOCKS ?? SMOLLM2_135M_SHAPE.blockCount) };
+  const smolPath = path.join(dir, "smollm2.gguf");
+  await writeRandomModelGguf(smolPath, smol);
+  await workload(`SmolLM2-135M shape (${smol.blockCount} blocks), 2x256`, { python, config: smol, modelPath: smolPath, batches: randomBatches(smol.vocabSize, 2, 256, 2), lora, warmup: 1, steps: 3 }, { tfjs: { warmup: 0, steps: 1 }, anchor: true });
+  await rm(smolPath, { force: true });
+
+  try {
+    assertFits(new TfjsBackend(), QWEN3_06B_SHAPE, 2, 256);
+  } catch (err) {
+    console.log("Qwen3-0.6B shape: tfjs".padEnd(58), `refused before loading: ${(err as Error).message}`);
+  }
+  if (python && process.env.SVC_BENCH_QWEN3 !== "0") {
+    const qwenPath = path.join(dir, "qwen3.gguf");
+    await writeRandomModelGguf(qwenPath, QWEN3_06B_SHAPE);
+    await workload("Qwen3-0.6B shape, 2x256", { python, config: QWEN3_06B_SHAPE, modelPath: qwenPath, batches: randomBatches(QWEN3_06B_SHAPE.vocabSize, 2, 256, 1), lora, warmup: 1, steps: 1 }, { tfjs: false });
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
