@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { TfjsBackend } from '../../../engine/backends/tfjs.js';
 import { startTorchBackend } from '../../../engine/backends/torch/index.js';
-import type { ComputeBackend, Matrix } from '../../../engine/backends/types.js';
+import type { ComputeBackend } from '../../../engine/backends/types.js';
 import { loadModelChatTokenizer } from '../../../engine/data/model-chat-tokenizer.js';
 import { readAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { decodeSafetensors } from '../../../engine/gguf/peft.js';
@@ -24,6 +24,7 @@ import { llamaConfig, type ModelConfig } from '../../../engine/model/config.js';
 import { assertFits, FALLBACK_TEMPLATE_NOTICE, trainLora, type TrainLoraOptions, type TrainLoraResult } from '../../../engine/train/lora-trainer.js';
 import { buildUnsupportedArchModel, truncatedCopy } from '../../support/badModels.js';
 import type { LogitsSource } from '../../support/engineGreedy.js';
+import { hfToGgufRows } from '../../support/hfLayout.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities } from '../../support/llamaCppReference.js';
 import { buildTestModel, dequantisedCopy, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
@@ -48,24 +49,6 @@ const BACKENDS: Record<string, () => Promise<Backend>> = {
   tfjs: async () => new TfjsBackend(),
   torch: () => startTorchBackend({ python: torchTestPython(), threads: 1, dtype: 'float32' }),
 };
-
-/** convert_hf_to_gguf.py's permute (HF rows -> GGUF rows of q/k): reshape(heads, 2, half, cols).swapaxes(1, 2). */
-function hfToGgufRows(matrix: Matrix, heads: number): Float32Array {
-  const [rows, cols] = matrix.shape;
-  const half = rows / heads / 2;
-  const out = new Float32Array(matrix.data.length);
-  let to = 0;
-  for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < half; i++) {
-      for (let s = 0; s < 2; s++) {
-        const from = ((h * 2 + s) * half + i) * cols; // index of [h][s][i] in the HF layout
-        out.set(matrix.data.subarray(from, from + cols), to);
-        to += cols;
-      }
-    }
-  }
-  return out;
-}
 
 describe('LoRA training of real architectures: adapters llama.cpp and PEFT load', function () {
   this.timeout(300000);
