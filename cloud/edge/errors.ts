@@ -3,6 +3,7 @@
  * failure: our own, Fastify's (bad JSON, body too large) and unknown routes, so any OpenAI SDK
  * shows the message. The control plane's envelope (cloud/http/errors.ts) is not used here.
  */
+import { drainRequestBody } from "../http/drain.js";
 import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
 import { InferenceError } from "../inference/types.js";
 
@@ -53,9 +54,10 @@ export function toEdgeError(err: unknown): EdgeError {
 }
 
 export function installEdgeErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((err, request, reply) => {
+  app.setErrorHandler(async (err, request, reply) => {
     const error = toEdgeError(err);
     if (error.status >= 500 && error.code === "internal_error") request.log.error({ err }, "edge request failed");
+    if (error.status === 413) await drainRequestBody(request.raw);
     return sendEdgeError(reply, error);
   });
   app.setNotFoundHandler((request, reply) =>

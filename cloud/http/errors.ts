@@ -3,6 +3,7 @@
  * `{"error":{"code","message","requestId"}}`. Handlers throw HttpError; the error handler below
  * maps it (and Fastify's own validation / body-size errors) to the envelope in one place.
  */
+import { drainRequestBody } from "./drain.js";
 import type { FastifyError, FastifyInstance } from "fastify";
 
 export class HttpError extends Error {
@@ -22,10 +23,11 @@ export const notFound = (what: string) => new HttpError(404, "not_found", `${wha
 export const conflict = (code: string, message: string) => new HttpError(409, code, message);
 
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
+  app.setErrorHandler(async (err: FastifyError | HttpError, request, reply) => {
     const { status, code, message } = toWire(err);
     if (status >= 500) request.log.error({ err }, "request failed");
-    void reply.status(status).send({ error: { code, message, requestId: request.id } });
+    if (status === 413) await drainRequestBody(request.raw);
+    return reply.status(status).send({ error: { code, message, requestId: request.id } });
   });
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({

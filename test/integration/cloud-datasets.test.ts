@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { PayloadTooLargeError } from "../../sdk/errors.js";
+import { postWholeBody } from "../support/rawHttp.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { http, newAccount, type Account } from "./harness/api.js";
 
@@ -58,6 +59,13 @@ describe("cloud API: datasets", () => {
       assert.equal(err.status, 413);
       return true;
     });
+  });
+
+  it("a client still sending an oversized upload reads the 413 instead of a broken connection", async () => {
+    const body = Buffer.from(`${example}\n`.repeat(Math.ceil((8 << 20) / example.length)));
+    const response = await postWholeBody(cloud.cloudUrl, `/v1/datasets?projectId=${alice.projectId}&name=big.jsonl`, body, { authorization: `Bearer ${alice.token}`, "content-type": "application/jsonl" });
+    assert.equal(response.status, 413);
+    assert.equal(JSON.parse(response.body).error.code, "payload_too_large");
   });
 
   it("needs a token and a project the caller belongs to", async () => {

@@ -13,6 +13,7 @@ import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
 import type { Deployment } from "../../sdk/wire.js";
 import { pollUntil } from "../support/poll.js";
+import { postWholeBody } from "../support/rawHttp.js";
 import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { newAccount } from "./harness/api.js";
 
@@ -128,6 +129,13 @@ describe("edge: OpenAI-compatible deployments", function () {
       assert.equal(oversized.status, 413);
       assertEnvelope(await oversized.json());
       await assert.rejects(sdk("open-base").chat.completions.create({ model: "x", messages: [] }), (e: unknown) => e instanceof OpenAI.BadRequestError);
+    });
+
+    it("a client still sending an oversized body reads the 413 instead of a broken connection", async () => {
+      const body = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: "x".repeat(8 << 20) }] }));
+      const response = await postWholeBody(cloud.edgeUrl, "/d/open-base/v1/chat/completions", body, { "content-type": "application/json" });
+      assert.equal(response.status, 413);
+      assertEnvelope(JSON.parse(response.body));
     });
 
     it("answers 429 with Retry-After beyond the queue bound, and serves the rest", async () => {
