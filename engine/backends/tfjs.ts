@@ -18,16 +18,21 @@ import type { BackendInfo, ComputeBackend, LoadProgress, LoraSpec, LoraTensors, 
 export const TFJS_HEAP_LIMIT_BYTES = 3.5 * 2 ** 30;
 
 /**
- * Peak bytes a LoRA step needs on tfjs: the base weights in float32, plus activations kept for
- * the backward pass (per token: the residual stream and MLP of every block, and the logits with
- * their softmax and one-hot target, which dominate for large vocabularies), plus attention scores.
+ * Peak bytes a LoRA step needs on tfjs, fitted to tf.profile peaks of real steps (SmolLM2-135M
+ * shapes at 2-6 blocks and 128-512 tokens, a Qwen3-vocabulary model at 256-512 tokens; the fit
+ * errs high by up to 1.7x on small-d models, never low):
+ *   - the base weights twice: float32, plus the transposes kept for the backward pass;
+ *   - per token, about 20 vocabulary-sized float rows (logits, log-softmax, one-hot targets and
+ *     their gradients), which dominate for real vocabularies (Qwen's 152k: 12 MB a token);
+ *   - per token and block, about 8x the residual stream, attention and MLP widths;
+ *   - attention scores, per head and sequence.
  */
 export function estimateTfjsMemory(config: ModelConfig, parameters: number, batchSize: number, sequenceLength: number): number {
   const tokens = batchSize * sequenceLength;
   const perTokenBlock = 12 * config.embeddingLength + 4 * config.feedForwardLength + 4 * config.headCount * config.headDim;
-  const activations = tokens * (config.blockCount * perTokenBlock + 4 * config.vocabSize);
+  const activations = tokens * (20 * config.vocabSize + 8 * config.blockCount * perTokenBlock);
   const attention = config.blockCount * batchSize * config.headCount * sequenceLength * sequenceLength * 3;
-  return 4 * (parameters + activations + attention);
+  return 4 * (2 * parameters + activations + attention);
 }
 
 export class TfjsBackend implements ComputeBackend {

@@ -14,14 +14,18 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { TfjsBackend } from '../../../engine/backends/tfjs.js';
+import { tf } from '../../../engine/backend.js';
+import { estimateTfjsMemory, TfjsBackend } from '../../../engine/backends/tfjs.js';
+import { randomBatches } from '../../../engine/backends/torch/bench.js';
+import { readModelConfig } from '../../../engine/gguf/model-file.js';
+import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { startTorchBackend } from '../../../engine/backends/torch/index.js';
 import type { ComputeBackend } from '../../../engine/backends/types.js';
 import { loadModelChatTokenizer } from '../../../engine/data/model-chat-tokenizer.js';
 import { readAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { decodeSafetensors } from '../../../engine/gguf/peft.js';
 import { llamaConfig, type ModelConfig } from '../../../engine/model/config.js';
-import { assertFits, FALLBACK_TEMPLATE_NOTICE, trainLora, type TrainLoraOptions, type TrainLoraResult } from '../../../engine/train/lora-trainer.js';
+import { assertFits, countModelParameters, FALLBACK_TEMPLATE_NOTICE, trainLora, type TrainLoraOptions, type TrainLoraResult } from '../../../engine/train/lora-trainer.js';
 import { buildUnsupportedArchModel, truncatedCopy } from '../../support/badModels.js';
 import type { LogitsSource } from '../../support/engineGreedy.js';
 import { hfToGgufRows } from '../../support/hfLayout.js';
@@ -180,7 +184,28 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
     });
     it('a model the tfjs heap cannot hold says to use the torch backend', () => {
       assert.throws(() => assertFits(new TfjsBackend(), qwen3_06b, 8, 512), /^Error: Qwen3-0\.6B \(\d+M parameters\) at batch 8 × 512 tokens needs about [\d.]+ GiB on the tfjs backend, whose wasm heap stops at 4 GiB; train it with the torch backend/);
-      assert.doesNotThrow(() => assertFits(new TfjsBackend(), llamaConfig({ name: 'small', vocabSize: 32000, contextLength: 256, embeddingLength: 64, blockCount: 2, feedForwardLength: 256, headCount: 4 }), 8, 256));
+      assert.doesNotThrow(() => assertFits(new TfjsBackend(), llamaConfig({ name: 'small', vocabSize: 32000, contextLength: 256, embeddingLength: 64, blockCount: 2, feedForwardLength: 256, headCount: 4 }), 4, 64));
+    });
+    it('the tfjs estimate is not below the measured peak of a real step (Qwen vocabulary, all projections)', async () => {
+      const modelPath = await buildTestModel(QWEN3);
+      const config = await readModelConfig(modelPath);
+      const backend = new TfjsBackend();
+      try {
+        await backend.loadBase(modelPath, config);
+        const lora = { r: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
+        await backend.initLora(loraSpec(lora), initLoraTensors(config, lora, 1).tensors);
+        const [batch] = randomBatches(config.vocabSize, 4, 32, 1);
+        const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+        await backend.trainStep(batch, optimizer); // the first step also makes the kept transposes
+        const held = tf.memory().numBytes;
+        const profile = await tf.profile(async () => { await backend.trainStep(batch, optimizer); });
+        const peak = held + profile.peakBytes;
+        const estimate = estimateTfjsMemory(config, countModelParameters(config), 4, 32);
+        assert.ok(estimate >= peak, `estimate ${estimate} below the measured peak ${peak}`);
+        assert.ok(estimate < 3 * peak, `estimate ${estimate} far above the measured peak ${peak}`);
+      } finally {
+        await backend.dispose();
+      }
     });
     it('a model larger than free memory on a CPU backend is refused with the numbers', () => {
       const huge = llamaConfig({ ...qwen3_06b, name: 'huge', embeddingLength: 16384, feedForwardLength: 53248, blockCount: 126, headCount: 128, headDim: 128 });
