@@ -1,3 +1,4 @@
+import { TRAINING_BACKENDS } from "../../sdk/trainer/config.js";
 import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
 import { appendJobEvent, createJob, isTerminal, listJobs, requireJobInProject, toJob } from "../domain/jobs.js";
@@ -74,8 +75,8 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
  * and list what would work.
  */
 async function validateModel(ctx: CloudContext, config: Record<string, unknown>): Promise<void> {
-  if (config.backend !== undefined && !["auto", "torch", "tfjs"].includes(config.backend as string)) {
-    throw badRequest('config.backend must be "auto", "torch" or "tfjs"');
+  if (config.backend !== undefined && !(TRAINING_BACKENDS as readonly unknown[]).includes(config.backend)) {
+    throw badRequest(`config.backend must be one of ${TRAINING_BACKENDS.map((b) => `"${b}"`).join(", ")}`);
   }
   if (config.model === undefined) return;
   if (typeof config.model !== "string") throw badRequest("config.model must be a model name");

@@ -69,7 +69,8 @@ export async function saveModelGguf(path: string, config: ModelConfig, weights: 
   await writeGgufFile(path, modelToGguf(config, weights));
 }
 
-export function configFromGguf(file: GgufFile): ModelConfig {
+/** The model's configuration from a GGUF's metadata and tensor names (a whole file or just its header). */
+export function configFromGguf(file: Pick<GgufFile, 'metadata'> & { tensors: ReadonlyArray<{ name: string }> }): ModelConfig {
   return configFromMetadata(file.metadata, file.tensors.map((t) => t.name));
 }
 
@@ -92,8 +93,7 @@ export function modelFromGguf(file: GgufFile): LoadedModel {
 
 /** The model's configuration from its GGUF header (no weights are read). */
 export async function readModelConfig(path: string): Promise<ModelConfig> {
-  const header = await readGgufHeader(path);
-  return configFromMetadata(header.metadata, header.tensors.map((t) => t.name));
+  return configFromGguf(await readGgufHeader(path));
 }
 
 /**
@@ -104,12 +104,13 @@ export async function readModelConfig(path: string): Promise<ModelConfig> {
  */
 export async function readTrainableModelConfig(path: string): Promise<ModelConfig> {
   const header = await readGgufHeader(path);
-  const config = configFromMetadata(header.metadata, header.tensors.map((t) => t.name));
+  const config = configFromGguf(header);
   checkWeightInfos(header.tensors, config, (await stat(path)).size);
   return config;
 }
 
-function checkWeightInfos(tensors: readonly GgufTensorInfo[], config: ModelConfig, fileSize?: number): void {
+/** Checks every weight `config` needs (see readTrainableModelConfig); returns the tensor infos by name. */
+function checkWeightInfos(tensors: readonly GgufTensorInfo[], config: ModelConfig, fileSize?: number): Map<string, GgufTensorInfo> {
   const byName = new Map(tensors.map((t) => [t.name, t]));
   for (const [name, shape] of weightShapes(config)) {
     const info = byName.get(name);
@@ -123,6 +124,7 @@ function checkWeightInfos(tensors: readonly GgufTensorInfo[], config: ModelConfi
     const cut = tensors.find((t) => t.offset + t.byteLength > fileSize)!;
     throw new Error(`truncated GGUF: tensor ${cut.name} needs bytes up to ${cut.offset + cut.byteLength} but the file has ${fileSize}`);
   }
+  return byName;
 }
 
 /** Loads a base model into tfjs tensors (dequantised to float32); the starting point of fine-tunes. */
@@ -139,8 +141,7 @@ export async function loadModelGguf(path: string): Promise<LoadedModel> {
 export async function openModelWeights(path: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<ModelWeights> {
   const reader = await openGgufTensors(path);
   try {
-    checkWeightInfos(reader.header.tensors, config);
-    const byName = new Map(reader.header.tensors.map((t) => [t.name, t]));
+    const byName = checkWeightInfos(reader.header.tensors, config);
     const shapes = weightShapes(config);
     const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
     let loadedBytes = 0;

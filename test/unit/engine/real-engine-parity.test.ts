@@ -23,12 +23,12 @@
  */
 import assert from 'node:assert/strict';
 import { TfjsBackend } from '../../../engine/backends/tfjs.js';
-import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
+import type { TorchBackend } from '../../../engine/backends/torch/index.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { engineGreedy, type LogitsSource } from '../../support/engineGreedy.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
 import { buildTestModel, dequantisedCopy, type TestModelOptions, type TestWeightType } from '../../support/testModels.js';
-import { torchTestPython } from './torch-support.js';
+import { startExactTorchBackend } from './torch-support.js';
 
 const PROMPT = 'The quick brown fox jumps over the lazy dog, and then';
 const GREEDY_TOKENS = 8;
@@ -56,7 +56,7 @@ async function tfjsSource(modelPath: string): Promise<TfjsBackend> {
 }
 
 async function torchSource(modelPath: string): Promise<TorchBackend> {
-  const backend = await startTorchBackend({ python: torchTestPython(), threads: 1, dtype: 'float32' });
+  const backend = await startExactTorchBackend();
   await backend.loadBase(modelPath, await readModelConfig(modelPath));
   return backend;
 }

@@ -19,7 +19,6 @@ import { estimateTfjsMemory, TfjsBackend } from '../../../engine/backends/tfjs.j
 import { randomBatches } from '../../../engine/backends/torch/bench.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
-import { startTorchBackend } from '../../../engine/backends/torch/index.js';
 import type { ComputeBackend } from '../../../engine/backends/types.js';
 import { loadModelChatTokenizer } from '../../../engine/data/model-chat-tokenizer.js';
 import { readAdapterGguf } from '../../../engine/gguf/adapter-file.js';
@@ -32,7 +31,7 @@ import { hfToGgufRows } from '../../support/hfLayout.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities } from '../../support/llamaCppReference.js';
 import { buildTestModel, dequantisedCopy, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { torchTestPython } from './torch-support.js';
+import { startExactTorchBackend } from './torch-support.js';
 
 const CHATS = [
   ['Name a fruit.', 'Pineapple, of course.'],
@@ -51,7 +50,7 @@ const QWEN3: TestModelOptions = { arch: 'qwen3', vocab: 'qwen2', weightType: 'Q8
 type Backend = ComputeBackend & LogitsSource;
 const BACKENDS: Record<string, () => Promise<Backend>> = {
   tfjs: async () => new TfjsBackend(),
-  torch: () => startTorchBackend({ python: torchTestPython(), threads: 1, dtype: 'float32' }),
+  torch: startExactTorchBackend,
 };
 
 describe('LoRA training of real architectures: adapters llama.cpp and PEFT load', function () {

@@ -13,7 +13,6 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startTorchBackend } from '../../../engine/backends/torch/index.js';
 import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
 import type { LoraTensors, Matrix } from '../../../engine/backends/types.js';
 import { writePeftAdapter } from '../../../engine/gguf/peft.js';
@@ -24,7 +23,7 @@ import { randomBatches } from '../../../engine/backends/torch/bench.js';
 import { hfToGgufRows } from '../../support/hfLayout.js';
 import { buildTestModel, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { torchTestPython } from './torch-support.js';
+import { startExactTorchBackend, torchTestPython } from './torch-support.js';
 
 const run = promisify(execFile);
 const CASES: TestModelOptions[] = [
@@ -83,7 +82,7 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
       const { stdout } = await run(torchTestPython(), [script, torchPythonPath(), modelPath, adapterDir, requestPath], { maxBuffer: 1 << 28, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
       const hf = JSON.parse(stdout.trim().split('\n').pop()!) as { loss: number; lastLogits: number[]; grads: Record<string, number[]> };
 
-      const backend = await startTorchBackend({ python: torchTestPython(), threads: 1, dtype: 'float32' });
+      const backend = await startExactTorchBackend();
       try {
         await backend.loadBase(modelPath, config);
         await backend.initLora(loraSpec(lora), tensors);
