@@ -139,8 +139,10 @@ describe("edge: OpenAI-compatible deployments", function () {
     });
 
     it("answers 429 with Retry-After beyond the queue bound, and serves the rest", async () => {
+      // 30 at once against a bound of 2: with 10, a slow store (PostgreSQL under CI load) let the
+      // child answer each short reply before the next few arrived, and no request was refused.
       const responses = await Promise.all(
-        Array.from({ length: 10 }, () => post("/d/open-base/v1/chat/completions", JSON.stringify({ messages: QUESTION, max_tokens: 64 }))),
+        Array.from({ length: 30 }, () => post("/d/open-base/v1/chat/completions", JSON.stringify({ messages: QUESTION, max_tokens: 64 }))),
       );
       const statuses = responses.map((r) => r.status);
       assert.ok(statuses.includes(429), `expected a 429 among ${statuses}`);
