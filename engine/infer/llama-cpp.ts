@@ -15,6 +15,8 @@ import { promptTokens, type ChatMessage } from './chat-template.js';
 import { byteChatTokenizer, isSvcVocabulary, type ChatTokenizer } from '../data/chat-tokenizer.js';
 import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
+import { grammarState, repeatPenalty, tokenBias, tokenLogprob, type OutputConstraint, type TokenLogprob } from './generation-controls.js';
+import { randomInt } from 'node:crypto';
 
 export interface LoadLlamaCppOptions {
   modelPath: string;
@@ -45,10 +47,22 @@ export interface GenerateRequest {
   temperature?: number;
   topP?: number;
   stop?: string[];
-  /** Sampling seed; the same seed and request give the same text. */
+  /** Sampling seed; the same seed and request give the same text. Random when absent. */
   seed?: number;
-  /** Called with each piece of text as soon as it is final (never part of a stop string). */
-  onTextChunk?: (text: string) => void;
+  /** OpenAI's penalties (-2 to 2) on tokens already generated: once present / per occurrence. */
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Token id → logit shift (-100 to 100; -100 bans the token). */
+  logitBias?: Record<string, number>;
+  /** Output forced by a grammar to be JSON (or JSON matching a schema). */
+  output?: OutputConstraint;
+  /** Report each generated token's log probability with this many alternatives (0-20). */
+  topLogprobs?: number;
+  /**
+   * Called with each piece of text as soon as it is final (never part of a stop string), with the
+   * log probabilities of the tokens decoded since the last call when they were asked for.
+   */
+  onTextChunk?: (text: string, logprobs?: TokenLogprob[]) => void;
   signal?: AbortSignal;
 }
 
@@ -59,6 +73,8 @@ export interface GenerateResult {
   /** Generated token ids, without the end-of-generation token. */
   tokens: number[];
   finishReason: FinishReason;
+  /** Per generated token, when `topLogprobs` was given. */
+  logprobs?: TokenLogprob[];
   usage: { promptTokens: number; completionTokens: number; totalTokens: number };
 }
 
@@ -86,7 +102,7 @@ export function getLlamaRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> 
 export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<LlamaCppModel> {
   const { lib, llama } = await getLlamaRuntime();
   const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: 0 });
-  return new LlamaCppModel(lib, model, options.threads ?? 1);
+  return new LlamaCppModel(lib, llama, model, options.threads ?? 1);
 }
 
 export class LlamaCppModel {
@@ -98,7 +114,7 @@ export class LlamaCppModel {
    */
   readonly chatTokenizer: ChatTokenizer;
 
-  constructor(private readonly lib: NodeLlamaCpp, readonly model: LlamaModel, private readonly threads: number) {
+  constructor(readonly lib: NodeLlamaCpp, readonly llama: Llama, readonly model: LlamaModel, private readonly threads: number) {
     const tokens = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
     this.usesSvcTemplate = isSvcVocabulary(tokens);
     this.chatTokenizer = this.usesSvcTemplate ? byteChatTokenizer : ggufChatTokenizer(model);
@@ -182,26 +198,52 @@ export class LlamaCppSession {
     const matcher = new StopStringMatcher([...(request.stop ?? []), ...templateStops]);
     const tokens: Token[] = [];
     const pieces: string[] = [];
+    const logprobs: TokenLogprob[] | undefined = request.topLogprobs === undefined ? undefined : [];
+    let unreported = 0; // logprobs entries not yet handed to onTextChunk
     let undecoded: Token[] = [];
     let finishReason: FinishReason = 'length';
-    const emit = (text: string) => {
+    // JSON grammars let the model pad the end with newlines; whitespace is held back until more
+    // text follows, so a constrained answer never ends with it.
+    let heldWhitespace = '';
+    const emit = (chunk: string) => {
+      let text = chunk;
+      if (request.output) {
+        text = heldWhitespace + text;
+        heldWhitespace = /\s*$/.exec(text)![0];
+        text = text.slice(0, text.length - heldWhitespace.length);
+      }
       if (!text) return;
       pieces.push(text);
-      request.onTextChunk?.(text);
+      const fresh = logprobs?.slice(unreported);
+      unreported = logprobs?.length ?? 0;
+      request.onTextChunk?.(text, fresh);
     };
     const temperature = request.temperature ?? 0;
-    const iterator = this.sequence.evaluate(prompt, {
-      temperature,
-      topP: temperature > 0 ? request.topP : undefined,
-      seed: request.seed ?? 0,
-    });
+    const { lib, llama } = this.owner;
+    const grammarEvaluationState = await grammarState(lib, llama, model, request.output);
+    const iterator = this.sequence.evaluateWithMetadata(
+      prompt,
+      { probabilities: logprobs !== undefined },
+      {
+        temperature,
+        topP: temperature > 0 ? request.topP : undefined,
+        // Unseeded sampling differs call to call ("regenerate" must give new text), as OpenAI's does.
+        seed: request.seed ?? randomInt(2 ** 31),
+        repeatPenalty: repeatPenalty(tokens, request.presencePenalty, request.frequencyPenalty),
+        tokenBias: tokenBias(lib, model, request.logitBias),
+        grammarEvaluationState,
+      },
+    );
     if (maxTokens > 0) {
-      for await (const token of iterator) {
+      for await (const output of iterator) {
         if (request.signal?.aborted) {
           finishReason = 'abort';
           break;
         }
+        const token = output.token;
         tokens.push(token);
+        const probabilities = (output as { probabilities?: Map<Token, number> }).probabilities;
+        if (logprobs && probabilities) logprobs.push(tokenLogprob(model, token, probabilities, request.topLogprobs ?? 0));
         // A multi-byte character can span tokens; wait until the pending tokens decode cleanly.
         undecoded.push(token);
         const text = model.detokenize(undecoded, false, tokens.slice(-undecoded.length - 4, -undecoded.length));
@@ -230,6 +272,7 @@ export class LlamaCppSession {
       text: pieces.join(''),
       tokens,
       finishReason,
+      logprobs,
       usage: { promptTokens: prompt.length, completionTokens: tokens.length, totalTokens: prompt.length + tokens.length },
     };
   }

@@ -38,7 +38,7 @@ describe('engine/infer/llama-cpp: serving prompts with the training renderer', f
       const model: LlamaModel = await llama.loadModel({ modelPath: file, vocabOnly: true });
       const tokenizer: ChatTokenizer = await loadGgufChatTokenizer(file);
       try {
-        const serving = new LlamaCppModel(lib, model, 1);
+        const serving = new LlamaCppModel(lib, llama, model, 1);
         assert.equal(serving.usesSvcTemplate, false);
         assert.equal(serving.chatTokenizer.templateSource, 'gguf');
         const prompt = serving.chatPromptTokens(CONVERSATION);

@@ -1,0 +1,110 @@
+/**
+ * The OpenAI request controls llama.cpp's sampler can honour, turned into node-llama-cpp options:
+ * presence/frequency penalties, logit bias, JSON output enforced by a grammar, and log
+ * probabilities of the chosen and the most likely tokens.
+ *
+ * A value the model cannot take (a token id outside its vocabulary, a JSON schema the grammar
+ * compiler does not support) is an `InvalidGenerationRequest` naming the request field, which
+ * the server answers with a 400.
+ */
+import type { Llama, LlamaGrammar, LlamaModel, Token } from 'node-llama-cpp';
+import { unsupportedSchemaPart } from './json-schema-support.js';
+
+/** `{type: 'json'}`: any JSON object; `json_schema`: an object matching the schema. */
+export type OutputConstraint = { type: 'json' } | { type: 'json_schema'; schema: Record<string, unknown> };
+
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  /** UTF-8 bytes of the token's text (a token may hold part of a character). */
+  bytes: number[];
+}
+
+export interface TokenLogprob extends TopLogprob {
+  /** The most likely tokens at this position, most likely first (as many as asked for). */
+  topLogprobs: TopLogprob[];
+}
+
+/** OpenAI's bounds: a bias of ±100 bans or forces a token. */
+export const LOGIT_BIAS_LIMIT = 100;
+export const MAX_TOP_LOGPROBS = 20;
+
+export class InvalidGenerationRequest extends Error {
+  constructor(readonly param: string, message: string) {
+    super(message);
+  }
+}
+
+type NodeLlamaCpp = typeof import('node-llama-cpp');
+
+/** Penalties apply to the tokens generated so far, as OpenAI and vLLM apply them. */
+export function repeatPenalty(generated: Token[], presencePenalty = 0, frequencyPenalty = 0) {
+  if (!presencePenalty && !frequencyPenalty) return undefined;
+  return { punishTokens: () => generated, penalty: 1, presencePenalty, frequencyPenalty, maxPunishTokens: 4096 };
+}
+
+export function tokenBias(lib: NodeLlamaCpp, model: LlamaModel, logitBias: Record<string, number> | undefined) {
+  const entries = Object.entries(logitBias ?? {});
+  if (entries.length === 0) return undefined;
+  const bias = new lib.TokenBias(model.tokenizer);
+  const vocabulary = vocabularySize(model);
+  for (const [key, value] of entries) {
+    const token = Number(key);
+    if (!Number.isInteger(token) || token < 0 || token >= vocabulary) {
+      throw new InvalidGenerationRequest('logit_bias', `logit_bias: token id ${key} is not in this model's vocabulary (0-${vocabulary - 1})`);
+    }
+    // -100 must ban the token outright; a finite logit shift could still let it through.
+    bias.set(token as Token, value <= -LOGIT_BIAS_LIMIT ? 'never' : { logit: value });
+  }
+  return bias;
+}
+
+function vocabularySize(model: LlamaModel): number {
+  return model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+}
+
+/** Compiled grammars, per llama runtime and constraint; compiling a schema is not free. */
+const grammars = new WeakMap<Llama, Map<string, Promise<LlamaGrammar>>>();
+const GRAMMAR_CACHE_SIZE = 64;
+
+export async function grammarState(lib: NodeLlamaCpp, llama: Llama, model: LlamaModel, constraint: OutputConstraint | undefined) {
+  if (!constraint) return undefined;
+  let cache = grammars.get(llama);
+  if (!cache) grammars.set(llama, (cache = new Map()));
+  const key = JSON.stringify(constraint);
+  let grammar = cache.get(key);
+  if (!grammar) {
+    grammar = compileGrammar(llama, constraint);
+    // A schema that failed to compile is not kept: the next request gets the same 400 afresh.
+    grammar.catch(() => cache!.delete(key));
+    if (cache.size >= GRAMMAR_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(key, grammar);
+  }
+  return new lib.LlamaGrammarEvaluationState({ model, grammar: await grammar });
+}
+
+async function compileGrammar(llama: Llama, constraint: OutputConstraint): Promise<LlamaGrammar> {
+  if (constraint.type === 'json') return llama.getGrammarFor('json');
+  const problem = unsupportedSchemaPart(constraint.schema);
+  if (problem) throw new InvalidGenerationRequest('response_format', `response_format.json_schema.${problem}`);
+  try {
+    return await llama.createGrammarForJsonSchema(constraint.schema as never);
+  } catch (err) {
+    throw new InvalidGenerationRequest('response_format', `response_format.json_schema.schema is not supported: ${(err as Error).message}`);
+  }
+}
+
+/** One token's log probability and its `top` most likely alternatives, from llama.cpp's distribution. */
+export function tokenLogprob(model: LlamaModel, token: Token, probabilities: Map<Token, number>, top: number): TokenLogprob {
+  const piece = (t: Token): TopLogprob => {
+    const bytes = [...Buffer.from(model.detokenize([t], true))];
+    // log(0) is -Infinity, which JSON cannot carry; OpenAI clients expect a number.
+    return { token: Buffer.from(bytes).toString('utf8'), bytes, logprob: Math.max(Math.log(probabilities.get(t) ?? 0), -9999) };
+  };
+  const topLogprobs: TopLogprob[] = [];
+  for (const candidate of probabilities.keys()) {
+    if (topLogprobs.length >= top) break;
+    topLogprobs.push(piece(candidate));
+  }
+  return { ...piece(token), topLogprobs };
+}
