@@ -5,7 +5,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { CloudContext } from "./context.js";
+import { clientErrorResponder, type ErrorEnvelope } from "./http/clientErrors.js";
 import { installErrorHandler } from "./http/errors.js";
+import { REQUEST_ID_HEADER, requestId } from "./http/requestIds.js";
 import { accountRoutes } from "./routes/accounts.js";
 import { datasetRoutes } from "./routes/datasets.js";
 import { deploymentRoutes } from "./routes/deployments.js";
@@ -17,11 +19,13 @@ import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
 import type { App } from "./routes/types.js";
 
-/** Fastify options shared by both listeners. */
-function baseFastify(logger: boolean): App {
+/** Fastify options shared by both listeners; each answers parser-level failures in its own envelope. */
+function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<FastifyServerOptions> = {}): App {
   const options: FastifyServerOptions = {
     logger: logger ? { level: "info" } : false,
     bodyLimit: 1 << 20,
+    genReqId: requestId,
+    clientErrorHandler: clientErrorResponder(envelope),
     // The cloud sits on loopback or behind a proxy that sets x-forwarded-for.
     trustProxy: true,
     ajv: {
@@ -41,7 +45,21 @@ function baseFastify(logger: boolean): App {
       return new Error(`${field || dataVar} ${first?.message ?? "is invalid"}`);
     },
   };
-  return Fastify(options).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  const app = Fastify({ ...options, ...extra }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  app.addHook("onRequest", async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  return app;
+}
+
+/** The control plane's envelope (cloud/http/errors.ts) and OpenAI's for the edge (cloud/edge/errors.ts). */
+const controlEnvelope: ErrorEnvelope = (_status, code, message) => ({ error: { code, message } });
+const openAiEnvelope: ErrorEnvelope = (status, code, message) => ({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code } });
+
+/** How long the edge waits for a whole request (headers and body); a stalled upload gets 408. */
+export function edgeRequestTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.SVC_EDGE_REQUEST_TIMEOUT_MS);
+  return Number.isFinite(value) && value > 0 ? value : 30_000;
 }
 
 function countRequests(app: App, ctx: CloudContext, listener: string): void {
@@ -52,7 +70,7 @@ function countRequests(app: App, ctx: CloudContext, listener: string): void {
 }
 
 export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService }): FastifyInstance {
-  const app = baseFastify(options.logger);
+  const app = baseFastify(options.logger, controlEnvelope);
   installErrorHandler(app as unknown as FastifyInstance);
   countRequests(app, ctx, "control");
   healthRoutes(app, ctx, options.isReady);
@@ -68,7 +86,13 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
 
 /** The edge listener; its routes are mounted by cloud/edge (mountEdge), which owns its error format. */
 export function buildEdge(ctx: CloudContext, options: { logger: boolean }): FastifyInstance {
-  const app = baseFastify(options.logger);
+  const timeout = edgeRequestTimeoutMs();
+  const app = baseFastify(options.logger, openAiEnvelope, {
+    requestTimeout: timeout,
+    // Node checks deadlines on this interval (30 s by default), and on Node 20 a body still
+    // arriving is cut off by headersTimeout, not requestTimeout: both must follow the setting.
+    http: { connectionsCheckingInterval: Math.min(1000, timeout), headersTimeout: Math.min(timeout, 60_000) },
+  } as Partial<FastifyServerOptions>);
   countRequests(app, ctx, "edge");
   return app as unknown as FastifyInstance;
 }

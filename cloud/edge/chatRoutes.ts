@@ -8,11 +8,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { CloudContext } from "../context.js";
 import type { InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
-import { sendChat } from "../inference/openaiResponse.js";
+import { answerChat } from "../inference/answerChat.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
 import type { DeploymentState } from "./deploymentCache.js";
-import { edgeNotFound } from "./errors.js";
+import { EdgeError, edgeNotFound } from "./errors.js";
 import { slugFromHost } from "./hostRouting.js";
+
+/** Names the top-level request fields the edge accepted but does not know (comma-separated). */
+export const IGNORED_FIELDS_HEADER = "x-svc-ignored-fields";
 
 export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, inference: InferenceService): void {
   const hostSlug = (request: FastifyRequest) => {
@@ -22,31 +25,35 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
   };
   const pathSlug = (request: FastifyRequest) => (request.params as { slug: string }).slug.toLowerCase();
 
+  const modelObject = (deployment: DeploymentState) => ({ id: deployment.slug, object: "model", created: Math.floor(Date.parse(deployment.createdAt) / 1000), owned_by: "svc" });
   const models = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest) => {
     const deployment = await auth.authorize(request, slugOf(request));
-    return {
-      object: "list",
-      data: [{ id: deployment.slug, object: "model", created: Math.floor(Date.parse(deployment.createdAt) / 1000), owned_by: "svc" }],
-    };
+    return { object: "list", data: [modelObject(deployment)] };
+  };
+  /** `GET /v1/models/{id}`: the deployment is the only model its endpoint serves. */
+  const model = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest) => {
+    const deployment = await auth.authorize(request, slugOf(request));
+    const id = (request.params as { model: string }).model;
+    if (id !== deployment.slug) throw new EdgeError(404, "model_not_found", `The model '${id}' does not exist; this endpoint serves '${deployment.slug}'`, "model");
+    return modelObject(deployment);
   };
 
   const completions = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const deployment = await auth.authorize(request, slugOf(request));
     const chat = parseChatRequest(request.body);
-    await answer(request, reply, deployment, chat);
-  };
-
-  const answer = async (request: FastifyRequest, reply: FastifyReply, deployment: DeploymentState, chat: ReturnType<typeof parseChatRequest>) => {
-    const abort = new AbortController();
-    // The client hanging up cancels a queued or running generation.
-    reply.raw.on("close", () => !reply.raw.writableFinished && abort.abort());
+    if (chat.ignored.length > 0) {
+      // Accepted as vLLM accepts them, but visible: a client can see its field had no effect.
+      void reply.header(IGNORED_FIELDS_HEADER, chat.ignored.join(", "));
+      request.log.warn({ ignored: chat.ignored }, "request fields ignored");
+    }
     const backend = await inference.resolve(deployment.target);
-    const stream = await inference.chat(backend, chat.params, { stream: chat.stream, queueKey: deployment.id, signal: abort.signal });
-    await sendChat(reply, stream, { model: deployment.slug, stream: chat.stream, includeUsage: chat.includeUsage });
+    await answerChat(reply, inference, backend, chat, { model: deployment.slug, queueKey: deployment.id });
   };
 
   app.get("/v1/models", models(hostSlug));
   app.get("/d/:slug/v1/models", models(pathSlug));
+  app.get("/v1/models/:model", model(hostSlug));
+  app.get("/d/:slug/v1/models/:model", model(pathSlug));
   app.post("/v1/chat/completions", completions(hostSlug));
   app.post("/d/:slug/v1/chat/completions", completions(pathSlug));
 }

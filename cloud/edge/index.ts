@@ -7,6 +7,7 @@ import type { CloudContext } from "../context.js";
 import type { InferenceService } from "../inference/index.js";
 import { AuthFailureLimiter } from "./authFailureLimiter.js";
 import { chatRoutes } from "./chatRoutes.js";
+import { corsOriginsFromEnv, installCors } from "./cors.js";
 import { DeploymentAuth } from "./deploymentAuth.js";
 import { DeploymentCache } from "./deploymentCache.js";
 import { installEdgeErrorHandlers } from "./errors.js";
@@ -40,6 +41,7 @@ export function edgeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EdgeS
 
 export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inference: InferenceService, settings: EdgeSettings = edgeSettingsFromEnv()): Promise<Edge> {
   installEdgeErrorHandlers(app);
+  installCors(app, corsOriginsFromEnv());
   // Clients such as `curl -d` send JSON as form-encoded; read any body as JSON rather than 415.
   app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
     try {

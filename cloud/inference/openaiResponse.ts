@@ -1,15 +1,18 @@
 /**
- * Writes a running chat as OpenAI's wire format: one `chat.completion` JSON, or SSE `data:`
+ * Writes running chats as OpenAI's wire format: one `chat.completion` JSON, or SSE `data:`
  * frames of `chat.completion.chunk` ending with `data: [DONE]`. Shared by the edge and the
- * control plane's /v1/inference/chat so both stream identically.
+ * control plane's /v1/inference/chat so both answer identically.
+ *
+ * `n` answers are generated one after another (each its own generation, with seed + index when a
+ * seed was given); a stream sends each choice's chunks in turn, tagged with its index.
  *
  * The first event is awaited before anything is written, so a failure that happens before the
- * first token (upstream down, worker crashed) still gets a proper status code; a failure after
- * that can only be reported inside the stream.
+ * first token (upstream down, worker crashed, a bad parameter the engine found) still gets a
+ * proper status code; a failure after that can only be reported inside the stream.
  */
 import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
-import { InferenceError, type ChatEvent, type ChatStream, type FinishReason, type Usage } from "./types.js";
+import { InferenceError, type ChatEvent, type ChatStream, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
 import { beginEventStream } from "../http/sse.js";
 
 export interface ChatResponseOptions {
@@ -17,34 +20,88 @@ export interface ChatResponseOptions {
   model: string;
   stream: boolean;
   includeUsage: boolean;
+  /** `logprobs: true` was asked: each choice (or chunk) carries `logprobs.content`. */
+  logprobs: boolean;
+  /** How many choices (`n`). */
+  choices: number;
 }
+
+/** Starts the generation of choice `index` (0-based). */
+export type StartChoice = (index: number) => Promise<ChatStream>;
 
 export function completionId(): string {
   return `chatcmpl-${randomBytes(12).toString("base64url")}`;
 }
 
-export async function sendChat(reply: FastifyReply, stream: ChatStream, options: ChatResponseOptions): Promise<void> {
-  const events = stream[Symbol.asyncIterator]();
+export async function sendChat(reply: FastifyReply, start: StartChoice, options: ChatResponseOptions): Promise<void> {
+  const events = (await start(0))[Symbol.asyncIterator]();
   const first = await events.next();
-  if (options.stream) return streamChat(reply, first, events, options);
-  let text = "";
-  let done: Extract<ChatEvent, { type: "done" }> | null = null;
-  for (let step = first; !step.done; step = await events.next()) {
-    if (step.value.type === "text") text += step.value.text;
-    else done = step.value;
+  if (options.stream) return streamChat(reply, first, events, start, options);
+  const choices: CollectedChoice[] = [await collect(first, events)];
+  for (let index = 1; index < options.choices; index++) {
+    const next = (await start(index))[Symbol.asyncIterator]();
+    choices.push(await collect(await next.next(), next));
   }
-  if (!done) throw new InferenceError(502, "incomplete_answer", "the model stopped without finishing its answer");
-  await reply.header("cache-control", "no-store").send(completionBody(options.model, text, done.finishReason, done.usage));
+  const usage = totalUsage(choices.map((c) => c.usage));
+  await reply.header("cache-control", "no-store").send(completionBody(options.model, choices, usage, options.logprobs));
 }
 
-export function completionBody(model: string, text: string, finishReason: FinishReason, usage: Usage) {
+interface CollectedChoice {
+  text: string;
+  logprobs: TokenLogprob[];
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+async function collect(first: IteratorResult<ChatEvent>, events: AsyncIterator<ChatEvent>): Promise<CollectedChoice> {
+  let text = "";
+  const logprobs: TokenLogprob[] = [];
+  let done: Extract<ChatEvent, { type: "done" }> | null = null;
+  // Read to the very end: the stream's own end is what frees its inference queue slot.
+  for (let step = first; !step.done; step = await events.next()) {
+    const event = step.value;
+    if (event.type === "done") done = event;
+    else {
+      text += event.text;
+      if (event.logprobs) logprobs.push(...event.logprobs);
+    }
+  }
+  if (!done) throw new InferenceError(502, "incomplete_answer", "the model stopped without finishing its answer");
+  return { text, logprobs, finishReason: done.finishReason, usage: done.usage };
+}
+
+/** The prompt is read once for all choices; completions add up. */
+function totalUsage(usages: Usage[]): Usage {
+  const promptTokens = usages[0].promptTokens;
+  const completionTokens = usages.reduce((sum, u) => sum + u.completionTokens, 0);
+  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+}
+
+export function completionBody(model: string, choices: CollectedChoice[], usage: Usage, logprobs: boolean) {
   return {
     id: completionId(),
     object: "chat.completion" as const,
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: "assistant" as const, content: text, refusal: null }, logprobs: null, finish_reason: finishReason }],
+    choices: choices.map((choice, index) => ({
+      index,
+      message: { role: "assistant" as const, content: choice.text, refusal: null },
+      logprobs: logprobs ? wireLogprobs(choice.logprobs) : null,
+      finish_reason: choice.finishReason,
+    })),
     usage: wireUsage(usage),
+  };
+}
+
+function wireLogprobs(entries: TokenLogprob[]) {
+  return {
+    content: entries.map((e) => ({
+      token: e.token,
+      logprob: e.logprob,
+      bytes: e.bytes,
+      top_logprobs: e.topLogprobs.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes })),
+    })),
+    refusal: null,
   };
 }
 
@@ -55,7 +112,8 @@ function wireUsage(usage: Usage) {
 async function streamChat(
   reply: FastifyReply,
   first: IteratorResult<ChatEvent>,
-  events: AsyncIterator<ChatEvent>,
+  firstEvents: AsyncIterator<ChatEvent>,
+  start: StartChoice,
   options: ChatResponseOptions,
 ): Promise<void> {
   const res = beginEventStream(reply);
@@ -64,32 +122,44 @@ async function streamChat(
   const write = (payload: unknown) => {
     if (!res.destroyed) res.write(`data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\n\n`);
   };
-  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null) => ({
+  const chunk = (index: number, delta: Record<string, unknown>, finishReason: FinishReason | null, logprobs: TokenLogprob[] | null = null) => ({
     id,
     object: "chat.completion.chunk",
     created,
     model: options.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index, delta, logprobs: options.logprobs && logprobs ? wireLogprobs(logprobs) : null, finish_reason: finishReason }],
     ...(options.includeUsage ? { usage: null } : {}),
   });
   // The client leaving ends the iteration, which cancels the generation upstream or in the worker.
   let clientGone = false;
   res.on("close", () => (clientGone = !res.writableFinished));
-  write(chunk({ role: "assistant", content: "" }, null));
+  let events = firstEvents;
+  const usages: Usage[] = [];
   try {
-    for (let step = first; !step.done && !clientGone; step = await events.next()) {
-      const event = step.value;
-      if (event.type === "text") {
-        write(chunk({ content: event.text }, null));
-        continue;
+    for (let index = 0; index < options.choices && !clientGone; index++) {
+      let step = first;
+      if (index > 0) {
+        events = (await start(index))[Symbol.asyncIterator]();
+        step = await events.next();
       }
-      write(chunk({}, event.finishReason));
-      if (options.includeUsage) write({ id, object: "chat.completion.chunk", created, model: options.model, choices: [], usage: wireUsage(event.usage) });
+      write(chunk(index, { role: "assistant", content: "" }, null));
+      for (; !step.done && !clientGone; step = await events.next()) {
+        const event = step.value;
+        if (event.type === "text") {
+          write(chunk(index, { content: event.text }, null, event.logprobs ?? []));
+          continue;
+        }
+        write(chunk(index, {}, event.finishReason));
+        usages.push(event.usage);
+      }
+    }
+    if (options.includeUsage && usages.length === options.choices) {
+      write({ id, object: "chat.completion.chunk", created, model: options.model, choices: [], usage: wireUsage(totalUsage(usages)) });
     }
     write("[DONE]");
   } catch (err) {
     const e = err instanceof InferenceError ? err : new InferenceError(500, "internal_error", "internal error");
-    write({ error: { message: e.message, type: e.status >= 500 ? "server_error" : "invalid_request_error", param: null, code: e.code } });
+    write({ error: { message: e.message, type: e.status >= 500 ? "server_error" : "invalid_request_error", param: e.extra.param ?? null, code: e.code } });
   } finally {
     if (clientGone) await events.return?.();
     res.end();

@@ -3,8 +3,9 @@
  * the one error type that carries an HTTP status to whichever listener answers the request.
  */
 import type { ChatMessage } from "../../engine/infer/chat-template.js";
+import type { OutputConstraint, TokenLogprob } from "../../engine/infer/generation-controls.js";
 
-export type { ChatMessage };
+export type { ChatMessage, OutputConstraint, TokenLogprob };
 
 /** Sampling parameters in the engine's spelling; the HTTP layers translate from OpenAI's. */
 export interface ChatParams {
@@ -13,7 +14,16 @@ export interface ChatParams {
   temperature?: number;
   topP?: number;
   stop?: string[];
+  /** Absent: a random seed per request. */
   seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Token id → logit shift, -100 to 100. */
+  logitBias?: Record<string, number>;
+  /** `response_format` json_object / json_schema, enforced by a grammar. */
+  output?: OutputConstraint;
+  /** Set when `logprobs: true`: how many alternatives per token (`top_logprobs`, 0-20). */
+  topLogprobs?: number;
 }
 
 export type FinishReason = "stop" | "length";
@@ -25,7 +35,7 @@ export interface Usage {
 }
 
 /** What a running chat yields: text as soon as it is final, then exactly one `done`. */
-export type ChatEvent = { type: "text"; text: string } | { type: "done"; finishReason: FinishReason; usage: Usage };
+export type ChatEvent = { type: "text"; text: string; logprobs?: TokenLogprob[] } | { type: "done"; finishReason: FinishReason; usage: Usage };
 
 export type ChatStream = AsyncIterable<ChatEvent>;
 

@@ -3,7 +3,7 @@
  * streamed through chunk by chunk as it arrives. Failures become a 502 (unreachable, bad answer)
  * or 504 (no answer in time) whose message names the upstream, never a hang.
  */
-import { InferenceError, type ChatEvent, type ChatParams, type FinishReason, type Usage } from "./types.js";
+import { InferenceError, type ChatEvent, type ChatParams, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
 
 export interface UpstreamTimeouts {
   /** Until the upstream's response headers arrive. */
@@ -67,7 +67,7 @@ export async function* upstreamChat(
       const text = choice?.delta?.content;
       if (typeof text === "string" && text) {
         completionChunks += 1;
-        yield { type: "text", text };
+        yield { type: "text", text, ...logprobsOf(choice) };
       }
       if (choice?.finish_reason) finishReason = choice.finish_reason === "length" ? "length" : "stop";
       if (chunk.usage) usage = toUsage(chunk.usage);
@@ -93,6 +93,11 @@ function requestBody(model: string, p: ChatParams, stream: boolean): Record<stri
     ...(p.topP !== undefined ? { top_p: p.topP } : {}),
     ...(p.stop?.length ? { stop: p.stop } : {}),
     ...(p.seed !== undefined ? { seed: p.seed } : {}),
+    ...(p.presencePenalty !== undefined ? { presence_penalty: p.presencePenalty } : {}),
+    ...(p.frequencyPenalty !== undefined ? { frequency_penalty: p.frequencyPenalty } : {}),
+    ...(p.logitBias ? { logit_bias: p.logitBias } : {}),
+    ...(p.topLogprobs !== undefined ? { logprobs: true, top_logprobs: p.topLogprobs } : {}),
+    ...(p.output ? { response_format: p.output.type === "json" ? { type: "json_object" } : { type: "json_schema", json_schema: { name: "response", schema: p.output.schema, strict: true } } } : {}),
     stream,
     ...(stream ? { stream_options: { include_usage: true } } : {}),
   };
@@ -111,9 +116,17 @@ function* completionEvents(baseUrl: string, body: any): Generator<ChatEvent> {
   if (!choice || typeof choice.message?.content !== "string") {
     throw new InferenceError(502, "upstream_bad_response", `upstream ${baseUrl} answered without choices[0].message.content`);
   }
-  if (choice.message.content) yield { type: "text", text: choice.message.content };
+  if (choice.message.content) yield { type: "text", text: choice.message.content, ...logprobsOf(choice) };
   const usage = body.usage ? toUsage(body.usage) : { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   yield { type: "done", finishReason: choice.finish_reason === "length" ? "length" : "stop", usage };
+}
+
+/** An upstream choice's `logprobs.content`, in the engine's spelling. */
+function logprobsOf(choice: any): { logprobs?: TokenLogprob[] } {
+  const content = choice?.logprobs?.content;
+  if (!Array.isArray(content)) return {};
+  const entry = (e: any) => ({ token: String(e?.token ?? ""), logprob: Number(e?.logprob ?? 0), bytes: Array.isArray(e?.bytes) ? e.bytes : [] });
+  return { logprobs: content.map((e: any) => ({ ...entry(e), topLogprobs: Array.isArray(e?.top_logprobs) ? e.top_logprobs.map(entry) : [] })) };
 }
 
 function toUsage(u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number }): Usage {

@@ -111,14 +111,14 @@ export class InferenceWorkerProcess {
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (message.type === "text") {
-      pending.channel.push({ type: "text", text: message.text });
+      pending.channel.push({ type: "text", text: message.text, ...(message.logprobs ? { logprobs: message.logprobs } : {}) });
     } else if (message.type === "done") {
       this.pending.delete(message.id);
       pending.channel.push({ type: "done", finishReason: message.finishReason, usage: message.usage });
       pending.channel.end();
     } else {
       this.pending.delete(message.id);
-      pending.channel.fail(new InferenceError(message.status, message.code, message.message));
+      pending.channel.fail(new InferenceError(message.status, message.code, message.message, message.param ? { param: message.param } : {}));
     }
   }
 

@@ -11,7 +11,7 @@ import { badRequest, HttpError, notFound } from "../http/errors.js";
 import { parseTarget } from "../http/target.js";
 import { InferenceError, type InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
-import { sendChat } from "../inference/openaiResponse.js";
+import { answerChat } from "../inference/answerChat.js";
 import { projectScope } from "./scope.js";
 import type { App } from "./types.js";
 
@@ -27,11 +27,8 @@ export function inferenceRoutes(app: App, ctx: CloudContext, inference: Inferenc
     await requireTargetInScope(ctx, scope, target);
     try {
       const chat = parseChatRequest(request.body);
-      const abort = new AbortController();
-      reply.raw.on("close", () => !reply.raw.writableFinished && abort.abort());
       const backend = await inference.resolve(target);
-      const stream = await inference.chat(backend, chat.params, { stream: chat.stream, queueKey: `project:${scope[0]}`, signal: abort.signal });
-      await sendChat(reply, stream, { model: modelName(target), stream: chat.stream, includeUsage: chat.includeUsage });
+      await answerChat(reply, inference, backend, chat, { model: modelName(target), queueKey: `project:${scope[0]}` });
     } catch (err) {
       if (!(err instanceof InferenceError)) throw err;
       if (err.extra.retryAfter !== undefined) reply.header("retry-after", String(err.extra.retryAfter));

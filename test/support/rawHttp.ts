@@ -36,3 +36,25 @@ export function postWholeBody(baseUrl: string, path: string, body: Buffer, heade
     });
   });
 }
+
+/**
+ * Writes `request` (raw bytes, possibly not valid HTTP, possibly an unfinished body) and reads
+ * whatever the server answers until it closes the connection: how parser-level refusals
+ * (400, 408, 431) are observed.
+ */
+export function rawExchange(baseUrl: string, request: string): Promise<RawResponse & { headers: string }> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.write(request));
+    const received: Buffer[] = [];
+    socket.on("data", (chunk) => received.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const text = Buffer.concat(received).toString("utf8");
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+      if (!status) return reject(new Error(`no HTTP status in: ${JSON.stringify(text.slice(0, 200))}`));
+      const split = text.indexOf("\r\n\r\n");
+      resolve({ status, headers: text.slice(0, split).toLowerCase(), body: text.slice(split + 4) });
+    });
+  });
+}

@@ -9,6 +9,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { ContextLengthExceededError } from "../../../engine/infer/llama-cpp.js";
+import { InvalidGenerationRequest } from "../../../engine/infer/generation-controls.js";
 import { EngineCache } from "./engineCache.js";
 import type { FromWorker, ToWorker } from "./protocol.js";
 
@@ -40,8 +41,13 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
         topP: p.topP,
         stop: p.stop,
         seed: p.seed,
+        presencePenalty: p.presencePenalty,
+        frequencyPenalty: p.frequencyPenalty,
+        logitBias: p.logitBias,
+        output: p.output,
+        topLogprobs: p.topLogprobs,
         signal: abort.signal,
-        onTextChunk: (text) => send({ type: "text", id: message.id, text }),
+        onTextChunk: (text, logprobs) => send({ type: "text", id: message.id, text, ...(logprobs ? { logprobs } : {}) }),
       });
       const finishReason = result.finishReason === "length" ? "length" : "stop";
       send({ type: "done", id: message.id, finishReason, usage: result.usage });
@@ -62,8 +68,9 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
   send({ type: "ready" });
 }
 
-function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>): { status: number; code: string; message: string } {
+function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>): { status: number; code: string; message: string; param?: string } {
   if (err instanceof ContextLengthExceededError) return { status: 400, code: err.code, message: `messages: ${err.message}` };
+  if (err instanceof InvalidGenerationRequest) return { status: 400, code: "invalid_request", message: err.message, param: err.param };
   const e = err as NodeJS.ErrnoException;
   if (e?.code === "ENOENT") return { status: 500, code: "artifact_missing", message: `a file of this target is missing on the server: ${e.path ?? message.modelPath}` };
   return { status: 500, code: "inference_failed", message: `inference failed: ${e?.message ?? String(err)}` };

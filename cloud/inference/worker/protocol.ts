@@ -1,5 +1,5 @@
 /** Messages between the cloud and its inference child process (Node IPC, JSON-serialised). */
-import type { ChatParams, FinishReason, Usage } from "../types.js";
+import type { ChatParams, FinishReason, TokenLogprob, Usage } from "../types.js";
 
 export type ToWorker =
   | { type: "generate"; id: number; modelPath: string; adapterPath: string | null; params: ChatParams }
@@ -7,6 +7,6 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: "ready" }
-  | { type: "text"; id: number; text: string }
+  | { type: "text"; id: number; text: string; logprobs?: TokenLogprob[] }
   | { type: "done"; id: number; finishReason: FinishReason; usage: Usage }
-  | { type: "error"; id: number; status: number; code: string; message: string };
+  | { type: "error"; id: number; status: number; code: string; message: string; param?: string };

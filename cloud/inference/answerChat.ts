@@ -1,0 +1,24 @@
+/**
+ * Answers a parsed chat request from a resolved backend: admits each of its `n` generations
+ * through the inference service and writes them in OpenAI's format. The edge and the control
+ * plane's /v1/inference/chat both answer through here.
+ */
+import type { FastifyReply } from "fastify";
+import type { Backend, InferenceService } from "./index.js";
+import type { ChatRequest } from "./openaiRequest.js";
+import { sendChat } from "./openaiResponse.js";
+
+export async function answerChat(reply: FastifyReply, inference: InferenceService, backend: Backend, chat: ChatRequest, options: { model: string; queueKey: string }): Promise<void> {
+  const abort = new AbortController();
+  // The client hanging up cancels a queued or running generation.
+  reply.raw.on("close", () => !reply.raw.writableFinished && abort.abort());
+  const { params } = chat;
+  // A seeded request stays reproducible with n > 1, yet its choices differ from each other.
+  const start = (index: number) =>
+    inference.chat(backend, params.seed === undefined || index === 0 ? params : { ...params, seed: (params.seed + index) % 2 ** 32 }, {
+      stream: chat.stream,
+      queueKey: options.queueKey,
+      signal: abort.signal,
+    });
+  await sendChat(reply, start, { model: options.model, stream: chat.stream, includeUsage: chat.includeUsage, logprobs: params.topLogprobs !== undefined, choices: chat.choices });
+}
