@@ -2,8 +2,13 @@
  * Worker side of the worker link: a WebSocket to the control plane that reconnects with backoff,
  * numbers each job's events, keeps them until acknowledged and resends the unacknowledged ones
  * after a reconnect (the cloud stores each seq once).
+ *
+ * Exactly one reconnect loop runs at a time (`connecting`): a failed attempt fires both `error`
+ * and `close`, and when each of those started a loop of its own the loops multiplied into
+ * thousands of attempts a second.
  */
 import WebSocket from "ws";
+import { reconnectDelayMs } from "./backoff.js";
 import type { JobEventType } from "../../sdk/wire.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
 
@@ -27,19 +32,36 @@ export class WorkerLink {
   private readonly ackWaiters = new Map<string, { seq: number; resolve: () => void }[]>();
   private closed = false;
   private wantsWork = false;
+  /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
+  private connecting: Promise<void> | null = null;
+  /** Wakes the loop's backoff wait early when the link is closed. */
+  private wakeBackoff: (() => void) | null = null;
 
   constructor(private readonly options: LinkOptions) {}
 
-  async connect(): Promise<void> {
-    let delay = 200;
-    while (!this.closed) {
+  /** Opens the link, retrying with jittered exponential backoff until it is open or closed. */
+  connect(): Promise<void> {
+    this.connecting ??= this.reconnectLoop().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  private async reconnectLoop(): Promise<void> {
+    for (let attempt = 0; !this.closed; attempt++) {
       try {
         await this.open();
         return;
       } catch (err) {
+        if (this.closed) return;
+        const delay = reconnectDelayMs(attempt);
         this.options.log?.(`worker link: ${(err as Error).message}; retrying in ${delay} ms`);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        delay = Math.min(delay * 2, 5000);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.wakeBackoff = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeBackoff = null;
       }
     }
   }
@@ -80,16 +102,28 @@ export class WorkerLink {
 
   close(): void {
     this.closed = true;
+    this.wakeBackoff?.();
     this.socket?.close();
   }
 
+  /**
+   * One connection attempt. Settles once: resolves when open, rejects when the attempt fails (the
+   * reconnect loop then waits and retries). Only a socket that was open starts a new loop when it
+   * closes; a failed attempt's `close` is ignored, its loop is already running.
+   */
   private open(): Promise<void> {
     return new Promise((resolve, reject) => {
       const url = `${this.options.cloudUrl.replace(/^http/, "ws")}/v1/workers/connect`;
       const socket = new WebSocket(url, { headers: { authorization: `Bearer ${this.options.token}` } });
-      socket.once("unexpected-response", (_req, res) => reject(new Error(`the cloud refused the worker (HTTP ${res.statusCode})`)));
-      socket.once("error", (err) => reject(err));
+      let opened = false;
+      socket.once("unexpected-response", (_req, res) => {
+        reject(new Error(`the cloud refused the worker (HTTP ${res.statusCode})`));
+        socket.terminate();
+      });
+      // Errors after the open are followed by `close`, which reconnects; before it they fail the attempt.
+      socket.on("error", (err) => reject(err));
       socket.once("open", () => {
+        opened = true;
         this.socket = socket;
         this.sendNow(socket, { type: "hello", workerId: this.options.workerId, name: this.options.name, holding: this.options.holding() });
         // Resend everything not yet acknowledged, in order; duplicates are acked, not stored twice.
@@ -100,6 +134,7 @@ export class WorkerLink {
       socket.on("message", (raw) => this.receive(JSON.parse(String(raw)) as CloudMessage));
       socket.on("close", () => {
         if (this.socket === socket) this.socket = null;
+        if (!opened) return reject(new Error("the connection closed before it opened"));
         if (!this.closed) void this.connect();
       });
     });
