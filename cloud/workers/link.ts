@@ -29,6 +29,8 @@ export class WorkerLink {
   private socket: WebSocket | null = null;
   private readonly outbox = new Map<string, EventFrame[]>();
   private readonly nextSeq = new Map<string, number>();
+  /** Each job's fencing number, from its assignment; sent with every event of the job. */
+  private readonly claims = new Map<string, number>();
   private readonly ackWaiters = new Map<string, { seq: number; resolve: () => void }[]>();
   private closed = false;
   private wantsWork = false;
@@ -80,7 +82,7 @@ export class WorkerLink {
   emit(jobId: string, eventType: JobEventType, data: Record<string, unknown>): Promise<void> {
     const seq = (this.nextSeq.get(jobId) ?? 0) + 1;
     this.nextSeq.set(jobId, seq);
-    const frame: EventFrame = { type: "event", jobId, seq, eventType, data };
+    const frame: EventFrame = { type: "event", jobId, claim: this.claims.get(jobId) ?? 0, seq, eventType, data };
     const pending = this.outbox.get(jobId) ?? [];
     pending.push(frame);
     this.outbox.set(jobId, pending);
@@ -97,6 +99,7 @@ export class WorkerLink {
     if ((this.outbox.get(jobId) ?? []).length === 0) {
       this.outbox.delete(jobId);
       this.nextSeq.delete(jobId);
+      this.claims.delete(jobId);
     }
   }
 
@@ -147,9 +150,10 @@ export class WorkerLink {
       const waiters = this.ackWaiters.get(message.jobId) ?? [];
       for (const w of waiters) if (w.seq <= message.seq) w.resolve();
       this.ackWaiters.set(message.jobId, waiters.filter((w) => w.seq > message.seq));
-      if (message.type === "nack") this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);
-      return;
+      if (message.type === "ack") return;
+      this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);
     }
+    if (message.type === "assign") this.claims.set(message.job.id, message.claim);
     this.options.onMessage(message);
   }
 
