@@ -36,6 +36,12 @@ export class WorkerLink {
   private wantsWork = false;
   /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
   private connecting: Promise<void> | null = null;
+  /**
+   * Open links that dropped since the cloud last acknowledged an event. The first drop reconnects
+   * at once (a restarted cloud resumes quickly); repeated drops without progress (the cloud drops
+   * the link each time it cannot store the resent events, say with its disk full) back off too.
+   */
+  private dropsWithoutProgress = 0;
   /** Wakes the loop's backoff wait early when the link is closed. */
   private wakeBackoff: (() => void) | null = null;
 
@@ -48,7 +54,9 @@ export class WorkerLink {
   }
 
   private async reconnectLoop(): Promise<void> {
-    for (let attempt = 0; !this.closed; attempt++) {
+    const skipped = Math.max(0, this.dropsWithoutProgress - 1);
+    if (skipped > 0) await this.backoff(reconnectDelayMs(skipped - 1));
+    for (let attempt = skipped; !this.closed; attempt++) {
       try {
         await this.open();
         return;
@@ -56,16 +64,20 @@ export class WorkerLink {
         if (this.closed) return;
         const delay = reconnectDelayMs(attempt);
         this.options.log?.(`worker link: ${(err as Error).message}; retrying in ${delay} ms`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.wakeBackoff = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeBackoff = null;
+        await this.backoff(delay);
       }
     }
+  }
+
+  private async backoff(delay: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      this.wakeBackoff = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeBackoff = null;
   }
 
   /** Tells the cloud this worker is idle (remembered across reconnects). */
@@ -138,6 +150,7 @@ export class WorkerLink {
       socket.on("close", () => {
         if (this.socket === socket) this.socket = null;
         if (!opened) return reject(new Error("the connection closed before it opened"));
+        this.dropsWithoutProgress += 1;
         if (!this.closed) void this.connect();
       });
     });
@@ -145,6 +158,7 @@ export class WorkerLink {
 
   private receive(message: CloudMessage): void {
     if (message.type === "ack" || message.type === "nack") {
+      if (message.type === "ack") this.dropsWithoutProgress = 0;
       const frames = this.outbox.get(message.jobId) ?? [];
       this.outbox.set(message.jobId, frames.filter((f) => f.seq > message.seq));
       const waiters = this.ackWaiters.get(message.jobId) ?? [];
