@@ -37,9 +37,10 @@ export class WorkerLink {
   /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
   private connecting: Promise<void> | null = null;
   /**
-   * Open links that dropped since the cloud last acknowledged an event. The first drop reconnects
-   * at once (a restarted cloud resumes quickly); repeated drops without progress (the cloud drops
-   * the link each time it cannot store the resent events, say with its disk full) back off too.
+   * Open links that dropped with events unacknowledged, since the cloud last acknowledged one. The
+   * first drop reconnects at once (a restarted cloud resumes quickly); repeated drops without
+   * progress (the cloud drops the link each time it cannot store the resent events, say with its
+   * disk full) back off too.
    */
   private dropsWithoutProgress = 0;
   /** Wakes the loop's backoff wait early when the link is closed. */
@@ -150,7 +151,9 @@ export class WorkerLink {
       socket.on("close", () => {
         if (this.socket === socket) this.socket = null;
         if (!opened) return reject(new Error("the connection closed before it opened"));
-        this.dropsWithoutProgress += 1;
+        // Only a drop with events still unacknowledged counts: an idle link may drop and come back freely.
+        const unacknowledged = [...this.outbox.values()].some((frames) => frames.length > 0);
+        this.dropsWithoutProgress = unacknowledged ? this.dropsWithoutProgress + 1 : 0;
         if (!this.closed) void this.connect();
       });
     });
