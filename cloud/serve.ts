@@ -87,7 +87,10 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     await releaseLock();
     throw err;
   }
-  control.server.on("upgrade", (request, socket, head) => void hub.handleUpgrade(request, socket, head));
+  // handleUpgrade catches its own errors; the catch here is the backstop that keeps the daemon up.
+  control.server.on("upgrade", (request, socket, head) => {
+    hub.handleUpgrade(request, socket, head).catch(() => socket.destroy());
+  });
   const controlPort = (control.server.address() as AddressInfo).port;
   const edgePort = (edge.server.address() as AddressInfo).port;
   ctx.cloudUrl = `http://${host}:${controlPort}`;

@@ -91,6 +91,11 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
   const onSignal = () => stopRequested();
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // Node's default ends the process on an unhandled rejection: one failed database call in a
+  // background task must cost that task, not every job, stream and deployment the daemon serves.
+  process.on("unhandledRejection", (reason) => {
+    process.stderr.write(`svc cloud: unhandled error (still serving): ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
+  });
   let cloud: RunningCloud;
   try {
     cloud = await startCloud({

@@ -1,7 +1,7 @@
 import { TRAINING_BACKENDS } from "../../sdk/trainer/config.js";
 import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
-import { appendJobEvent, createJob, isTerminal, listJobs, requireJobInProject, toJob } from "../domain/jobs.js";
+import { cancelJob, createJob, listJobs, requireJobInProject, toJob } from "../domain/jobs.js";
 import { listArtifacts } from "../domain/artifacts.js";
 import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
@@ -16,8 +16,8 @@ import type { App } from "./types.js";
 export interface JobCanceller {
   /** Asks the worker holding the job to stop; false when no worker holds it. */
   requestCancel(jobId: string): boolean;
-  /** Wakes idle workers after a job was queued. */
-  jobQueued(): void;
+  /** Wakes idle workers after a job was queued; never rejects. */
+  jobQueued(): Promise<void>;
 }
 
 export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): void {
@@ -29,7 +29,7 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
     if (evalDatasetId) await requireDataset(ctx, projectId, evalDatasetId, "evalDatasetId");
     await validateModel(ctx, config);
     const job = await createJob(ctx, { projectId, name, config, datasetId, evalDatasetId });
-    workers.jobQueued();
+    void workers.jobQueued();
     return reply.status(201).send(job);
   });
 
@@ -53,11 +53,10 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
   app.post("/v1/jobs/:id/cancel", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
     const scope = await projectScope(ctx, request, request.query.projectId);
     const job = await requireJobInProject(ctx, scope, request.params.id);
-    if (!isTerminal(job.status) && !workers.requestCancel(job.id)) {
-      // No worker holds it (still queued, or its worker is gone): cancel it here and now.
-      await appendJobEvent(ctx, job.id, "training.cancelled", { reason: "cancelled by user" });
-    }
-    return toJob((await requireJobInProject(ctx, scope, job.id)));
+    // The cloud ends the job itself, so cancel works with the worker gone or wedged; then the
+    // worker is told to stop, and its own late events for the job are refused.
+    if (await cancelJob(ctx, job.id)) workers.requestCancel(job.id);
+    return toJob(await requireJobInProject(ctx, scope, job.id));
   });
 
   app.get("/v1/jobs/:id/events", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request, reply) => {

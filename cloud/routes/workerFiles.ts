@@ -5,7 +5,7 @@ import { pipeline } from "node:stream/promises";
 import { Type } from "@sinclair/typebox";
 import type { CloudContext } from "../context.js";
 import { getDatasetFile } from "../domain/datasets.js";
-import { findJob } from "../domain/jobs.js";
+import { requireCurrentClaim } from "../domain/jobs.js";
 import { newId, nowIso } from "../domain/ids.js";
 import { requireWorker } from "../http/auth.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
@@ -16,6 +16,7 @@ const ArtifactQuery = Type.Object({
   name: Type.String({ pattern: "^[A-Za-z0-9._-]{1,120}$", errorMessage: "name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'" }),
   kind: Type.Union([Type.Literal("checkpoint"), Type.Literal("adapter"), Type.Literal("file")], { errorMessage: 'kind must be "checkpoint", "adapter" or "file"' }),
   step: Type.Integer({ minimum: 0, errorMessage: "step must be a non-negative integer" }),
+  claim: Type.Integer({ minimum: 1, errorMessage: "claim must be the claim number of the job's assignment" }),
 });
 
 export function workerFileRoutes(app: App, ctx: CloudContext): void {
@@ -43,9 +44,9 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
     { schema: { params: IdParams, querystring: ArtifactQuery }, bodyLimit: ctx.limits.artifactBytes },
     async (request, reply) => {
       await requireWorker(ctx, request);
-      const job = await findJob(ctx, request.params.id);
-      if (!job) throw notFound(`job ${request.params.id}`);
-      const { name, kind, step } = request.query;
+      const { name, kind, step, claim } = request.query;
+      // Fencing: only the job's current claim may upload, and only while the job is live.
+      const job = await requireCurrentClaim(ctx, request.params.id, claim);
       const dir = path.join(ctx.dataDir, "artifacts", job.id);
       await fs.mkdir(dir, { recursive: true });
       const file = path.join(dir, name);

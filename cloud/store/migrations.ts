@@ -175,8 +175,27 @@ const baseModelFacts: Migration = {
   },
 };
 
+/**
+ * Fencing and the worker's own numbering: `claim` counts the claims of a job by workers (events
+ * and uploads must carry the current one), `worker_seq` is the last event number stored from the
+ * current claim. `last_seq` stays the job's one gap-free sequence, shared by cloud-written and
+ * worker-written events.
+ */
+const jobClaims: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("jobs").addColumn("claim", "integer", (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema.alterTable("jobs").addColumn("worker_seq", "integer", (c) => c.notNull().defaultTo(0)).execute();
+    // Jobs claimed before this migration: their worker numbered its events in last_seq.
+    await db.updateTable("jobs").set((eb: any) => ({ worker_seq: eb.ref("last_seq"), claim: 1 })).where("worker_id", "is not", null).execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
-export const MIGRATIONS: Readonly<Record<string, Migration>> = { "0001_initial": initial, "0002_base_model_facts": baseModelFacts };
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  "0001_initial": initial,
+  "0002_base_model_facts": baseModelFacts,
+  "0003_job_claims": jobClaims,
+};
 
 class StaticMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -52,6 +52,10 @@ export interface JobsTable {
   /** Highest event seq appended so far; the next event gets last_seq + 1. */
   last_seq: number;
   worker_id: string | null;
+  /** Fencing number: how many times a worker claimed the job; only the latest claim may report. */
+  claim: number;
+  /** Last event number stored from the current claim (workers number their own events). */
+  worker_seq: number;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

@@ -9,13 +9,21 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { CloudContext } from "../context.js";
 import { resolvePrincipal } from "../http/auth.js";
 import { HttpError } from "../http/errors.js";
-import { appendJobEvent, isTerminal, toJob } from "../domain/jobs.js";
+import { appendJobEvent, claimNextJob, isTerminal, toJob } from "../domain/jobs.js";
+import { JobEndedError } from "../domain/jobState.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
 
 interface ConnectedWorker {
   socket: WebSocket;
   /** Events of one link are stored strictly in arrival order (seq order), one at a time. */
   storing: Promise<void>;
+  /**
+   * Set when storing an event failed for a reason that is not the worker's (disk full, database
+   * gone): the frames that follow on this link are ignored and the link is closed, so the worker
+   * keeps them all and resends them in order after it reconnects, instead of having one dropped
+   * and every later one refused as a gap.
+   */
+  broken: boolean;
   workerId: string;
   name: string;
   idle: boolean;
@@ -29,7 +37,9 @@ export class WorkerHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
   private readonly workers = new Map<string, ConnectedWorker>();
   private readonly orphanTimers = new Map<string, NodeJS.Timeout>();
-  private assigning = false;
+  /** The assignment pass in progress; a wake-up during it asks for one more pass (`assignAgain`). */
+  private assignment: Promise<void> | null = null;
+  private assignAgain = false;
   /** Set by close(): sockets closing during shutdown must not arm orphan timers on a closed store. */
   private closed = false;
 
@@ -37,6 +47,16 @@ export class WorkerHub {
 
   /** Hook for the HTTP server's `upgrade` event. */
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    try {
+      await this.upgrade(request, socket, head);
+    } catch (err) {
+      // One failed token lookup (a database error) must cost this connection, not the daemon.
+      console.error(`svc cloud: worker connection failed: ${(err as Error).message}`);
+      socket.destroy();
+    }
+  }
+
+  private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(request.url ?? "/", "http://x");
     if (url.pathname !== "/v1/workers/connect") return void socket.destroy();
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];
@@ -77,8 +97,35 @@ export class WorkerHub {
     return false;
   }
 
-  jobQueued(): void {
-    void this.assignQueuedJobs();
+  /** Workers that said they are ready and hold no job (health and tests). */
+  idleWorkerCount(): number {
+    return [...this.workers.values()].filter((w) => w.idle).length;
+  }
+
+  /**
+   * Wakes idle workers after a job was queued (or a worker became idle). A wake-up that arrives
+   * while a pass runs is not dropped: that pass runs once more, since it may have looked for
+   * queued jobs before this one was stored. Resolves after a pass that started after the call;
+   * never rejects (errors are logged: the next wake-up retries).
+   */
+  jobQueued(): Promise<void> {
+    if (this.assignment) {
+      this.assignAgain = true;
+      return this.assignment;
+    }
+    const run = async () => {
+      try {
+        do {
+          this.assignAgain = false;
+          await this.assignQueuedJobs().catch((err) => console.error(`svc cloud: could not assign queued jobs: ${(err as Error).message}`));
+        } while (this.assignAgain && !this.closed);
+      } finally {
+        // Cleared with no await after the last check, so no wake-up can slip in between.
+        this.assignment = null;
+      }
+    };
+    this.assignment = run();
+    return this.assignment;
   }
 
   async close(): Promise<void> {
@@ -98,7 +145,7 @@ export class WorkerHub {
         return socket.close(1003, "frames must be JSON");
       }
       if (message.type === "hello") {
-        worker = { socket, storing: Promise.resolve(), workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
+        worker = { socket, storing: Promise.resolve(), broken: false, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
         this.workers.set(message.workerId, worker);
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
         return;
@@ -106,10 +153,12 @@ export class WorkerHub {
       if (!worker) return socket.close(1008, "send hello first");
       if (message.type === "ready") {
         worker.idle = true;
-        void this.assignQueuedJobs();
+        void this.jobQueued();
       } else if (message.type === "event") {
         const current = worker;
-        current.storing = current.storing.then(() => this.storeEvent(current, message));
+        current.storing = current.storing
+          .then(() => (current.broken ? undefined : this.storeEvent(current, message)))
+          .catch((err) => console.error(`svc cloud: worker ${current.name}: ${(err as Error).message}`));
       }
     });
     socket.on("close", () => {
@@ -121,69 +170,47 @@ export class WorkerHub {
   }
 
   private async storeEvent(worker: ConnectedWorker, message: Extract<WorkerMessage, { type: "event" }>): Promise<void> {
-    const { jobId, seq, eventType, data } = message;
+    const { jobId, seq, claim, eventType, data } = message;
     try {
-      await appendJobEvent(this.ctx, jobId, eventType, data, seq);
+      await appendJobEvent(this.ctx, jobId, eventType, data, { kind: "worker", claim, seq });
       send(worker.socket, { type: "ack", jobId, seq });
       if (eventType === "training.completed" || eventType === "training.failed" || eventType === "training.cancelled") {
         worker.jobs.delete(jobId);
       }
     } catch (err) {
-      const error = err instanceof HttpError ? err.message : "could not store the event";
-      send(worker.socket, { type: "nack", jobId, seq, error });
-    }
-  }
-
-  /** Pairs idle workers with queued jobs, oldest job first; one claim at a time. */
-  private async assignQueuedJobs(): Promise<void> {
-    if (this.assigning) return;
-    this.assigning = true;
-    try {
-      for (const worker of this.workers.values()) {
-        if (!worker.idle || worker.socket.readyState !== worker.socket.OPEN) continue;
-        const job = await this.claimNextJob(worker.workerId);
-        if (!job) break;
-        worker.idle = false;
-        worker.jobs.add(job.id);
-        const base = this.ctx.cloudUrl;
-        const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
-        const model = await this.ctx.db.selectFrom("base_models").select(["name", "path"]).where("name", "=", modelName).executeTakeFirst();
-        send(worker.socket, {
-          type: "assign",
-          job: toJob(job),
-          datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
-          evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
-          artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts`,
-          model: { name: modelName, path: model?.path ?? null, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
-        });
+      if (err instanceof HttpError) {
+        // Refused for good (ended job, stale claim, gap): say why; the worker stops an ended job.
+        send(worker.socket, { type: "nack", jobId, seq, code: err.code, error: err.message });
+        if (err.code === "job_ended" || err.code === "stale_claim") worker.jobs.delete(jobId);
+        return;
       }
-    } finally {
-      this.assigning = false;
+      console.error(`svc cloud: could not store event ${seq} of job ${jobId}: ${(err as Error).message}; the worker will resend it`);
+      worker.broken = true;
+      worker.socket.close(1011, "could not store an event; reconnect and resend");
     }
   }
 
-  private async claimNextJob(workerId: string) {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const candidate = await this.ctx.db
-        .selectFrom("jobs")
-        .selectAll()
-        .where("status", "=", "queued")
-        .where("worker_id", "is", null)
-        .orderBy("created_at")
-        .limit(1)
-        .executeTakeFirst();
-      if (!candidate) return null;
-      // Conditional update: with several cloud instances on PostgreSQL only one claim wins.
-      const claimed = await this.ctx.db
-        .updateTable("jobs")
-        .set({ worker_id: workerId })
-        .where("id", "=", candidate.id)
-        .where("worker_id", "is", null)
-        .where("status", "=", "queued")
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 1) return { ...candidate, worker_id: workerId };
+  /** Pairs idle workers with queued jobs, oldest job first; one claim at a time (jobQueued runs it). */
+  private async assignQueuedJobs(): Promise<void> {
+    for (const worker of this.workers.values()) {
+      if (!worker.idle || worker.socket.readyState !== worker.socket.OPEN) continue;
+      const job = await claimNextJob(this.ctx, worker.workerId);
+      if (!job) break;
+      worker.idle = false;
+      worker.jobs.add(job.id);
+      const base = this.ctx.cloudUrl;
+      const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
+      const model = await this.ctx.db.selectFrom("base_models").select(["name", "path"]).where("name", "=", modelName).executeTakeFirst();
+      send(worker.socket, {
+        type: "assign",
+        job: toJob(job),
+        claim: job.claim,
+        datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
+        evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
+        artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts?claim=${job.claim}`,
+        model: { name: modelName, path: model?.path ?? null, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
+      });
     }
-    return null;
   }
 
   private startOrphanTimer(jobId: string, workerName: string): void {
@@ -208,6 +235,8 @@ export class WorkerHub {
     if (!job || isTerminal(job.status)) return;
     await appendJobEvent(this.ctx, jobId, "training.failed", {
       error: `The worker "${workerName}" running this job stopped unexpectedly and did not reconnect within ${RECONNECT_GRACE_MS / 1000} s.`,
+    }).catch((err) => {
+      if (!(err instanceof JobEndedError)) throw err; // it ended meanwhile (say, cancelled): nothing to fail
     });
   }
 }

@@ -2,8 +2,13 @@
  * Worker side of the worker link: a WebSocket to the control plane that reconnects with backoff,
  * numbers each job's events, keeps them until acknowledged and resends the unacknowledged ones
  * after a reconnect (the cloud stores each seq once).
+ *
+ * Exactly one reconnect loop runs at a time (`connecting`): a failed attempt fires both `error`
+ * and `close`, and when each of those started a loop of its own the loops multiplied into
+ * thousands of attempts a second.
  */
 import WebSocket from "ws";
+import { reconnectDelayMs } from "./backoff.js";
 import type { JobEventType } from "../../sdk/wire.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
 
@@ -24,24 +29,56 @@ export class WorkerLink {
   private socket: WebSocket | null = null;
   private readonly outbox = new Map<string, EventFrame[]>();
   private readonly nextSeq = new Map<string, number>();
+  /** Each job's fencing number, from its assignment; sent with every event of the job. */
+  private readonly claims = new Map<string, number>();
   private readonly ackWaiters = new Map<string, { seq: number; resolve: () => void }[]>();
   private closed = false;
   private wantsWork = false;
+  /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
+  private connecting: Promise<void> | null = null;
+  /**
+   * Open links that dropped with events unacknowledged, since the cloud last acknowledged one. The
+   * first drop reconnects at once (a restarted cloud resumes quickly); repeated drops without
+   * progress (the cloud drops the link each time it cannot store the resent events, say with its
+   * disk full) back off too.
+   */
+  private dropsWithoutProgress = 0;
+  /** Wakes the loop's backoff wait early when the link is closed. */
+  private wakeBackoff: (() => void) | null = null;
 
   constructor(private readonly options: LinkOptions) {}
 
-  async connect(): Promise<void> {
-    let delay = 200;
-    while (!this.closed) {
+  /** Opens the link, retrying with jittered exponential backoff until it is open or closed. */
+  connect(): Promise<void> {
+    this.connecting ??= this.reconnectLoop().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  private async reconnectLoop(): Promise<void> {
+    const skipped = Math.max(0, this.dropsWithoutProgress - 1);
+    if (skipped > 0) await this.backoff(reconnectDelayMs(skipped - 1));
+    for (let attempt = skipped; !this.closed; attempt++) {
       try {
         await this.open();
         return;
       } catch (err) {
+        if (this.closed) return;
+        const delay = reconnectDelayMs(attempt);
         this.options.log?.(`worker link: ${(err as Error).message}; retrying in ${delay} ms`);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        delay = Math.min(delay * 2, 5000);
+        await this.backoff(delay);
       }
     }
+  }
+
+  private async backoff(delay: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      this.wakeBackoff = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeBackoff = null;
   }
 
   /** Tells the cloud this worker is idle (remembered across reconnects). */
@@ -58,7 +95,7 @@ export class WorkerLink {
   emit(jobId: string, eventType: JobEventType, data: Record<string, unknown>): Promise<void> {
     const seq = (this.nextSeq.get(jobId) ?? 0) + 1;
     this.nextSeq.set(jobId, seq);
-    const frame: EventFrame = { type: "event", jobId, seq, eventType, data };
+    const frame: EventFrame = { type: "event", jobId, claim: this.claims.get(jobId) ?? 0, seq, eventType, data };
     const pending = this.outbox.get(jobId) ?? [];
     pending.push(frame);
     this.outbox.set(jobId, pending);
@@ -75,21 +112,34 @@ export class WorkerLink {
     if ((this.outbox.get(jobId) ?? []).length === 0) {
       this.outbox.delete(jobId);
       this.nextSeq.delete(jobId);
+      this.claims.delete(jobId);
     }
   }
 
   close(): void {
     this.closed = true;
+    this.wakeBackoff?.();
     this.socket?.close();
   }
 
+  /**
+   * One connection attempt. Settles once: resolves when open, rejects when the attempt fails (the
+   * reconnect loop then waits and retries). Only a socket that was open starts a new loop when it
+   * closes; a failed attempt's `close` is ignored, its loop is already running.
+   */
   private open(): Promise<void> {
     return new Promise((resolve, reject) => {
       const url = `${this.options.cloudUrl.replace(/^http/, "ws")}/v1/workers/connect`;
       const socket = new WebSocket(url, { headers: { authorization: `Bearer ${this.options.token}` } });
-      socket.once("unexpected-response", (_req, res) => reject(new Error(`the cloud refused the worker (HTTP ${res.statusCode})`)));
-      socket.once("error", (err) => reject(err));
+      let opened = false;
+      socket.once("unexpected-response", (_req, res) => {
+        reject(new Error(`the cloud refused the worker (HTTP ${res.statusCode})`));
+        socket.terminate();
+      });
+      // Errors after the open are followed by `close`, which reconnects; before it they fail the attempt.
+      socket.on("error", (err) => reject(err));
       socket.once("open", () => {
+        opened = true;
         this.socket = socket;
         this.sendNow(socket, { type: "hello", workerId: this.options.workerId, name: this.options.name, holding: this.options.holding() });
         // Resend everything not yet acknowledged, in order; duplicates are acked, not stored twice.
@@ -100,6 +150,10 @@ export class WorkerLink {
       socket.on("message", (raw) => this.receive(JSON.parse(String(raw)) as CloudMessage));
       socket.on("close", () => {
         if (this.socket === socket) this.socket = null;
+        if (!opened) return reject(new Error("the connection closed before it opened"));
+        // Only a drop with events still unacknowledged counts: an idle link may drop and come back freely.
+        const unacknowledged = [...this.outbox.values()].some((frames) => frames.length > 0);
+        this.dropsWithoutProgress = unacknowledged ? this.dropsWithoutProgress + 1 : 0;
         if (!this.closed) void this.connect();
       });
     });
@@ -107,14 +161,16 @@ export class WorkerLink {
 
   private receive(message: CloudMessage): void {
     if (message.type === "ack" || message.type === "nack") {
+      if (message.type === "ack") this.dropsWithoutProgress = 0;
       const frames = this.outbox.get(message.jobId) ?? [];
       this.outbox.set(message.jobId, frames.filter((f) => f.seq > message.seq));
       const waiters = this.ackWaiters.get(message.jobId) ?? [];
       for (const w of waiters) if (w.seq <= message.seq) w.resolve();
       this.ackWaiters.set(message.jobId, waiters.filter((w) => w.seq > message.seq));
-      if (message.type === "nack") this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);
-      return;
+      if (message.type === "ack") return;
+      this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);
     }
+    if (message.type === "assign") this.claims.set(message.job.id, message.claim);
     this.options.onMessage(message);
   }
 

@@ -43,6 +43,8 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
     log,
     onMessage: (message) => {
       if (message.type === "cancel") running.get(message.jobId)?.abort();
+      // The job ended without us (cancelled, failed as an orphan) or was claimed again: stop it.
+      if (message.type === "nack" && (message.code === "job_ended" || message.code === "stale_claim")) running.get(message.jobId)?.abort();
       if (message.type === "assign") {
         link.busy();
         const controller = new AbortController();
@@ -88,7 +90,11 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         backendReason: reason,
       });
       const upload = async (file: string, name: string, kind: "checkpoint" | "adapter" | "file", step: number) => {
-        const url = `${assign.artifactUploadUrl}?name=${encodeURIComponent(name)}&kind=${kind}&step=${step}`;
+        // The upload URL carries the claim (fencing number); the file's own fields go beside it.
+        const url = new URL(assign.artifactUploadUrl);
+        url.searchParams.set("name", name);
+        url.searchParams.set("kind", kind);
+        url.searchParams.set("step", String(step));
         const res = await fetch(url, {
           method: "PUT",
           headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },

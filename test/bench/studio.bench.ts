@@ -31,14 +31,20 @@ async function appendEvents(jobId: string, count: number): Promise<void> {
   await new Promise((resolve) => ws.once("open", resolve));
   ws.send(JSON.stringify({ type: "hello", workerId: `bench-${jobId}`, name: "bench", holding: [] }));
   ws.send(JSON.stringify({ type: "ready" }));
-  await new Promise<void>((resolve) => ws.on("message", (raw) => JSON.parse(String(raw)).type === "assign" && resolve()));
+  // Events carry the claim (fencing number) of the job's assignment.
+  const claim = await new Promise<number>((resolve) =>
+    ws.on("message", (raw) => {
+      const m = JSON.parse(String(raw));
+      if (m.type === "assign") resolve(m.claim);
+    }),
+  );
   const acked = new Promise<void>((resolve) =>
     ws.on("message", (raw) => {
       const m = JSON.parse(String(raw));
       if (m.type === "ack" && m.seq === count + 2) resolve();
     }),
   );
-  const send = (seq: number, eventType: string, data: unknown) => ws.send(JSON.stringify({ type: "event", jobId, seq, eventType, data }));
+  const send = (seq: number, eventType: string, data: unknown) => ws.send(JSON.stringify({ type: "event", jobId, claim, seq, eventType, data }));
   send(1, "training.started", {});
   for (let step = 1; step <= count; step++) {
     const loss = 3 + Math.sin(step / 500) + 1 / Math.sqrt(step);

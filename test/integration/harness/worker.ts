@@ -10,11 +10,14 @@ import type { TestCloud } from "./cloud.js";
 
 export class TestWorker {
   readonly messages: CloudMessage[] = [];
+  /** Each assigned job's claim (fencing number), kept apart from `messages`, which tests clear. */
+  private readonly claims = new Map<string, number>();
   private waiters: { match: (m: CloudMessage) => boolean; resolve: (m: CloudMessage) => void }[] = [];
 
   private constructor(readonly socket: WebSocket) {
     socket.on("message", (raw) => {
       const message = JSON.parse(String(raw)) as CloudMessage;
+      if (message.type === "assign") this.claims.set(message.job.id, message.claim);
       this.messages.push(message);
       this.waiters = this.waiters.filter((w) => (w.match(message) ? (w.resolve(message), false) : true));
     });
@@ -33,7 +36,14 @@ export class TestWorker {
     return worker;
   }
 
-  send(message: WorkerMessage): void {
+  /**
+   * Sends a frame as written; an event frame without a claim gets the claim of its job's
+   * assignment, as the real worker link does (tests of fencing send their own).
+   */
+  send(message: WorkerMessage | (Omit<Extract<WorkerMessage, { type: "event" }>, "claim"> & { claim?: number })): void {
+    if (message.type === "event" && message.claim === undefined) {
+      message = { ...message, claim: this.claims.get(message.jobId) ?? 0 };
+    }
     this.socket.send(JSON.stringify(message));
   }
 
@@ -54,8 +64,8 @@ export class TestWorker {
   }
 
   /** Sends one event and waits for its acknowledgement. */
-  async emit(jobId: string, seq: number, eventType: Extract<WorkerMessage, { type: "event" }>["eventType"], data: Record<string, unknown>) {
-    this.send({ type: "event", jobId, seq, eventType, data });
+  async emit(jobId: string, seq: number, eventType: Extract<WorkerMessage, { type: "event" }>["eventType"], data: Record<string, unknown>, claim?: number) {
+    this.send({ type: "event", jobId, seq, eventType, data, claim });
     return this.next((m): m is Extract<CloudMessage, { type: "ack" | "nack" }> => (m.type === "ack" || m.type === "nack") && m.jobId === jobId && m.seq === seq);
   }
 
