@@ -11,9 +11,8 @@ type JobParams = { Params: { id: string } };
 export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): void {
   /** Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call. */
   app.get("/api/jobs", async () => {
-    const session = await ctx.sessions.open();
-    const state = await session.state();
-    return state ? session.client(state.projectId).listJobs() : [];
+    const client = await ctx.sessions.existingProjectClient();
+    return client ? client.listJobs() : [];
   });
 
   /** A client scoped to the project when there is one; jobs by id work without a scope too. */

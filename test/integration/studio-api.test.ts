@@ -146,6 +146,25 @@ describe("studio server API", function () {
       assert.equal(existsSync(statePath()), false);
     });
 
+    it("lists no deployments and no jobs without a state file and without credentials, minting none (issue 12 item 7)", async () => {
+      // Minting anonymous credentials is an upstream call (and writes the credentials file).
+      const home = path.join(stack.tmp.path, "empty-home");
+      mkdirSync(home, { recursive: true });
+      const saved = process.env.SVC_HOME;
+      process.env.SVC_HOME = home;
+      try {
+        for (const route of ["/api/deployments", "/api/jobs"]) {
+          const res = await studioRequest(stack.studio, "GET", route);
+          assert.equal(res.status, 200, res.text);
+          assert.deepEqual(res.json, []);
+        }
+      } finally {
+        process.env.SVC_HOME = saved;
+      }
+      assert.equal(existsSync(path.join(home, "credentials.json")), false, "no anonymous credentials were minted");
+      assert.equal(existsSync(statePath()), false);
+    });
+
     it("OAuth credentials and no state: creating a deployment fails with the missing-state message", async () => {
       const home = path.join(stack.tmp.path, "oauth-home");
       mkdirSync(home, { recursive: true });
