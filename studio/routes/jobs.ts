@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
+import { EVENT_STREAM_ROUTE } from "../guard.js";
 import { lastEventIdOf, relayStream } from "../relay.js";
 
 type JobParams = { Params: { id: string } };
@@ -25,7 +26,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): voi
   app.post<JobParams>("/api/jobs/:id/cancel", async (request) => (await clientFor()).cancelJob(request.params.id));
   app.get<JobParams>("/api/jobs/:id/artifacts", async (request) => (await clientFor()).listArtifacts(request.params.id));
 
-  app.get<JobParams>("/api/jobs/:id/events", async (request, reply) => {
+  app.get<JobParams>("/api/jobs/:id/events", { config: EVENT_STREAM_ROUTE }, async (request, reply) => {
     const client = await clientFor();
     const abort = new AbortController();
     // Errors before the stream opens (404 unknown job, 401) keep their status and envelope.
