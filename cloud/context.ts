@@ -6,6 +6,7 @@ import type { Store } from "./store/db.js";
 import type { JobEventBus } from "./domain/eventBus.js";
 import type { CloudMetrics } from "./metrics.js";
 import type { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
+import type { OpenStreams } from "./http/openStreams.js";
 
 export interface Principal {
   kind: "anonymous" | "oauth" | "worker";
@@ -33,4 +34,6 @@ export interface CloudContext {
   limits: { datasetBytes: number; artifactBytes: number };
   /** Deployment and key mutations announce themselves here so the edge's cache drops them at once. */
   deploymentChanges: DeploymentChangeNotifier;
+  /** Open SSE responses, ended on shutdown so the process can exit. */
+  openStreams: OpenStreams;
 }

@@ -18,6 +18,7 @@ import { WorkerHub } from "./workers/hub.js";
 import { mountOAuth } from "./oauth/index.js";
 import { mountEdge } from "./edge/index.js";
 import { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
+import { OpenStreams } from "./http/openStreams.js";
 import { startInferenceService, type InferenceService } from "./inference/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
 
@@ -71,6 +72,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     tokenResolvers: [],
     limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: 512 * 1024 * 1024 },
     deploymentChanges: new DeploymentChangeNotifier(),
+    openStreams: new OpenStreams(),
   };
   const hub = new WorkerHub(ctx);
   const inference = await startInferenceService(ctx);
@@ -108,7 +110,9 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     (closing ??= (async () => {
       ready = false;
       await hub.close();
-      // close() stops accepting and waits for in-flight requests; SSE streams are ended by their sockets closing.
+      // close() stops accepting and waits for in-flight requests; an event stream never finishes
+      // by itself, so end them all first.
+      ctx.openStreams.closeAll();
       control.server.closeIdleConnections?.();
       await Promise.allSettled([control.close(), edge.close()]);
       await Promise.allSettled([edgeRoutes.close(), inference.close()]);

@@ -2,8 +2,10 @@
  * The two checks every request passes before any route runs (DESIGN.md section 8):
  * - Host guard against DNS rebinding: the Host header must name loopback with the studio's own
  *   port, so a page on evil.example that rebinds its name to 127.0.0.1 is refused;
- * - CSRF: every `/api/*` request carries the per-launch token (header `X-Svc-Studio-Token`, or the
- *   query parameter `studioToken` for EventSource, which cannot set headers). Cross-origin pages
+ * - CSRF: every `/api/*` request carries the per-launch token in the header `X-Svc-Studio-Token`.
+ *   Only a GET of an event stream (a route with `config: EVENT_STREAM_ROUTE`) may carry it as the
+ *   query parameter `studioToken` instead, because EventSource cannot set headers; anywhere else a
+ *   token in the URL would end up in logs and history, so it is refused there. Cross-origin pages
  *   cannot read the token from our index.html, and no CORS preflight is ever answered, so they
  *   cannot send a request that passes.
  */
@@ -31,9 +33,18 @@ export function tokenMatches(presented: string | undefined, token: string): bool
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** Route config of the GET routes that answer an EventSource: the only ones taking `?studioToken=`. */
+export const EVENT_STREAM_ROUTE = { tokenInQuery: true } as const;
+
+function acceptsTokenInQuery(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config as { tokenInQuery?: boolean } | undefined;
+  return request.method === "GET" && config?.tokenInQuery === true;
+}
+
 function presentedToken(request: FastifyRequest): string | undefined {
   const header = request.headers[TOKEN_HEADER];
   if (typeof header === "string") return header;
+  if (!acceptsTokenInQuery(request)) return undefined;
   const query = request.query as Record<string, unknown> | undefined;
   const value = query?.[TOKEN_QUERY];
   return typeof value === "string" ? value : undefined;

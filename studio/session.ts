@@ -6,6 +6,8 @@
  */
 import { readCredentials, type Credentials } from "../sdk/credentials.js";
 import { ProjectSession } from "../sdk/session.js";
+import type { CloudClient } from "../sdk/client.js";
+import { readProjectState } from "../sdk/state.js";
 
 export class SessionSource {
   private minting: Promise<ProjectSession> | null = null;
@@ -17,6 +19,17 @@ export class SessionSource {
     if (await readCredentials()) return ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false });
     this.minting ??= ProjectSession.open({ projectDir: this.projectDir }).finally(() => (this.minting = null));
     return this.minting;
+  }
+
+  /**
+   * A client scoped to the project's existing state, or null when `.svc/state.json` is absent.
+   * The state is read before any session opens: with no scope there is nothing to list, so no
+   * upstream call may happen, not even minting anonymous credentials (SPEC section 2).
+   */
+  async existingProjectClient(): Promise<CloudClient | null> {
+    const state = await readProjectState(this.projectDir);
+    if (!state) return null;
+    return (await this.open()).client(state.projectId);
   }
 
   /** `GET|POST /api/credentials`: which credentials are in use, minting anonymous ones if none exist. Never the token. */

@@ -1,4 +1,5 @@
 /** `svc build`, `svc manifest`, `svc start`: the project's trainer, from source to a finished job. */
+import { Console } from "node:console";
 import path from "node:path";
 import { logMessage } from "../../sdk/logMessage.js";
 import type { Job } from "../../sdk/wire.js";
@@ -43,6 +44,8 @@ export const startCommand: Command = {
     const { values } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } }, this.usage);
     if (values.help) return help(this);
     const json = Boolean(values.json);
+    // The trainer's code runs in this process: its console.log must not land between JSON lines.
+    if (json) globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
     const { manifest, trainer } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
     if (!trainer) throw new CliError(manifestText(manifest));
     let job: Job;
@@ -58,7 +61,12 @@ export const startCommand: Command = {
       if (interrupted) process.exit(130);
       interrupted = true;
       process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
-      void trainer.cancel();
+      trainer.cancel().catch((err: unknown) => {
+        // The cloud is down (or refused): waiting on would only retry its event stream, and the
+        // user asked to stop, so say what happened in one line and leave.
+        process.stderr.write(`svc: couldn't cancel job ${job.id}: ${(err as Error).message}\n`);
+        process.exit(130);
+      });
     };
     process.on("SIGINT", onSigint);
     process.on("SIGTERM", onSigint);

@@ -1,6 +1,7 @@
 /**
- * Slows down key guessing: each client address has a bucket of failed-auth "tokens" that refills
- * slowly; when it is empty the edge answers 429 before even looking at the key.
+ * Slows down key guessing: each bucket (the caller names it: client address plus presented key,
+ * see deploymentAuth.ts) holds failed-auth "tokens" that refill slowly; when it is empty the edge
+ * answers 429 before checking the key.
  */
 export interface AuthFailureLimits {
   /** Failed attempts allowed in a burst. */
@@ -21,23 +22,23 @@ export class AuthFailureLimiter {
   constructor(private readonly limits: AuthFailureLimits) {
     // Full buckets carry no information: drop them so the map stays small.
     this.sweeper = setInterval(() => {
-      for (const [address, bucket] of this.buckets) if (this.current(bucket) >= this.limits.burst) this.buckets.delete(address);
+      for (const [name, bucket] of this.buckets) if (this.current(bucket) >= this.limits.burst) this.buckets.delete(name);
     }, 60_000);
     this.sweeper.unref();
   }
 
-  /** Seconds until the address may try again, or 0 when it may try now. */
-  retryAfter(address: string): number {
-    const bucket = this.buckets.get(address);
+  /** Seconds until the bucket may try again, or 0 when it may try now. */
+  retryAfter(name: string): number {
+    const bucket = this.buckets.get(name);
     if (!bucket || this.current(bucket) >= 1) return 0;
     return Math.max(1, Math.ceil((1 - this.current(bucket)) / this.limits.refillPerSecond));
   }
 
-  recordFailure(address: string): void {
-    const bucket = this.buckets.get(address) ?? { tokens: this.limits.burst, updatedAt: Date.now() };
+  recordFailure(name: string): void {
+    const bucket = this.buckets.get(name) ?? { tokens: this.limits.burst, updatedAt: Date.now() };
     bucket.tokens = this.current(bucket) - 1;
     bucket.updatedAt = Date.now();
-    this.buckets.set(address, bucket);
+    this.buckets.set(name, bucket);
   }
 
   close(): void {

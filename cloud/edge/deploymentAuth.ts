@@ -2,11 +2,11 @@
  * Decides whether a request may use a deployment: it must exist, be enabled and not deleted
  * (else 404, the same answer as an unknown slug, so slugs cannot be probed), and under
  * `fixed_api_key` carry `Authorization: Bearer <key>` of one of its enabled keys (else 401).
- * Failed attempts are rate limited per client address (429).
+ * Failed attempts are rate limited (429) per client address and presented key: see limiterBucket.
  */
 import type { FastifyRequest } from "fastify";
 import { sha256Hex } from "../domain/ids.js";
-import { hashesEqual } from "../domain/keys.js";
+import { DISPLAY_PREFIX_LENGTH, hashesEqual } from "../domain/keys.js";
 import type { AuthFailureLimiter } from "./authFailureLimiter.js";
 import type { DeploymentCache, DeploymentState } from "./deploymentCache.js";
 import { EdgeError, edgeNotFound } from "./errors.js";
@@ -24,11 +24,12 @@ export class DeploymentAuth {
     if (!deployment) throw edgeNotFound(`deployment "${slug}" not found`);
     if (deployment.authMode === "none") return deployment;
 
-    const retryAfter = this.limiter.retryAfter(request.ip);
-    if (retryAfter > 0) throw new EdgeError(429, "rate_limit_exceeded", `too many failed authentication attempts; retry in ${retryAfter} s`, null, retryAfter);
     const key = bearer(request.headers.authorization);
+    const bucket = limiterBucket(request.ip, deployment, key);
+    const retryAfter = this.limiter.retryAfter(bucket);
+    if (retryAfter > 0) throw new EdgeError(429, "rate_limit_exceeded", `too many failed authentication attempts; retry in ${retryAfter} s`, null, retryAfter);
     if (!key) {
-      this.limiter.recordFailure(request.ip);
+      this.limiter.recordFailure(bucket);
       throw new EdgeError(401, "invalid_api_key", "this deployment requires an API key: send Authorization: Bearer <API_KEY>");
     }
     const hash = sha256Hex(key);
@@ -36,12 +37,25 @@ export class DeploymentAuth {
     // The lookup by digest finds the candidate (its timing reveals nothing usable about a key);
     // the constant-time compare of the stored digest is what accepts it.
     if (!stored || !hashesEqual(stored.hash, hash)) {
-      this.limiter.recordFailure(request.ip);
+      this.limiter.recordFailure(bucket);
       throw new EdgeError(401, "invalid_api_key", `Incorrect API key provided: ${redact(key)}`);
     }
     this.lastUsed.note(stored.id);
     return deployment;
   }
+}
+
+/**
+ * Every local client shares 127.0.0.1, so an address alone would let one misconfigured client
+ * (no key, a revoked key, a key of another deployment) lock out every other local client. A
+ * presented key whose display prefix is one of this deployment's enabled keys gets a bucket of
+ * its own, so those failures never touch it; everything else (no key, unknown prefixes: what
+ * random guessing sends) shares one bucket per address, so varying the key does not escape the
+ * limit. Only bad keys that start like a valid one (a typo of it) count against that key.
+ */
+function limiterBucket(address: string, deployment: DeploymentState, key: string | null): string {
+  const prefix = key?.slice(0, DISPLAY_PREFIX_LENGTH);
+  return prefix !== undefined && deployment.keyPrefixes.has(prefix) ? `${address} ${deployment.id} ${prefix}` : `${address} *`;
 }
 
 function bearer(header: string | undefined): string | null {

@@ -18,6 +18,8 @@ export interface DeploymentState {
   createdAt: string;
   /** SHA-256 hex of each enabled key → that key. */
   keys: Map<string, { id: string; hash: string }>;
+  /** Display prefixes of the enabled keys (the failed-auth limiter keys its buckets by them). */
+  keyPrefixes: Set<string>;
 }
 
 interface Entry {
@@ -58,7 +60,7 @@ export class DeploymentCache {
     if (!row || row.deleted_at !== null || !Number(row.enabled)) return null;
     const keys = await this.ctx.db
       .selectFrom("deployment_keys")
-      .select(["id", "key_hash"])
+      .select(["id", "key_hash", "prefix"])
       .where("deployment_id", "=", row.id)
       .where("enabled", "=", 1)
       .execute();
@@ -70,6 +72,7 @@ export class DeploymentCache {
       target: targetOf(row),
       createdAt: row.created_at,
       keys: new Map(keys.map((k) => [k.key_hash, { id: k.id, hash: k.key_hash }])),
+      keyPrefixes: new Set(keys.map((k) => k.prefix)),
     };
   }
 }

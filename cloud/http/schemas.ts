@@ -3,12 +3,15 @@
  * text with a sentence that names the field, so a 400 tells the user what to fix.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { KEY_LABEL_MAX } from "../../sdk/keyLabel.js";
 
 export const SLUG_RULE = "slug must be 3-40 characters of a-z, 0-9 and '-', and must not start or end with '-'";
 export const SLUG_PATTERN = "^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$";
 
 export const Slug = Type.String({ pattern: SLUG_PATTERN, errorMessage: SLUG_RULE });
-export const KeyLabel = Type.String({ minLength: 1, maxLength: 80, errorMessage: "label must be 1 to 80 characters" });
+export const KEY_LABEL_RULE = `label must be 1 to ${KEY_LABEL_MAX} characters`;
+/** Length is checked by the shared rule (sdk/keyLabel.ts: code points, trimmed) in the route. */
+export const KeyLabel = Type.String({ errorMessage: KEY_LABEL_RULE });
 export const AuthModeSchema = Type.Union([Type.Literal("fixed_api_key"), Type.Literal("none")], {
   errorMessage: 'authMode must be "fixed_api_key" or "none"',
 });

@@ -5,6 +5,8 @@ export interface SseStream {
   send(event: { id?: number | string; event?: string; data: unknown }): void;
   comment(text: string): void;
   close(): void;
+  /** Ends the stream and its connection (shutdown: the socket must not linger as keep-alive). */
+  end(): void;
   /** Resolves when the client goes away or close() is called. */
   closed: Promise<void>;
   isClosed(): boolean;
@@ -59,6 +61,12 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
       if (closed) return;
       finish();
       res.end();
+    },
+    end() {
+      if (closed) return;
+      finish();
+      // Half-close after the last chunk is flushed, so the server's close() has nothing to wait for.
+      res.end(() => res.socket?.end());
     },
     closed: closedPromise,
     isClosed: () => closed,

@@ -2,8 +2,9 @@ import type { CloudContext } from "../context.js";
 import { createDeployment, deleteDeployment, listDeployments, requireDeployment, toDeployment, updateDeployment } from "../domain/deployments.js";
 import { createKey, listKeys, revokeKey } from "../domain/deploymentKeys.js";
 import { badRequest } from "../http/errors.js";
-import { CreateDeploymentBody, CreateKeyBody, IdParams, KeyParams, ProjectQuery, UpdateDeploymentBody } from "../http/schemas.js";
+import { CreateDeploymentBody, CreateKeyBody, KEY_LABEL_RULE, IdParams, KeyParams, ProjectQuery, UpdateDeploymentBody } from "../http/schemas.js";
 import { parseTarget } from "../http/target.js";
+import { isValidKeyLabel, normalizeKeyLabel } from "../../sdk/keyLabel.js";
 import { projectScope } from "./scope.js";
 import type { App } from "./types.js";
 
@@ -52,9 +53,10 @@ export function deploymentRoutes(app: App, ctx: CloudContext): void {
   app.post("/v1/deployments/:id/keys", { schema: { params: IdParams, querystring: ProjectQuery, body: CreateKeyBody } }, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.query.projectId);
     const row = await requireDeployment(ctx, scope, request.params.id);
+    if (!isValidKeyLabel(request.body.label)) throw badRequest(KEY_LABEL_RULE);
     // The only response that ever carries a key's plaintext; never cache it anywhere.
     reply.header("cache-control", "no-store");
-    const key = await createKey(ctx, row.id, request.body.label);
+    const key = await createKey(ctx, row.id, normalizeKeyLabel(request.body.label));
     ctx.deploymentChanges.changed(row.slug);
     return reply.status(201).send(key);
   });

@@ -17,6 +17,7 @@ export async function streamJobEvents(
   afterSeq: number,
 ): Promise<void> {
   const sse = openSse(request, reply);
+  ctx.openStreams.add(sse);
   ctx.metrics.sseClients.inc({ kind: "job_events" });
   let cursor = afterSeq;
   let pumping = false;

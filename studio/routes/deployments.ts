@@ -1,8 +1,9 @@
 /**
  * Deployments and their keys (SPEC section 4, DESIGN.md section 8): each request opens the session,
  * builds a client and calls the one matching SDK method; cloud errors keep status and message.
- * Scope semantics come from ProjectSession: the list is `[]` without any upstream call while
- * `.svc/state.json` is absent; the first create makes the state (anonymous credentials only).
+ * Scope semantics (SPEC section 2): the list is `[]` without any upstream call, not even minting
+ * credentials, while `.svc/state.json` is absent; the first create makes the state (anonymous
+ * credentials only, through ProjectSession).
  */
 import type { FastifyInstance } from "fastify";
 import type { CreateDeploymentInput, UpdateDeploymentInput } from "../../sdk/wire.js";
@@ -17,7 +18,10 @@ export function registerDeploymentRoutes(app: FastifyInstance, ctx: StudioContex
     return session.client((await session.state())?.projectId);
   };
 
-  app.get("/api/deployments", async () => (await ctx.sessions.open()).listDeployments());
+  app.get("/api/deployments", async () => {
+    const client = await ctx.sessions.existingProjectClient();
+    return client ? client.listDeployments() : [];
+  });
 
   app.post<{ Body: CreateDeploymentInput }>("/api/deployments", { schema: { body: { type: "object" } } }, async (request, reply) => {
     const client = await (await ctx.sessions.open()).scopedClient();

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
+import { EVENT_STREAM_ROUTE } from "../guard.js";
 import { lastEventIdOf, relayStream } from "../relay.js";
 
 type JobParams = { Params: { id: string } };
@@ -11,9 +12,8 @@ type JobParams = { Params: { id: string } };
 export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): void {
   /** Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call. */
   app.get("/api/jobs", async () => {
-    const session = await ctx.sessions.open();
-    const state = await session.state();
-    return state ? session.client(state.projectId).listJobs() : [];
+    const client = await ctx.sessions.existingProjectClient();
+    return client ? client.listJobs() : [];
   });
 
   /** A client scoped to the project when there is one; jobs by id work without a scope too. */
@@ -26,7 +26,7 @@ export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): voi
   app.post<JobParams>("/api/jobs/:id/cancel", async (request) => (await clientFor()).cancelJob(request.params.id));
   app.get<JobParams>("/api/jobs/:id/artifacts", async (request) => (await clientFor()).listArtifacts(request.params.id));
 
-  app.get<JobParams>("/api/jobs/:id/events", async (request, reply) => {
+  app.get<JobParams>("/api/jobs/:id/events", { config: EVENT_STREAM_ROUTE }, async (request, reply) => {
     const client = await clientFor();
     const abort = new AbortController();
     // Errors before the stream opens (404 unknown job, 401) keep their status and envelope.

@@ -147,6 +147,18 @@ describe("cloud API: deployments and keys", () => {
     assert.equal((await alice.client.createDeploymentKey(dep.id, { label: "x".repeat(80) })).label.length, 80);
   });
 
+  it("counts key labels in code points after trimming, like the page (issue 12 item 8)", async () => {
+    const dep = await alice.client.createDeployment({ slug: "label-rule", target: baseTarget });
+    for (const label of ["   ", "\t\n", "🔑".repeat(81)]) {
+      const res = await http(cloud, "POST", `/v1/deployments/${dep.id}/keys`, { token: alice.token, body: { label } });
+      assert.equal(res.status, 400, JSON.stringify(label));
+      assert.equal(res.body.error.message, "label must be 1 to 80 characters");
+    }
+    assert.equal((await alice.client.createDeploymentKey(dep.id, { label: "🔑".repeat(80) })).label, "🔑".repeat(80));
+    // Stored trimmed: what the list shows is what the user meant.
+    assert.equal((await alice.client.createDeploymentKey(dep.id, { label: `  ${"x".repeat(80)}  ` })).label, "x".repeat(80));
+  });
+
   it("revokes a key with 204 and keeps it listed as disabled", async () => {
     const dep = await alice.client.createDeployment({ slug: "revoke-one", target: baseTarget });
     const key = await alice.client.createDeploymentKey(dep.id, { label: "temp" });

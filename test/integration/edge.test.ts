@@ -230,6 +230,27 @@ describe("edge: OpenAI-compatible deployments", function () {
       assert.equal((await ask()).status, 401);
     });
 
+    it("never refuses a valid key because another client on the same address sent bad ones (issue 12 item 13)", async () => {
+      // Every local client is 127.0.0.1; this one is misconfigured: no key, a revoked key, keys of nothing.
+      const sameAddress = { "x-forwarded-for": "203.0.113.9" };
+      const stale = await client.createDeploymentKey(secured.id, { label: "stale" });
+      await client.revokeDeploymentKey(secured.id, stale.id);
+      const valid = (await client.createDeploymentKey(secured.id, { label: "valid" })).key;
+      const badKeys = [undefined, stale.key, "svc_live_not-a-key", "garbage"];
+      const body = JSON.stringify({ messages: QUESTION, max_tokens: 4 });
+      let limited = false;
+      for (let i = 0; i < 100 && !limited; i++) {
+        const bad = badKeys[i % badKeys.length];
+        const res = await post("/d/secured-base/v1/chat/completions", body, { ...sameAddress, ...(bad ? { authorization: `Bearer ${bad}` } : {}) });
+        await res.arrayBuffer();
+        limited = res.status === 429;
+      }
+      assert.ok(limited, "the misconfigured client is rate limited");
+      const res = await post("/d/secured-base/v1/chat/completions", body, { ...sameAddress, authorization: `Bearer ${valid}` });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.arrayBuffer();
+    });
+
     it("404s a deleted deployment", async () => {
       await client.deleteDeployment(secured.id);
       assert.equal((await ask(key)).status, 404);

@@ -65,9 +65,30 @@ describe("studio server API", function () {
       assert.equal(existsSync(statePath()), false, "a refused request must not create the project state");
     });
 
-    it("accepts the token as the studioToken query parameter (EventSource)", async () => {
-      const res = await studioRequest(stack.studio, "GET", `/api/jobs?studioToken=${encodeURIComponent(stack.studio.token)}`, { token: null });
-      assert.equal(res.status, 200, res.text);
+    it("accepts the studioToken query parameter only on GET of an event stream (EventSource cannot send headers)", async () => {
+      const query = `studioToken=${encodeURIComponent(stack.studio.token)}`;
+      const missing = "00000000-0000-4000-8000-000000000000";
+      // Past the guard: the cloud's own 404 for an unknown job comes back.
+      const stream = await studioRequest(stack.studio, "GET", `/api/jobs/${missing}/events?${query}`, { token: null });
+      assert.equal(stream.status, 404, stream.text);
+      assert.equal(stream.json.error.code, "not_found");
+    });
+
+    it("refuses the studioToken query parameter everywhere else, so a token never rides in a POST's URL (issue 12 item 12)", async () => {
+      const query = `studioToken=${encodeURIComponent(stack.studio.token)}`;
+      const missing = "00000000-0000-4000-8000-000000000000";
+      for (const [method, route, body] of [
+        ["GET", "/api/jobs", undefined],
+        ["GET", "/api/deployments", undefined],
+        ["POST", "/api/deployments", { slug: "via-query", target: { kind: "base_model", name: "svc-tiny" } }],
+        ["POST", `/api/jobs/${missing}/cancel`, undefined],
+        ["POST", `/api/jobs/${missing}/events`, undefined],
+      ] as const) {
+        const res = await studioRequest(stack.studio, method, `${route}?${query}`, { token: null, body });
+        assert.equal(res.status, 403, `${method} ${route}: ${res.text}`);
+        assert.equal(res.json.error.code, "invalid_studio_token");
+      }
+      assert.equal(existsSync(statePath()), false, "a refused request must not create the project state");
     });
 
     it("403 for a foreign Host (DNS rebinding), even with the token and for the page itself", async () => {
@@ -143,6 +164,25 @@ describe("studio server API", function () {
       } finally {
         process.env.SVC_HOME = saved;
       }
+      assert.equal(existsSync(statePath()), false);
+    });
+
+    it("lists no deployments and no jobs without a state file and without credentials, minting none (issue 12 item 7)", async () => {
+      // Minting anonymous credentials is an upstream call (and writes the credentials file).
+      const home = path.join(stack.tmp.path, "empty-home");
+      mkdirSync(home, { recursive: true });
+      const saved = process.env.SVC_HOME;
+      process.env.SVC_HOME = home;
+      try {
+        for (const route of ["/api/deployments", "/api/jobs"]) {
+          const res = await studioRequest(stack.studio, "GET", route);
+          assert.equal(res.status, 200, res.text);
+          assert.deepEqual(res.json, []);
+        }
+      } finally {
+        process.env.SVC_HOME = saved;
+      }
+      assert.equal(existsSync(path.join(home, "credentials.json")), false, "no anonymous credentials were minted");
       assert.equal(existsSync(statePath()), false);
     });
 

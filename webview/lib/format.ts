@@ -1,4 +1,5 @@
 /** Small display helpers shared by the views. */
+import { KEY_LABEL_MAX, keyLabelLength } from "../../sdk/keyLabel.js";
 
 /** SPEC: Created is rendered with the locale date-time formatter. */
 export function formatDateTime(iso: string | null | undefined): string {
@@ -16,11 +17,11 @@ export function hostOf(url: string): string {
   }
 }
 
-/** Key labels are 1 to 80 characters (SPEC section 8); returns the problem or undefined when valid. */
+/** Key labels follow the cloud's rule (sdk/keyLabel.ts); returns the problem or undefined when valid. */
 export function keyLabelProblem(label: string): string | undefined {
-  const trimmed = label.trim();
-  if (trimmed.length === 0) return "Enter a label (1 to 80 characters).";
-  if (trimmed.length > 80) return `Label is ${trimmed.length} characters; the limit is 80.`;
+  const length = keyLabelLength(label);
+  if (length === 0) return `Enter a label (1 to ${KEY_LABEL_MAX} characters).`;
+  if (length > KEY_LABEL_MAX) return `Label is ${length} characters; the limit is ${KEY_LABEL_MAX}.`;
   return undefined;
 }
 

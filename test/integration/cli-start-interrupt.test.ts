@@ -1,0 +1,95 @@
+/**
+ * `svc start` on the edges a user meets in the first hour (issue 12 item 10): Ctrl-C while the
+ * cloud is down, and `--json` with a trainer that writes to the console. Real cloud process (no
+ * worker, so the job stays queued until the test acts), real CLI process.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { CloudClient } from "../../sdk/client.js";
+import { readProjectState } from "../../sdk/state.js";
+import { pollUntil } from "../support/poll.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+
+function copyQuickstart(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-qs-"));
+  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) });
+  return dir;
+}
+
+interface StartRun {
+  child: ChildProcess;
+  stdout: string[];
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function svcStart(cloud: TestCloud, cwd: string, args: string[]): StartRun {
+  const child = spawn(process.execPath, [cliPath, "start", ...args], { cwd, env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl } });
+  const stdout: string[] = [];
+  createInterface({ input: child.stdout! }).on("line", (line) => stdout.push(line));
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  return { child, stdout, stderr: () => stderr, exited };
+}
+
+/** The job `svc start` created, once it exists (read through the project's own credentials). */
+async function createdJobId(cloud: TestCloud, dir: string, run: StartRun): Promise<string> {
+  return pollUntil(
+    async () => {
+      const state = await readProjectState(dir);
+      if (!state) return undefined;
+      const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
+      const jobs = await new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: state.projectId }).listJobs();
+      return jobs[0]?.id;
+    },
+    { timeoutMs: 60_000, description: "svc start to create its job", abortIf: () => (run.child.exitCode !== null ? `svc start exited:\n${run.stderr()}` : undefined) },
+  );
+}
+
+describe("svc start: interrupts and --json output (real processes)", function () {
+  this.timeout(120_000);
+  let cloud: TestCloud;
+  let dir: string;
+
+  beforeEach(async () => {
+    cloud = await startTestCloud();
+    dir = copyQuickstart();
+  });
+  afterEach(async () => {
+    await cloud.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("Ctrl-C with the cloud down prints one readable line, no stack trace", async () => {
+    const run = svcStart(cloud, dir, []);
+    await createdJobId(cloud, dir, run);
+    await cloud.kill();
+    run.child.kill("SIGINT");
+    const code = await run.exited;
+    const stderr = run.stderr();
+    assert.doesNotMatch(stderr, /^\s+at /m, `no stack trace:\n${stderr}`);
+    const lines = stderr.trim().split("\n");
+    assert.equal(lines[0], "svc: cancelling the job (Ctrl-C again to exit now)");
+    assert.equal(lines.length, 2, stderr);
+    assert.match(lines[1], /^svc: couldn't cancel job [0-9a-f-]{36}: cannot reach the svc cloud at http:\/\/127\.0\.0\.1:\d+/);
+    assert.equal(code, 130);
+  });
+
+  it("--json keeps stdout to JSON lines: the trainer's own console output goes to stderr", async () => {
+    appendFileSync(path.join(dir, "src", "svc", "index.ts"), '\nconsole.log("hello from the trainer");\nconsole.info("info from the trainer");\n');
+    const run = svcStart(cloud, dir, ["--json"]);
+    const jobId = await createdJobId(cloud, dir, run);
+    // No worker takes the job: cancelling it from outside ends its stream, and svc start with it.
+    const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
+    await new CloudClient({ baseUrl: cloud.cloudUrl, token }).cancelJob(jobId);
+    assert.equal(await run.exited, 1, run.stderr());
+    for (const line of run.stdout) assert.doesNotThrow(() => JSON.parse(line), `stdout line is not JSON: ${line}`);
+    assert.match(run.stderr(), /hello from the trainer/);
+    assert.match(run.stderr(), /info from the trainer/);
+  });
+});
