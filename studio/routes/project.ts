@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
 import { StudioError } from "../errors.js";
-import type { InferenceChatInput } from "../../sdk/client.js";
+import { cloudChatBody } from "../chatBody.js";
 import { readManifest } from "../manifest.js";
 import { relayStream } from "../relay.js";
 
@@ -50,7 +50,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
     const scope = target.kind === "base_model" ? await session.requireScope() : await session.state();
     const abort = new AbortController();
     const client = session.client(scope?.projectId);
-    const upstream = await client.openInferenceChat(request.body as InferenceChatInput, abort.signal);
+    const upstream = await client.openInferenceChat(cloudChatBody(request.body), abort.signal);
     await relayStream(request, reply, upstream, abort);
   });
 }

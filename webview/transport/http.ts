@@ -15,7 +15,7 @@ import type {
   UpdateDeploymentInput,
 } from "../../sdk/wire.js";
 import { JOB_EVENT_TYPES, parseEventData } from "../lib/eventLog.js";
-import { chunkDelta, chunkError, SseParser } from "../lib/sseParser.js";
+import { chunkDelta, chunkError, completionText, SseParser } from "../lib/sseParser.js";
 import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type Transport, type Unsubscribe } from "./types.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
@@ -128,7 +128,14 @@ export class HttpTransport implements Transport {
   }
 
   async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    const response = await this.send("POST", "/api/inference/chat", request, signal);
+    // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back.
+    const response = await this.send("POST", "/api/inference/chat", { ...request, stream: true }, signal);
+    if (/^application\/json/i.test(response.headers.get("content-type") ?? "")) {
+      // A server (or proxy) that answered with a whole completion anyway: show it as one delta.
+      const text = completionText(await response.text());
+      if (text) onDelta(text);
+      return;
+    }
     const parser = new SseParser();
     let done = false;
     await readText(response, (text) => {

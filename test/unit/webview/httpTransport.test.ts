@@ -81,6 +81,22 @@ describe("webview/transport/http", () => {
     assert.deepEqual(JSON.parse(String(calls[0].init.body)).target, { kind: "adapter", jobId: "j" });
   });
 
+  it("asks for a streamed chat (stream: true in the body)", async () => {
+    const calls = stubFetch(() => streamed(["data: [DONE]\n\n"], "text/event-stream"));
+    await new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [], maxTokens: 8 }, () => {});
+    const body = JSON.parse(String(calls[0].init.body));
+    assert.equal(body.stream, true);
+    assert.equal(body.maxTokens, 8);
+  });
+
+  it("shows a whole JSON completion when the server answers without streaming", async () => {
+    const completion = { object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "A whole reply" } }] };
+    stubFetch(() => Response.json(completion));
+    let text = "";
+    await new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, (d) => (text += d));
+    assert.equal(text, "A whole reply");
+  });
+
   it("reports an error chunk inside the chat stream", async () => {
     stubFetch(() => streamed([`data: {"error":{"message":"model not loaded"}}\n\n`], "text/event-stream"));
     await assert.rejects(new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}), /model not loaded/);
