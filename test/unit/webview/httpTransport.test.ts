@@ -70,6 +70,25 @@ describe("webview/transport/http", () => {
     assert.equal(chunks.join(""), "Building…\nstep 1\ndone\n");
   });
 
+  it("runTraining rejects with the exit code when svc start failed (the studio says how the run ended)", async () => {
+    const respond = (exitCode: number) => (call: FetchCall) => {
+      if (call.init.method === "POST") {
+        const response = streamed(["svc: data/train.jsonl does not exist\n"], "text/plain");
+        response.headers.set("x-svc-run-id", "run-1");
+        return response;
+      }
+      return Response.json({ running: false, last: { id: "run-1", exitCode } });
+    };
+    const calls = stubFetch(respond(1));
+    await assert.rejects(
+      new HttpTransport("t").runTraining(() => {}),
+      (e: unknown) => e instanceof TransportError && e.code === "run_failed" && e.message === "The run failed: svc start exited with code 1. Its output above says why.",
+    );
+    assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST /api/train", "GET /api/train"]);
+    stubFetch(respond(0));
+    await new HttpTransport("t").runTraining(() => {});
+  });
+
   it("streams chat deltas until [DONE], across chunk boundaries", async () => {
     const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
     const whole = chunk("Hel") + chunk("lo") + "data: [DONE]\n\n" + chunk("ignored");
