@@ -174,7 +174,7 @@ export class HttpTransport implements Transport {
 
 /** What the Run training panel says when `svc start` ended with an error (its own output says why). */
 export function runFailedMessage(exitCode: number | null): string {
-  return exitCode === null ? "The run was stopped before it finished." : `The run failed: svc start exited with code ${exitCode}. Its output above says why.`;
+  return exitCode === null ? "The run was stopped before it finished." : `The run failed: svc start exited with code ${exitCode}. Its output below says why.`;
 }
 
 /** Builds a TransportError from the studio's `{"error":{"code","message"}}` envelope (or whatever came back). */

@@ -28,9 +28,20 @@ describe("studio in the browser: the first hour (issue 12)", function () {
   const api = (route: string, init: RequestInit = {}) =>
     fetch(`${stack.studio.url}${route}`, { ...init, headers: { "x-svc-studio-token": stack.studio.token, ...(init.headers as Record<string, string>) } });
 
+  async function cancelActiveJobs(): Promise<void> {
+    const jobs = (await studioRequest(stack.studio, "GET", "/api/jobs")).json as Job[];
+    for (const job of jobs.filter((j) => j.status === "queued" || j.status === "running")) await studioRequest(stack.studio, "POST", `/api/jobs/${job.id}/cancel`);
+  }
+
   /** Starts a run through the studio (as Run training does) and returns its job id once queued. */
   async function startRun(): Promise<{ jobId: string; output: Promise<string> }> {
-    const response = await api("/api/train", { method: "POST" });
+    const response = await pollUntil(async () => {
+      const attempt = await api("/api/train", { method: "POST" });
+      if (attempt.status !== 409) return attempt;
+      await attempt.body?.cancel();
+      await cancelActiveJobs(); // a failed test before this one left its run going
+      return undefined;
+    }, { timeoutMs: 60_000, intervalMs: 200, description: "the studio's runner to be free" });
     assert.equal(response.status, 200); // the body is the whole run: never read it for a message
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
@@ -144,39 +155,41 @@ describe("studio in the browser: the first hour (issue 12)", function () {
     await runButton.click();
     const alert = page.getByRole("alert");
     await alert.waitFor({ timeout: 60_000 });
-    assert.equal((await alert.textContent())?.trim(), "The run failed: svc start exited with code 1. Its output above says why.");
+    assert.equal((await alert.textContent())?.trim(), "The run failed: svc start exited with code 1. Its output below says why.");
     assert.match((await page.getByLabel("Training output").textContent()) ?? "", /train\.jsonl/);
     assert.equal(await page.getByText("The run finished.").count(), 0);
     assert.deepEqual((await studioRequest(studio, "GET", "/api/jobs")).json, [], "no job was created");
     await screenshotBothThemes(page, "first-hour-start-failed");
   });
 
-  it("Run training is disabled in every tab while a run is in flight; Cancel asks first", async () => {
-    // Tab A starts the run.
-    await page.goto(`${stack.studio.url}/#/`);
-    const runButtonA = page.locator("vscode-button", { hasText: "Run training" });
-    await page.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers", { exact: true }).waitFor({ timeout: 60_000 });
-    await runButtonA.click();
-    const consoleA = page.getByLabel("Training output");
-    await consoleA.getByText(/job \S+ queued/).waitFor({ timeout: 120_000 });
-    const jobId = /job (\S+) queued/.exec((await consoleA.textContent()) ?? "")![1]!;
+  describe("a run in flight", () => {
+    /** Tab B, opened while tab A's run is in flight (a reload of A is the same case). */
+    let tabB: Page | undefined;
+    let jobId: string;
+    after(async () => tabB?.close());
 
-    // Tab B, opened during the run (a reload of A is the same case), knows about it.
-    const tabB = await browser.context.newPage();
-    try {
+    it("Run training is disabled in another tab while a run is in flight", async () => {
+      await page.goto(`${stack.studio.url}/#/`);
+      await page.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers", { exact: true }).waitFor({ timeout: 60_000 });
+      await page.locator("vscode-button", { hasText: "Run training" }).click();
+      const consoleA = page.getByLabel("Training output");
+      await consoleA.getByText(/job \S+ queued/).waitFor({ timeout: 120_000 });
+      jobId = /job (\S+) queued/.exec((await consoleA.textContent()) ?? "")![1]!;
+
+      tabB = await browser.context.newPage();
       await tabB.goto(`${stack.studio.url}/#/`);
-      const runButtonB = tabB.locator("vscode-button", { hasText: "Run training" });
-      await tabB.getByTestId("run-elsewhere").waitFor({ timeout: 30_000 });
       await tabB.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers", { exact: true }).waitFor({ timeout: 60_000 });
-      assert.equal(await runButtonB.getAttribute("disabled"), "");
+      await tabB.getByTestId("run-elsewhere").waitFor({ timeout: 30_000 });
+      assert.equal(await tabB.locator("vscode-button", { hasText: "Run training" }).getAttribute("disabled"), "");
       await screenshotBothThemes(tabB, "first-hour-run-elsewhere");
+    });
 
-      // Tab A cancels the job from its page, which asks first; Escape keeps it running.
+    it("Cancel on the job page asks first; Escape keeps the job, Enter then Enter cancels it", async () => {
       await openRoute(page, stack.studio.url, `#/jobs/${jobId}`);
       const cancel = page.getByTestId("cancel-job");
       await cancel.click();
       const confirm = page.getByTestId("cancel-confirm");
-      await confirm.waitFor();
+      await confirm.waitFor({ timeout: 5000 });
       await screenshotBothThemes(page, "first-hour-cancel-confirm");
       await page.keyboard.press("Escape");
       await confirm.waitFor({ state: "detached" });
@@ -189,45 +202,47 @@ describe("studio in the browser: the first hour (issue 12)", function () {
       await confirm.waitFor();
       await page.keyboard.press("Enter");
       await page.getByTestId("job-status").getByText(/cancelled/i).waitFor({ timeout: 60_000 });
-
-      // Once the run has ended, tab B's button comes back by itself.
-      await tabB.getByTestId("run-elsewhere").waitFor({ state: "detached", timeout: 60_000 });
-      assert.equal(await runButtonB.getAttribute("disabled"), null);
-    } finally {
-      await tabB.close();
-    }
-  });
-
-  it("Job detail: after the cloud restarts, the page keeps retrying and shows the job's end", async function () {
-    this.timeout(480_000); // svc start builds, tokenises and uploads first: minutes on a loaded 2-core machine
-    const { jobId, output } = await startRun();
-    await openRoute(page, stack.studio.url, `#/jobs/${jobId}`);
-    await page.getByTestId("job-status").getByText(/running/i).waitFor({ timeout: 60_000 }).catch(async (e) => {
-      throw new Error(`${e}\nstatus: ${await page.getByTestId("job-status").textContent()}`);
     });
 
-    // The crash: the cloud and its training worker die at once (SIGKILL, nothing cleans up).
-    const cloud = stack.cloud;
-    const workerPids = execFileSync("ps", ["-o", "pid=", "--ppid", String(cloud.process.pid)], { encoding: "utf8" }).trim().split(/\s+/).filter(Boolean).map(Number);
-    const eventsUrl = (url: string) => url.includes(`/api/jobs/${jobId}/events`);
-    await cloud.kill();
-    for (const pid of workerPids) process.kill(pid, "SIGKILL");
-    await page.getByTestId("stream-banner").waitFor();
-    // The browser's own retry reaches the studio while the cloud is still down (it used to get 502 and give up).
-    const retried = await page.waitForResponse((response) => eventsUrl(response.url()), { timeout: 30_000 });
-    assert.equal(retried.status(), 200);
-    await screenshotBothThemes(page, "first-hour-job-cloud-down");
+    it("the other tab's Run training comes back by itself once the run has ended", async () => {
+      await tabB!.getByTestId("run-elsewhere").waitFor({ state: "detached", timeout: 60_000 });
+      assert.equal(await tabB!.locator("vscode-button", { hasText: "Run training" }).getAttribute("disabled"), null);
+    });
+  });
 
-    // The cloud comes back on the same ports; the job's worker did not, so the job fails after the grace.
-    const { port, edgePort } = { port: new URL(cloud.cloudUrl).port, edgePort: new URL(cloud.edgeUrl).port };
-    restarted = await cloud.restart({ args: ["--port", port, "--edge-port", edgePort], env: { SVC_WORKER_GRACE_MS: "500" } });
-    await page.getByTestId("job-status").getByText(/failed/i).waitFor({ timeout: 60_000 });
-    const job = (await studioRequest(stack.studio, "GET", `/api/jobs/${jobId}`)).json as Job;
-    assert.equal(job.status, "failed");
-    assert.equal(await page.getByTestId("failure-banner").textContent(), job.error);
-    await page.getByTestId("stream-banner").waitFor({ state: "detached" });
-    await screenshotBothThemes(page, "first-hour-job-recovered");
-    // `svc start` saw the same end.
-    assert.match(await output, /failed/);
+  // Last: the cloud it leaves behind is a restarted one (mocha runs nested suites after plain tests).
+  describe("the cloud restarts", () => {
+    it("Job detail: after the cloud restarts, the page keeps retrying and shows the job's end", async function () {
+      this.timeout(480_000); // svc start builds, tokenises and uploads first: minutes on a loaded 2-core machine
+      const { jobId, output } = await startRun();
+      await openRoute(page, stack.studio.url, `#/jobs/${jobId}`);
+      await page.getByTestId("job-status").getByText(/running/i).waitFor({ timeout: 60_000 }).catch(async (e) => {
+        throw new Error(`${e}\nstatus: ${await page.getByTestId("job-status").textContent()}`);
+      });
+
+      // The crash: the cloud and its training worker die at once (SIGKILL, nothing cleans up).
+      const cloud = stack.cloud;
+      const workerPids = execFileSync("ps", ["-o", "pid=", "--ppid", String(cloud.process.pid)], { encoding: "utf8" }).trim().split(/\s+/).filter(Boolean).map(Number);
+      const eventsUrl = (url: string) => url.includes(`/api/jobs/${jobId}/events`);
+      await cloud.kill();
+      for (const pid of workerPids) process.kill(pid, "SIGKILL");
+      await page.getByTestId("stream-banner").waitFor();
+      // The browser's own retry reaches the studio while the cloud is still down (it used to get 502 and give up).
+      const retried = await page.waitForResponse((response) => eventsUrl(response.url()), { timeout: 30_000 });
+      assert.equal(retried.status(), 200);
+      await screenshotBothThemes(page, "first-hour-job-cloud-down");
+
+      // The cloud comes back on the same ports; the job's worker did not, so the job fails after the grace.
+      const { port, edgePort } = { port: new URL(cloud.cloudUrl).port, edgePort: new URL(cloud.edgeUrl).port };
+      restarted = await cloud.restart({ args: ["--port", port, "--edge-port", edgePort], env: { SVC_WORKER_GRACE_MS: "500" } });
+      await page.getByTestId("job-status").getByText(/failed/i).waitFor({ timeout: 60_000 });
+      const job = (await studioRequest(stack.studio, "GET", `/api/jobs/${jobId}`)).json as Job;
+      assert.equal(job.status, "failed");
+      assert.equal(await page.getByTestId("failure-banner").textContent(), job.error);
+      await page.getByTestId("stream-banner").waitFor({ state: "detached" });
+      await screenshotBothThemes(page, "first-hour-job-recovered");
+      // `svc start` saw the same end.
+      assert.match(await output, /failed/);
+    });
   });
 });

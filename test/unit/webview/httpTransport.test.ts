@@ -82,7 +82,7 @@ describe("webview/transport/http", () => {
     const calls = stubFetch(respond(1));
     await assert.rejects(
       new HttpTransport("t").runTraining(() => {}),
-      (e: unknown) => e instanceof TransportError && e.code === "run_failed" && e.message === "The run failed: svc start exited with code 1. Its output above says why.",
+      (e: unknown) => e instanceof TransportError && e.code === "run_failed" && e.message === "The run failed: svc start exited with code 1. Its output below says why.",
     );
     assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST /api/train", "GET /api/train"]);
     stubFetch(respond(0));
