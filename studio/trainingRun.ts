@@ -9,6 +9,8 @@
  * which makes `svc start` cancel its job cleanly instead of leaving an orphan process.
  */
 import type { ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import type { TrainingStatus } from "../sdk/studioWire.js";
 import { StudioError } from "./errors.js";
 import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
 
@@ -18,6 +20,8 @@ export interface RunOutput {
 }
 
 export interface ActiveRun {
+  /** Names this run in `GET /api/train` (the `x-svc-run-id` header of its `POST /api/train`). */
+  id: string;
   pid: number;
   startedAt: Date;
   /** Exit code (null when killed by a signal). */
@@ -26,6 +30,7 @@ export interface ActiveRun {
 
 export class TrainingRunner {
   private active: (ActiveRun & { child: ChildProcess }) | null = null;
+  private last: TrainingStatus["last"];
 
   constructor(
     private readonly command: SvcCommand,
@@ -34,6 +39,11 @@ export class TrainingRunner {
 
   get current(): ActiveRun | null {
     return this.active;
+  }
+
+  status(): TrainingStatus {
+    const run = this.active;
+    return { running: run !== null, ...(run ? { startedAt: run.startedAt.toISOString() } : {}), ...(this.last ? { last: this.last } : {}) };
   }
 
   /**
@@ -51,9 +61,11 @@ export class TrainingRunner {
     const child = spawnSvc(this.command, ["start"], this.projectDir);
     // Claimed before the first await, so two requests arriving together cannot both start a run.
     const finished = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-    const run = { child, pid: child.pid ?? 0, startedAt: new Date(), finished };
+    const run = { id: randomUUID(), child, pid: child.pid ?? 0, startedAt: new Date(), finished };
     this.active = run;
-    void finished.then(() => {
+    // Recorded before the output ends, so a client that asks right after its stream closed sees it.
+    void finished.then((exitCode) => {
+      this.last = { id: run.id, exitCode };
       if (this.active === run) this.active = null;
     });
     try {

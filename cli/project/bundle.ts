@@ -3,7 +3,7 @@
  * at the running CLI's own SDK, so the trainer and the CLI share one SDK (and one version); other
  * packages stay external and resolve from the project's node_modules at run time.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { build, type Plugin } from "esbuild";
 import { packageRoot } from "../../sdk/packageRoot.js";
@@ -38,6 +38,10 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
       plugins: [resolveSvc],
     });
   } catch (err) {
+    // A failed build must not leave the previous bundle behind: `svc manifest` and `svc start`
+    // reuse an existing bundle, so the studio would show, and train, the old trainer with no
+    // error (issue 12). With it gone, the next reader rebuilds and reports this same error.
+    rmSync(outfile, { force: true });
     const errors = (err as { errors?: { text: string; location?: { file: string; line: number } }[] }).errors;
     const first = errors?.[0];
     const where = first?.location ? `${first.location.file}:${first.location.line}: ` : "";

@@ -30,6 +30,8 @@ export function panelRequestHandlers(
   };
   return {
     "api/getManifest": async () => (await api()).getManifest(),
+    "api/getEnvironment": async () => (await api()).getEnvironment(),
+    "api/getTrainingStatus": async () => (await api()).getTrainingStatus(),
     "api/listJobs": async () => (await api()).listJobs(),
     "api/getJob": async ({ id }) => (await api()).getJob(id),
     "api/cancelJob": ({ id }) => changing({ kind: "job", id }, async () => (await api()).cancelJob(id)),

@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
 import { EVENT_STREAM_ROUTE } from "../guard.js";
 import { lastEventIdOf, relayStream } from "../relay.js";
+import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
 type JobParams = { Params: { id: string } };
 
@@ -27,10 +28,17 @@ export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): voi
   app.get<JobParams>("/api/jobs/:id/artifacts", async (request) => (await clientFor()).listArtifacts(request.params.id));
 
   app.get<JobParams>("/api/jobs/:id/events", { config: EVENT_STREAM_ROUTE }, async (request, reply) => {
-    const client = await clientFor();
     const abort = new AbortController();
-    // Errors before the stream opens (404 unknown job, 401) keep their status and envelope.
-    const upstream = await client.openJobEventStream(request.params.id, lastEventIdOf(request), abort.signal);
+    let upstream: Response;
+    try {
+      const client = await clientFor();
+      upstream = await client.openJobEventStream(request.params.id, lastEventIdOf(request), abort.signal);
+    } catch (err) {
+      // The cloud is down or restarting: keep the browser's EventSource retrying (streamRetry.ts).
+      if (isTransientUpstreamError(err)) return answerRetryLater(reply, (err as Error).message);
+      // Errors retrying cannot fix (404 unknown job, 401) keep their status and envelope.
+      throw err;
+    }
     await relayStream(request, reply, upstream, abort);
   });
 }

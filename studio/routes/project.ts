@@ -5,8 +5,10 @@
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
 import { StudioError } from "../errors.js";
-import type { InferenceChatInput } from "../../sdk/client.js";
+import { cloudChatBody } from "../chatBody.js";
+import { localhostSubdomainsResolve } from "../localhostNames.js";
 import { readManifest } from "../manifest.js";
+import { RUN_ID_HEADER, type StudioEnvironment } from "../../sdk/studioWire.js";
 import { relayStream } from "../relay.js";
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext): void {
@@ -16,7 +18,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
     const res = reply.raw;
     // Throws 409 (a run in flight) or 500 (the CLI cannot start) before any byte is sent, so the
     // error handler still writes the envelope. The run outlives this request (trainingRun.ts).
-    await ctx.training.start({
+    const run = await ctx.training.start({
       write: (chunk) => {
         if (!res.destroyed) res.write(chunk);
       },
@@ -27,6 +29,8 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
     // Synchronously after start() resolved: the child's output events cannot fire before this.
     reply.hijack();
     res.writeHead(200, {
+      // The body is svc start's raw output only; how it ended is asked from GET /api/train by this id.
+      [RUN_ID_HEADER]: run.id,
       "content-type": "text/plain; charset=utf-8",
       "cache-control": "no-cache, no-transform",
       "x-content-type-options": "nosniff", // browsers hand out chunks at once instead of sniffing
@@ -34,6 +38,12 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
     });
     res.flushHeaders();
   });
+
+  /** Facts about the studio's machine the UI cannot learn itself (a browser resolves `*.localhost` on its own). */
+  app.get("/api/environment", async (): Promise<StudioEnvironment> => ({ localhostSubdomainsResolve: await localhostSubdomainsResolve() }));
+
+  /** Whether a run is in flight (any tab, any panel may have started it) and how the last run ended. */
+  app.get("/api/train", async () => ctx.training.status());
 
   app.get("/api/models", async () => (await ctx.sessions.open()).client().listModels());
 
@@ -50,7 +60,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
     const scope = target.kind === "base_model" ? await session.requireScope() : await session.state();
     const abort = new AbortController();
     const client = session.client(scope?.projectId);
-    const upstream = await client.openInferenceChat(request.body as InferenceChatInput, abort.signal);
+    const upstream = await client.openInferenceChat(cloudChatBody(request.body), abort.signal);
     await relayStream(request, reply, upstream, abort);
   });
 }

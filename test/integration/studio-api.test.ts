@@ -9,6 +9,7 @@ import { startStudioStack, studioRequest, type StudioStack } from "../e2e/browse
 import { createStudioServer } from "../../studio/index.js";
 import { TOKEN_PLACEHOLDER } from "../../studio/staticAssets.js";
 import { http as cloudHttp } from "./harness/api.js";
+import { streamJobEvents } from "../../extension/core/jobEventStream.js";
 
 describe("studio server API", function () {
   this.timeout(60_000);
@@ -184,6 +185,35 @@ describe("studio server API", function () {
       }
       assert.equal(existsSync(path.join(home, "credentials.json")), false, "no anonymous credentials were minted");
       assert.equal(existsSync(statePath()), false);
+    });
+
+    it("job events while the cloud is unreachable: an empty 200 event stream with retry, so clients keep reconnecting", async () => {
+      // Issue 12: a 502 here made the browser's EventSource give up for good after a cloud restart.
+      const home = path.join(stack.tmp.path, "down-home");
+      mkdirSync(home, { recursive: true });
+      writeFileSync(path.join(home, "credentials.json"), JSON.stringify({ kind: "anonymous", cloudUrl: "http://127.0.0.1:9", token: "t" }));
+      const saved = { home: process.env.SVC_HOME, cloud: process.env.SVC_CLOUD_URL };
+      process.env.SVC_HOME = home;
+      process.env.SVC_CLOUD_URL = "http://127.0.0.1:9"; // nothing listens on the discard port
+      const jobId = "00000000-0000-4000-8000-000000000000";
+      try {
+        const res = await studioRequest(stack.studio, "GET", `/api/jobs/${jobId}/events`, { headers: { "last-event-id": "7" } });
+        assert.equal(res.status, 200, res.text);
+        assert.match(String(res.headers["content-type"]), /^text\/event-stream/);
+        assert.match(res.text, /^retry: \d+\n: /);
+        // The VS Code panels' reader (extension host) keeps retrying too instead of failing.
+        const abort = new AbortController();
+        let interruptions = 0;
+        await streamJobEvents(
+          { studioUrl: stack.studio.url, token: stack.studio.token, jobId, retryDelayMs: 10 },
+          { event: () => assert.fail("no events while the cloud is down"), interrupted: () => ++interruptions >= 3 && abort.abort() },
+          abort.signal,
+        );
+        assert.equal(interruptions, 3);
+      } finally {
+        process.env.SVC_HOME = saved.home;
+        process.env.SVC_CLOUD_URL = saved.cloud;
+      }
     });
 
     it("OAuth credentials and no state: creating a deployment fails with the missing-state message", async () => {

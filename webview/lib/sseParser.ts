@@ -75,3 +75,14 @@ export function chunkError(data: string): string | undefined {
     return undefined;
   }
 }
+
+/** Reply text of a whole (non-streamed) OpenAI `chat.completion`, or "" when it carries none. */
+export function completionText(data: string): string {
+  try {
+    const completion = JSON.parse(data) as { choices?: { message?: { content?: unknown } }[] };
+    const content = completion.choices?.[0]?.message?.content;
+    return typeof content === "string" ? content : "";
+  } catch {
+    return "";
+  }
+}

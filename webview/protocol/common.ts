@@ -19,7 +19,7 @@ import type {
   UpdateDeploymentInput,
 } from "../../sdk/wire.js";
 import type { JobStreamEvent } from "../lib/eventLog.js";
-import type { ChatRequest, Manifest } from "../transport/types.js";
+import type { ChatRequest, Manifest, StudioEnvironment, TrainingStatus } from "../transport/types.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {
@@ -87,6 +87,8 @@ export const REQUEST_TIMEOUT_MS = 30_000;
  */
 export interface ApiRequests {
   "api/getManifest": { params: Record<string, never>; result: Manifest };
+  "api/getEnvironment": { params: Record<string, never>; result: StudioEnvironment };
+  "api/getTrainingStatus": { params: Record<string, never>; result: TrainingStatus };
   "api/listJobs": { params: Record<string, never>; result: Job[] };
   "api/getJob": { params: { id: string }; result: Job };
   "api/cancelJob": { params: { id: string }; result: Job };

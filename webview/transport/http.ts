@@ -14,9 +14,10 @@ import type {
   Job,
   UpdateDeploymentInput,
 } from "../../sdk/wire.js";
+import { RUN_ID_HEADER } from "../../sdk/studioWire.js";
 import { JOB_EVENT_TYPES, parseEventData } from "../lib/eventLog.js";
-import { chunkDelta, chunkError, SseParser } from "../lib/sseParser.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type Transport, type Unsubscribe } from "./types.js";
+import { chunkDelta, chunkError, completionText, SseParser } from "../lib/sseParser.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./types.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
 export const TOKEN_META = "svc-studio-token";
@@ -56,9 +57,22 @@ export class HttpTransport implements Transport {
     return this.json("GET", "/api/manifest");
   }
 
+  getEnvironment(): Promise<StudioEnvironment> {
+    return this.json("GET", "/api/environment");
+  }
+
   async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {
     const response = await this.send("POST", "/api/train", undefined, signal);
+    const runId = response.headers.get(RUN_ID_HEADER);
     await readText(response, onOutput);
+    // The body is svc start's raw output only; the studio tells how this run ended.
+    if (runId === null) return;
+    const { last } = await this.getTrainingStatus();
+    if (last?.id === runId && last.exitCode !== 0) throw new TransportError(500, "run_failed", runFailedMessage(last.exitCode));
+  }
+
+  getTrainingStatus(): Promise<TrainingStatus> {
+    return this.json("GET", "/api/train");
   }
 
   listJobs(): Promise<Job[]> {
@@ -128,7 +142,14 @@ export class HttpTransport implements Transport {
   }
 
   async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    const response = await this.send("POST", "/api/inference/chat", request, signal);
+    // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back.
+    const response = await this.send("POST", "/api/inference/chat", { ...request, stream: true }, signal);
+    if (/^application\/json/i.test(response.headers.get("content-type") ?? "")) {
+      // A server (or proxy) that answered with a whole completion anyway: show it as one delta.
+      const text = completionText(await response.text());
+      if (text) onDelta(text);
+      return;
+    }
     const parser = new SseParser();
     let done = false;
     await readText(response, (text) => {
@@ -149,6 +170,11 @@ export class HttpTransport implements Transport {
   copyText(text: string): Promise<void> {
     return copyWithFallback(text);
   }
+}
+
+/** What the Run training panel says when `svc start` ended with an error (its own output says why). */
+export function runFailedMessage(exitCode: number | null): string {
+  return exitCode === null ? "The run was stopped before it finished." : `The run failed: svc start exited with code ${exitCode}. Its output below says why.`;
 }
 
 /** Builds a TransportError from the studio's `{"error":{"code","message"}}` envelope (or whatever came back). */

@@ -33,6 +33,9 @@ export interface ChatRequest {
   maxTokens?: number;
 }
 
+export type { StudioEnvironment, TrainingStatus } from "../../sdk/studioWire.js";
+import type { StudioEnvironment, TrainingStatus } from "../../sdk/studioWire.js";
+
 /** Callbacks of a job event subscription. */
 export interface JobEventHandlers {
   /** A named training event arrived (any frame also clears the "interrupted" banner). */
@@ -66,11 +69,15 @@ export function errorMessage(error: unknown): string {
 
 export interface Transport {
   getManifest(): Promise<Manifest>;
+  getEnvironment(): Promise<StudioEnvironment>;
   /**
    * Runs the project's trainer (`POST /api/train`), calling `onOutput` with each chunk of raw
-   * stdout+stderr until the process ends. Rejects with status 409 when a run is already in flight.
+   * stdout+stderr until the process ends. Rejects with status 409 when a run is already in flight,
+   * and with code `run_failed` when `svc start` exited with an error (e.g. before any job existed).
    */
   runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void>;
+  /** Whether a run is in flight, whichever tab or panel started it (`GET /api/train`). */
+  getTrainingStatus(): Promise<TrainingStatus>;
 
   listJobs(): Promise<Job[]>;
   getJob(id: string): Promise<Job>;

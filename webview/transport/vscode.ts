@@ -31,7 +31,7 @@ import {
   type StreamSpec,
   type ViewToHostMessage,
 } from "../protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type Transport, type Unsubscribe } from "./types.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./types.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -180,6 +180,14 @@ export class VsCodeTransport implements Transport {
 
   getManifest(): Promise<Manifest> {
     return this.request("api/getManifest", {});
+  }
+
+  getEnvironment(): Promise<StudioEnvironment> {
+    return this.request("api/getEnvironment", {});
+  }
+
+  getTrainingStatus(): Promise<TrainingStatus> {
+    return this.request("api/getTrainingStatus", {});
   }
 
   async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {

@@ -26,8 +26,8 @@ export interface TestCloud {
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit (crash simulation: no cleanup runs). */
   kill(): Promise<void>;
-  /** Starts a new daemon process on the same data dir and database. */
-  restart(): Promise<TestCloud>;
+  /** Starts a new daemon process on the same data dir and database (`more`: extra args or env, e.g. the same ports). */
+  restart(more?: Pick<StartOptions, "args" | "env">): Promise<TestCloud>;
   /** Removes the data dir (and the PostgreSQL database). */
   dispose(): Promise<void>;
 }
@@ -68,7 +68,7 @@ export async function startTestCloud(options: StartOptions = {}): Promise<TestCl
       child.kill("SIGKILL");
       await exited;
     },
-    restart: () => startTestCloud({ ...options, dataDir, databaseUrl }),
+    restart: (more = {}) => startTestCloud({ ...options, ...more, dataDir, databaseUrl }),
     async dispose() {
       if (child.exitCode === null && child.signalCode === null) await cloud.stop();
       if (!options.dataDir) rmSync(home, { recursive: true, force: true });

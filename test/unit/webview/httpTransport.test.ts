@@ -70,6 +70,25 @@ describe("webview/transport/http", () => {
     assert.equal(chunks.join(""), "Building…\nstep 1\ndone\n");
   });
 
+  it("runTraining rejects with the exit code when svc start failed (the studio says how the run ended)", async () => {
+    const respond = (exitCode: number) => (call: FetchCall) => {
+      if (call.init.method === "POST") {
+        const response = streamed(["svc: data/train.jsonl does not exist\n"], "text/plain");
+        response.headers.set("x-svc-run-id", "run-1");
+        return response;
+      }
+      return Response.json({ running: false, last: { id: "run-1", exitCode } });
+    };
+    const calls = stubFetch(respond(1));
+    await assert.rejects(
+      new HttpTransport("t").runTraining(() => {}),
+      (e: unknown) => e instanceof TransportError && e.code === "run_failed" && e.message === "The run failed: svc start exited with code 1. Its output below says why.",
+    );
+    assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST /api/train", "GET /api/train"]);
+    stubFetch(respond(0));
+    await new HttpTransport("t").runTraining(() => {});
+  });
+
   it("streams chat deltas until [DONE], across chunk boundaries", async () => {
     const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
     const whole = chunk("Hel") + chunk("lo") + "data: [DONE]\n\n" + chunk("ignored");
@@ -79,6 +98,22 @@ describe("webview/transport/http", () => {
     assert.equal(text, "Hello");
     assert.equal(calls[0].url, "/api/inference/chat");
     assert.deepEqual(JSON.parse(String(calls[0].init.body)).target, { kind: "adapter", jobId: "j" });
+  });
+
+  it("asks for a streamed chat (stream: true in the body)", async () => {
+    const calls = stubFetch(() => streamed(["data: [DONE]\n\n"], "text/event-stream"));
+    await new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [], maxTokens: 8 }, () => {});
+    const body = JSON.parse(String(calls[0].init.body));
+    assert.equal(body.stream, true);
+    assert.equal(body.maxTokens, 8);
+  });
+
+  it("shows a whole JSON completion when the server answers without streaming", async () => {
+    const completion = { object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "A whole reply" } }] };
+    stubFetch(() => Response.json(completion));
+    let text = "";
+    await new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, (d) => (text += d));
+    assert.equal(text, "A whole reply");
   });
 
   it("reports an error chunk inside the chat stream", async () => {
