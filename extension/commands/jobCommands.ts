@@ -1,6 +1,7 @@
 /** Run Training, Open Job, Cancel Job. */
 import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
+import { TransportError } from "../../webview/transport/types.js";
 import { manifestProblem } from "../core/projectState.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";
@@ -43,6 +44,9 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
           void s.jobs.refresh();
         }
         if (outcome.lastLine) progress.report({ message: outcome.lastLine.slice(0, 120) });
+      }).catch((error: unknown) => {
+        // svc start exiting non-zero (a failed or cancelled job) is told by its own output, read below.
+        if (!(error instanceof TransportError && error.code === "run_failed")) throw error;
       });
     },
   );
