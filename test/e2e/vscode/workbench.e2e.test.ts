@@ -110,9 +110,7 @@ describe("VS Code workbench end to end", function () {
     assert.equal(await page.getByText(plaintext).count(), 0);
     assert.equal(await view.getByText(plaintext).count(), 0);
 
-    await runCommand(page, "svc: Revoke Key");
-    await pick(page, slug);
-    await pick(page, "e2e laptop");
+    await runCommandAndPick(page, "svc: Revoke Key", [slug, "e2e laptop"]);
     await dialog(page).getByRole("button", { name: "Revoke" }).click();
     await page.locator(".monaco-list-row", { hasText: "revoked" }).first().waitFor({ state: "visible", timeout: 30_000 });
 

@@ -28,16 +28,16 @@ export async function pick(page: Page, text: string, timeoutMs = 30_000): Promis
 }
 
 /**
- * Runs a command and picks from its first quick pick. Under load the workbench sometimes closes a
- * freshly opened quick pick (focus moving to a webview that just finished loading); the command
- * then sees a cancel and does nothing, so opening it again is the faithful retry of what a person
- * would do.
+ * Runs a command and picks from its quick picks in turn (`texts`: one row per pick). Under load the
+ * workbench sometimes closes a freshly opened quick pick (focus moving to a webview that just
+ * finished loading or refreshed); the command then sees a cancel and does nothing, so running it
+ * again from the start is the faithful retry of what a person would do.
  */
-export async function runCommandAndPick(page: Page, title: string, text: string, attempts = 3): Promise<void> {
+export async function runCommandAndPick(page: Page, title: string, texts: string | string[], attempts = 3): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     await runCommand(page, title);
     try {
-      await pick(page, text, 10_000);
+      for (const text of typeof texts === "string" ? [texts] : texts) await pick(page, text, 10_000);
       return;
     } catch (error) {
       if (attempt >= attempts) throw error;
