@@ -204,12 +204,12 @@ describe("edge: OpenAI-compatible deployments", function () {
       assert.equal((await ask(key)).status, 200);
     });
 
-    it("rejects a revoked key within 1 second", async () => {
+    // The edge and the control plane share one process here, so revoking invalidates the key before the call
+    // returns; how long it takes across processes is measured in `npm run bench -- edge`.
+    it("rejects a revoked key from the first request after the revoke returns", async () => {
       assert.equal((await ask(key)).status, 200);
-      const revokedAt = performance.now();
       await client.revokeDeploymentKey(secured.id, keyId);
-      await pollUntil(async () => (await ask(key)).status === 401, { timeoutMs: 1000, intervalMs: 10, description: "the revoked key to be refused" });
-      assert.ok(performance.now() - revokedAt < 1000);
+      assert.equal((await ask(key)).status, 401);
     });
 
     it("rate limits failed authentication per client address", async () => {

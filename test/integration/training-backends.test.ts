@@ -13,6 +13,7 @@ import { createInterface } from "node:readline";
 import { detectTorch } from "../../engine/backends/torch/index.js";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
+import { replaceOnce } from "../support/text.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
 /** The quickstart, shortened: `steps` steps with a checkpoint every 4. */
@@ -20,7 +21,7 @@ function quickstartProject(steps: number): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-backend-"));
   cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
   const source = path.join(dir, "src/svc/index.ts");
-  writeFileSync(source, readFileSync(source, "utf8").replace("maxSteps: 60", `maxSteps: ${steps}`).replace("saveSteps: 20", "saveSteps: 4").replace("evalSteps: 10", "evalSteps: 4"));
+  writeFileSync(source, replaceOnce(replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", `maxSteps: ${steps}`), "saveSteps: 20", "saveSteps: 4"), "evalSteps: 10", "evalSteps: 4"));
   return dir;
 }
 

