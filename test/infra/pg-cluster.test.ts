@@ -35,9 +35,11 @@ async function selectOne(url: string): Promise<unknown> {
 }
 
 describe('infra: throwaway PostgreSQL cluster', () => {
+  // Each case starts its own cluster, so any one of them can run alone (mocha --grep) or first.
   let cluster: PgCluster | undefined;
-  after(async () => {
+  afterEach(async () => {
     await cluster?.stop();
+    cluster = undefined;
   });
 
   it('starts on loopback with the svc_test database and answers select 1', async () => {
@@ -49,8 +51,9 @@ describe('infra: throwaway PostgreSQL cluster', () => {
   });
 
   it('stop() stops the server, frees the port and deletes the data dir', async () => {
-    assert.ok(cluster, 'the previous test did not start a cluster');
+    cluster = await startPgCluster();
     const { url, dataDir, pid } = cluster;
+    assert.deepEqual(await selectOne(url), { one: 1, db: 'svc_test' });
     await cluster.stop();
     cluster = undefined;
     assert.equal(processIsRunning(pid), false, `postgres pid ${pid} still running`);

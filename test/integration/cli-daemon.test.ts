@@ -15,10 +15,18 @@ describe("the local cloud daemon: auto-start and svc cloud start|status|stop", f
       env: { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: "", SVC_CLOUD_PORT: "0", SVC_EDGE_PORT: "0" },
     });
 
-  before(() => {
+  const daemonFile = () => JSON.parse(readFileSync(path.join(home, "cloud", "daemon.json"), "utf8"));
+  /** Starts a daemon in this case's home the way a first command does. */
+  const startOnFirstNeed = () => {
+    const models = run("models", "list");
+    assert.equal(models.status, 0, models.stderr);
+  };
+
+  // Each case has its own SVC_HOME and daemon, so any one of them can run alone (mocha --grep) or first.
+  beforeEach(() => {
     home = mkdtempSync(path.join(os.tmpdir(), "svc-daemon-"));
   });
-  after(() => {
+  afterEach(() => {
     run("cloud", "stop");
     rmSync(home, { recursive: true, force: true });
   });
@@ -30,16 +38,16 @@ describe("the local cloud daemon: auto-start and svc cloud start|status|stop", f
   });
 
   it("starts a daemon on first need, when no SVC_CLOUD_URL is set, and waits until it is ready", () => {
-    const models = run("models", "list");
-    assert.equal(models.status, 0, models.stderr);
-    const daemon = JSON.parse(readFileSync(path.join(home, "cloud", "daemon.json"), "utf8"));
+    startOnFirstNeed();
+    const daemon = daemonFile();
     assert.match(daemon.cloudUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
     const credentials = JSON.parse(readFileSync(path.join(home, "credentials.json"), "utf8"));
     assert.equal(credentials.cloudUrl, daemon.cloudUrl, "the minted credentials point at the started daemon");
   });
 
   it("reuses the running daemon and reports it", () => {
-    const before = JSON.parse(readFileSync(path.join(home, "cloud", "daemon.json"), "utf8"));
+    startOnFirstNeed();
+    const before = daemonFile();
     const start = run("cloud", "start");
     assert.equal(start.status, 0);
     assert.match(start.stdout, new RegExp(`already running \\(pid ${before.pid}\\)`));
@@ -49,7 +57,8 @@ describe("the local cloud daemon: auto-start and svc cloud start|status|stop", f
   });
 
   it("stops the daemon gracefully", () => {
-    const { pid } = JSON.parse(readFileSync(path.join(home, "cloud", "daemon.json"), "utf8"));
+    startOnFirstNeed();
+    const { pid } = daemonFile();
     const stop = run("cloud", "stop");
     assert.equal(stop.status, 0);
     assert.match(stop.stdout, new RegExp(`svc cloud stopped \\(pid ${pid}\\)`));
