@@ -4,8 +4,8 @@
  * project status (which may run `svc manifest`) is computed after activation has returned.
  */
 import * as vscode from "vscode";
-import type { EndpointDetailState } from "../webview/protocol/endpointDetail.js";
-import type { JobDetailState } from "../webview/protocol/jobDetail.js";
+import type { EndpointDetailState } from "../ui-shared/protocol/endpointDetail.js";
+import type { JobDetailState } from "../ui-shared/protocol/jobDetail.js";
 import { registerCommands } from "./commands/index.js";
 import { DetailPanels } from "./panels/detailPanels.js";
 import { ENDPOINT_PANEL, JOB_PANEL } from "./panels/kinds.js";

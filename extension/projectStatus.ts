@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import * as vscode from "vscode";
 import { credentialsPath } from "../sdk/paths.js";
-import type { Manifest } from "../webview/transport/types.js";
+import type { Manifest } from "../ui-shared/transport.js";
 import { canReachCloud, projectState, type ProjectState } from "./core/projectState.js";
 import { resolveSvcCli, type ResolvedCli } from "./core/svcCli.js";
 import type { StudioAccess } from "./studioAccess.js";

@@ -1,7 +1,7 @@
 /** Everything the commands work with, created once in activate(). */
 import type * as vscode from "vscode";
-import type { EndpointDetailState } from "../webview/protocol/endpointDetail.js";
-import type { JobDetailState } from "../webview/protocol/jobDetail.js";
+import type { EndpointDetailState } from "../ui-shared/protocol/endpointDetail.js";
+import type { JobDetailState } from "../ui-shared/protocol/jobDetail.js";
 import type { DetailPanels } from "./panels/detailPanels.js";
 import type { ProjectStatus } from "./projectStatus.js";
 import type { StudioAccess } from "./studioAccess.js";

@@ -1,6 +1,6 @@
 /**
  * The Playground's `POST /api/inference/chat` body (`{target, messages, temperature?, maxTokens?}`,
- * see webview/transport/types.ts ChatRequest) turned into the cloud's OpenAI-style
+ * see ui-shared/transport.ts ChatRequest) turned into the cloud's OpenAI-style
  * `/v1/inference/chat` body. The route's contract is a stream: without `stream: true` the cloud
  * answers with one JSON completion, which the Playground's SSE reader used to drop (issue 12).
  * `maxTokens` is the page's spelling; the cloud reads `max_tokens`.

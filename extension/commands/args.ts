@@ -4,7 +4,7 @@
  * asking with a quick pick only when nothing was given.
  */
 import type { Deployment, DeploymentKey, Job } from "../../sdk/wire.js";
-import { targetSummary } from "../../webview/lib/targetSummary.js";
+import { targetSummary } from "../../ui-shared/targetSummary.js";
 import { relativeTime } from "../core/jobRows.js";
 import type { Services } from "../services.js";
 

@@ -1,9 +1,9 @@
 /** Create Endpoint, Open Endpoint, Enable/Disable, Set Auth Mode, Copy Endpoint URL. */
 import * as vscode from "vscode";
 import type { AuthMode, Deployment, DeploymentTarget } from "../../sdk/wire.js";
-import { slugProblem } from "../../webview/lib/format.js";
-import { shortJobId } from "../../webview/lib/targetSummary.js";
-import { ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT } from "../../webview/protocol/endpointDetail.js";
+import { slugProblem } from "../../ui-shared/format.js";
+import { shortJobId } from "../../ui-shared/targetSummary.js";
+import { ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT } from "../../ui-shared/protocol/endpointDetail.js";
 import { AUTH_MODE_LABELS } from "../core/endpointRows.js";
 import { modelPickText } from "../core/modelPickItem.js";
 import type { Services } from "../services.js";

@@ -1,7 +1,7 @@
 /** Run Training, Open Job, Cancel Job. */
 import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
-import { TransportError } from "../../webview/transport/types.js";
+import { TransportError } from "../../ui-shared/transport.js";
 import { manifestProblem } from "../core/projectState.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";

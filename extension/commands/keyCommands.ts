@@ -5,7 +5,7 @@
  */
 import * as vscode from "vscode";
 import type { DeploymentKey } from "../../sdk/wire.js";
-import { keyLabelProblem } from "../../webview/lib/format.js";
+import { keyLabelProblem } from "../../ui-shared/format.js";
 import type { Services } from "../services.js";
 import { deploymentFromArg, keyFromArg, pickDeployment } from "./args.js";
 import { deploymentChanged } from "./endpointCommands.js";

@@ -3,8 +3,8 @@
  * auth mode, enabled badge; children are the keys, revoked ones marked).
  */
 import type { AuthMode, Deployment, DeploymentKey } from "../../sdk/wire.js";
-import { hostOf } from "../../webview/lib/format.js";
-import { targetSummary } from "../../webview/lib/targetSummary.js";
+import { hostOf } from "../../ui-shared/format.js";
+import { targetSummary } from "../../ui-shared/targetSummary.js";
 
 export const AUTH_MODE_LABELS: Record<AuthMode, string> = {
   fixed_api_key: "API key",

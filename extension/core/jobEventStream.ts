@@ -4,9 +4,9 @@
  * connection breaks before the server's `end`, report the break (the view shows its banner) and
  * reconnect with `Last-Event-ID`, so the cloud resumes with no gap and no duplicate.
  */
-import { JOB_EVENT_TYPES, parseEventData, type JobStreamEvent, type JobStreamEventType } from "../../webview/lib/eventLog.js";
-import { SseParser } from "../../webview/lib/sseParser.js";
-import { errorFrom, TOKEN_HEADER } from "../../webview/transport/http.js";
+import { JOB_EVENT_TYPES, parseEventData, type JobStreamEvent, type JobStreamEventType } from "../../ui-shared/eventLog.js";
+import { SseParser } from "../../ui-shared/sseParser.js";
+import { errorFrom, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
 
 export interface JobEventSink {
   event(event: JobStreamEvent): void;

@@ -3,7 +3,7 @@
  * relative time and the tooltip. The tree provider only turns these into TreeItems.
  */
 import type { Job, JobStatus } from "../../sdk/wire.js";
-import { formatDateTime } from "../../webview/lib/format.js";
+import { formatDateTime } from "../../ui-shared/format.js";
 
 /** Live work first: that is what a user opens the view for. */
 export const STATUS_GROUP_ORDER: readonly JobStatus[] = ["running", "queued", "completed", "failed", "cancelled"];

@@ -3,7 +3,7 @@
  * makes (through the same HttpTransport, so both surfaces share one code path and one error
  * envelope), and streams are the studio's streams read in the host.
  */
-import type { Transport } from "../../webview/transport/types.js";
+import type { Transport } from "../../ui-shared/transport.js";
 import type { RequestHandlers, StreamRunner } from "./panelConnection.js";
 import { streamJobEvents } from "./jobEventStream.js";
 

@@ -1,10 +1,10 @@
 /**
- * The host side of a panel's protocol (webview/protocol/common.ts, STYLE.md 2 and 3), without
+ * The host side of a panel's protocol (ui-shared/protocol/common.ts, STYLE.md 2 and 3), without
  * VS Code: it takes what the view posts, answers requests by id, runs streams, and holds every
  * host message until the view has said `webview/ready`. The panel adapter wires `post` to
  * `webview.postMessage` and `receive` to `onDidReceiveMessage`.
  */
-import type { JobStreamEvent } from "../../webview/lib/eventLog.js";
+import type { JobStreamEvent } from "../../ui-shared/eventLog.js";
 import {
   READY_COMMAND,
   STREAM_CLOSE_COMMAND,
@@ -16,7 +16,7 @@ import {
   type HostToViewMessage,
   type ResponseError,
   type StreamSpec,
-} from "../../webview/protocol/common.js";
+} from "../../ui-shared/protocol/common.js";
 
 /** One handler per request method the panel may send; `stream/open` is handled by the connection itself. */
 export type RequestHandlers = {

@@ -3,7 +3,7 @@
  * the order a new user fixes things in: open a folder, have a project, have the CLI, have
  * credentials, have a trainer.
  */
-import type { Manifest } from "../../webview/transport/types.js";
+import type { Manifest } from "../../ui-shared/transport.js";
 
 export type ProjectState = "noFolder" | "noProject" | "noCli" | "noCredentials" | "noTrainer" | "ready";
 

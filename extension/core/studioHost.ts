@@ -5,7 +5,7 @@
  * routes the browser SPA uses — so there is one code path to the cloud.
  */
 import type { StudioOptions, StudioServer } from "../../studio/index.js";
-import { errorFrom, HttpTransport, TOKEN_HEADER } from "../../webview/transport/http.js";
+import { errorFrom, HttpTransport, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
 import type { StudioEndpoint } from "./panelApi.js";
 import type { SvcCommand } from "./svcCli.js";
 

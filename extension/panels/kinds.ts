@@ -1,7 +1,7 @@
 /** The two detail panels: which bundle, which state message, one panel per job / deployment. */
-import { shortJobId } from "../../webview/lib/targetSummary.js";
-import { ENDPOINT_DETAIL_DID_CHANGE_STATE, type EndpointDetailState } from "../../webview/protocol/endpointDetail.js";
-import { JOB_DETAIL_DID_CHANGE_STATE, type JobDetailState } from "../../webview/protocol/jobDetail.js";
+import { shortJobId } from "../../ui-shared/targetSummary.js";
+import { ENDPOINT_DETAIL_DID_CHANGE_STATE, type EndpointDetailState } from "../../ui-shared/protocol/endpointDetail.js";
+import { JOB_DETAIL_DID_CHANGE_STATE, type JobDetailState } from "../../ui-shared/protocol/jobDetail.js";
 import type { PanelKind } from "./detailPanels.js";
 
 export const JOB_PANEL: PanelKind<JobDetailState> = {

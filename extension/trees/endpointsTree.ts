@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import type { Deployment, DeploymentKey } from "../../sdk/wire.js";
 import { endpointContextValue, endpointDescription, endpointTooltip, keyContextValue, keyDescription, sortKeys } from "../core/endpointRows.js";
-import { formatDateTime } from "../../webview/lib/format.js";
+import { formatDateTime } from "../../ui-shared/format.js";
 import { loadList, problemItem } from "./treeShared.js";
 import type { ProjectStatus } from "../projectStatus.js";
 import type { StudioAccess } from "../studioAccess.js";

@@ -11,8 +11,8 @@ import path from "node:path";
 import { initTf } from "../../engine/backend.js";
 import { disposeWeights } from "../../engine/model/weights.js";
 import { trainLora } from "../../engine/train/lora-trainer.js";
-import { decimate, linePath, stepExtent, valueExtent } from "../../webview/lib/chart.js";
-import { computeStats } from "../../webview/lib/stats.js";
+import { decimate, linePath, stepExtent, valueExtent } from "../../ui-shared/chart.js";
+import { computeStats } from "../../ui-shared/stats.js";
 import { toyQuackChats, trainToyModel } from "../fixtures/engine/tiny-model.js";
 import { report } from "./stats.js";
 

@@ -1,6 +1,6 @@
 /** The Transport reaches every component through Svelte context, set once by the entry point. */
 import { getContext, setContext } from "svelte";
-import type { Transport } from "../transport/types.js";
+import type { Transport } from "../../ui-shared/transport.js";
 
 const TRANSPORT_KEY = Symbol("svc.transport");
 

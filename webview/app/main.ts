@@ -4,7 +4,7 @@ import "./elements.js";
 import "../styles/theme.css";
 import "../styles/base.css";
 import App from "./App.svelte";
-import { HttpTransport, readStudioToken } from "../transport/http.js";
+import { HttpTransport, readStudioToken } from "../../ui-shared/studioHttpClient.js";
 
 // "." keeps every API call relative to the page, so the studio also works behind a path prefix
 // (code-server's /proxy/<port>/ when VS Code opens it through asExternalUri).

@@ -1,4 +1,4 @@
-/** Entry point of the VS Code Endpoint detail panel (contract: webview/protocol/endpointDetail.ts). */
+/** Entry point of the VS Code Endpoint detail panel (contract: ui-shared/protocol/endpointDetail.ts). */
 import { mount, unmount } from "svelte";
 import "../app/elements.js";
 import "../styles/theme.css";
@@ -9,7 +9,7 @@ import {
   ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT,
   ENDPOINT_DETAIL_DID_CHANGE_STATE,
   type EndpointDetailState,
-} from "../protocol/endpointDetail.js";
+} from "../../ui-shared/protocol/endpointDetail.js";
 
 const transport = new VsCodeTransport();
 const target = document.getElementById("app") ?? document.body;

@@ -1,11 +1,11 @@
-/** Entry point of the VS Code Job detail panel (contract: webview/protocol/jobDetail.ts). */
+/** Entry point of the VS Code Job detail panel (contract: ui-shared/protocol/jobDetail.ts). */
 import { mount, unmount } from "svelte";
 import "../app/elements.js";
 import "../styles/theme.css";
 import "../styles/base.css";
 import JobDetailPanel from "./JobDetailPanel.svelte";
 import { getVsCodeApi, VsCodeTransport } from "../transport/vscode.js";
-import { JOB_DETAIL_DID_CHANGE_STATE, type JobDetailState } from "../protocol/jobDetail.js";
+import { JOB_DETAIL_DID_CHANGE_STATE, type JobDetailState } from "../../ui-shared/protocol/jobDetail.js";
 
 const transport = new VsCodeTransport();
 const target = document.getElementById("app") ?? document.body;

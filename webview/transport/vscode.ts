@@ -1,6 +1,6 @@
 /**
  * VS Code transport (STYLE.md 2-4): the same `Transport` the SPA uses, carried over postMessage to
- * the extension host using the envelope of `webview/protocol/common.ts`.
+ * the extension host using the envelope of `ui-shared/protocol/common.ts`.
  * `acquireVsCodeApi()` may be called only once per webview, so this module owns the one call.
  */
 import type {
@@ -13,7 +13,7 @@ import type {
   Job,
   UpdateDeploymentInput,
 } from "../../sdk/wire.js";
-import type { JobStreamEvent } from "../lib/eventLog.js";
+import type { JobStreamEvent } from "../../ui-shared/eventLog.js";
 import {
   READY_COMMAND,
   REQUEST_TIMEOUT_MS,
@@ -30,8 +30,8 @@ import {
   type StreamInterruptedParams,
   type StreamSpec,
   type ViewToHostMessage,
-} from "../protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./types.js";
+} from "../../ui-shared/protocol/common.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;

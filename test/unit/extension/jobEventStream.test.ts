@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { streamJobEvents } from "../../../extension/core/jobEventStream.js";
-import type { JobStreamEvent } from "../../../webview/lib/eventLog.js";
+import type { JobStreamEvent } from "../../../ui-shared/eventLog.js";
 
 /**
  * A stand-in for the studio's SSE relay: the first connection sends two events and drops, the

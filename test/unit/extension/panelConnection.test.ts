@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PanelConnection, type StreamSink } from "../../../extension/core/panelConnection.js";
-import { TransportError } from "../../../webview/transport/types.js";
-import type { HostToViewMessage } from "../../../webview/protocol/common.js";
+import { TransportError } from "../../../ui-shared/transport.js";
+import type { HostToViewMessage } from "../../../ui-shared/protocol/common.js";
 
 /** Collects what the host posts; `settled()` waits for queued promise callbacks, not for time. */
 function harness(options: { runStream?: (sink: StreamSink, signal: AbortSignal) => Promise<void> } = {}) {

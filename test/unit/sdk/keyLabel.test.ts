@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { KEY_LABEL_MAX, keyLabelLength, normalizeKeyLabel } from "../../../sdk/keyLabel.js";
-import { keyLabelProblem } from "../../../webview/lib/format.js";
+import { keyLabelProblem } from "../../../ui-shared/format.js";
 
 // Issue 12 item 8: the page counted UTF-16 units and the API accepted whitespace-only labels;
 // both now use the one rule in sdk/keyLabel.ts (code points of the trimmed label, 1 to 80).

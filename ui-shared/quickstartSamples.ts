@@ -3,7 +3,7 @@
  * in cURL, Python (OpenAI SDK) and JavaScript (OpenAI SDK). The cURL must run exactly as shown,
  * so every argument is single-quoted for POSIX shells.
  */
-import type { AuthMode } from "../../sdk/wire.js";
+import type { AuthMode } from "../sdk/wire.js";
 
 export type SampleLanguage = "curl" | "python" | "javascript";
 

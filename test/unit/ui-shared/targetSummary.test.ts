@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { targetSummary } from "../../../webview/lib/targetSummary.js";
+import { targetSummary } from "../../../ui-shared/targetSummary.js";
 
-describe("webview/lib/targetSummary", () => {
+describe("ui-shared/targetSummary", () => {
   const jobId = "3f2a9c1e-8b7d-4e6f-a1b2-c3d4e5f60718";
   it("words each target kind as the spec lists it", () => {
     assert.equal(targetSummary({ kind: "adapter", jobId }), "Final adapter (job 3f2a9c1e)");

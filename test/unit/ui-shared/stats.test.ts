@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { computeStats, formatStat, percentile, studentTQuantile } from "../../../webview/lib/stats.js";
+import { computeStats, formatStat, percentile, studentTQuantile } from "../../../ui-shared/stats.js";
 
 const close = (actual: number | undefined, expected: number, tolerance = 1e-9) =>
   assert.ok(actual !== undefined && Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected)), `${actual} != ${expected}`);
 
-describe("webview/lib/stats", () => {
+describe("ui-shared/stats", () => {
   it("t quantiles match scipy for every df the spec uses", () => {
     // python3 -c "from scipy import stats; print([float(stats.t.ppf(0.975, df)) for df in [1,2,3,4,5,10,20,30]])"
     const expected: [number, number][] = [

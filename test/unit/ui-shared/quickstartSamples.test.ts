@@ -7,7 +7,7 @@ import {
   quickstartSample,
   sdkBaseUrl,
   shellQuote,
-} from "../../../webview/lib/quickstartSamples.js";
+} from "../../../ui-shared/quickstartSamples.js";
 
 const url = "http://my-bot.localhost:7871";
 
@@ -17,7 +17,7 @@ function curlArgv(sample: string): string[] {
   return execFileSync("sh", ["-c", script], { encoding: "utf8" }).split("\0").slice(0, -1);
 }
 
-describe("webview/lib/quickstartSamples", () => {
+describe("ui-shared/quickstartSamples", () => {
   it("fixed_api_key cURL carries the bearer placeholder and runs as displayed", () => {
     const sample = curlSample({ url, authMode: "fixed_api_key", model: "my-bot" });
     assert.ok(sample.includes(`-H "Authorization: Bearer YOUR_API_KEY"`));

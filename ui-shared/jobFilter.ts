@@ -1,5 +1,5 @@
 /** Search, status chips and empty states of the Jobs list (SPEC section 4). */
-import type { Job, JobStatus } from "../../sdk/wire.js";
+import type { Job, JobStatus } from "../sdk/wire.js";
 
 export type StatusChip = "all" | JobStatus;
 

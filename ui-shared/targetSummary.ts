@@ -1,5 +1,5 @@
 /** One-line summary of a deployment target, worded exactly as SPEC section 2 lists it. */
-import type { DeploymentTarget } from "../../sdk/wire.js";
+import type { DeploymentTarget } from "../sdk/wire.js";
 
 export function shortJobId(jobId: string): string {
   return jobId.slice(0, 8);

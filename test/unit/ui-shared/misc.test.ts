@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { parseRoute } from "../../../webview/lib/routes.js";
-import { visibleWindow } from "../../../webview/lib/virtualWindow.js";
-import { chunkDelta, SseParser } from "../../../webview/lib/sseParser.js";
-import { keyLabelProblem } from "../../../webview/lib/format.js";
+import { parseRoute } from "../../../ui-shared/routes.js";
+import { visibleWindow } from "../../../ui-shared/virtualWindow.js";
+import { chunkDelta, SseParser } from "../../../ui-shared/sseParser.js";
+import { keyLabelProblem } from "../../../ui-shared/format.js";
 
-describe("webview/lib routes, window, sse, format", () => {
+describe("ui-shared routes, window, sse, format", () => {
   it("parses the hash routes", () => {
     assert.deepEqual(parseRoute(""), { view: "overview" });
     assert.deepEqual(parseRoute("#/"), { view: "overview" });

@@ -11,11 +11,11 @@ import {
   xForStep,
   yForValue,
   type ChartPoint,
-} from "../../../webview/lib/chart.js";
+} from "../../../ui-shared/chart.js";
 
 const area = { left: 0, top: 0, width: 100, height: 50 };
 
-describe("webview/lib/chart", () => {
+describe("ui-shared/chart", () => {
   it("scales y min-max with the max at the top", () => {
     const points: ChartPoint[] = [
       { step: 1, value: 2 },
@@ -100,9 +100,9 @@ describe("webview/lib/chart", () => {
   });
 });
 
-import { LossSeries } from "../../../webview/lib/lossSeries.js";
+import { LossSeries } from "../../../ui-shared/lossSeries.js";
 
-describe("webview/lib/lossSeries", () => {
+describe("ui-shared/lossSeries", () => {
   it("splits frames into loss and eval series and ignores frames with no numeric value", () => {
     const series = new LossSeries();
     assert.equal(series.add({ step: 1, loss: null, evalLoss: null }), false);

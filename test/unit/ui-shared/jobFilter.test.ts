@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { emptyState, filterJobs, STATUS_CHIPS } from "../../../webview/lib/jobFilter.js";
+import { emptyState, filterJobs, STATUS_CHIPS } from "../../../ui-shared/jobFilter.js";
 
 const jobs = [
   { id: "aaaa1111", name: "Support Bot v1", status: "completed" as const },
@@ -7,7 +7,7 @@ const jobs = [
   { id: "cccc3333", name: "Poetry", status: "failed" as const },
 ];
 
-describe("webview/lib/jobFilter", () => {
+describe("ui-shared/jobFilter", () => {
   it("searches name or id case-insensitively, in server order", () => {
     assert.deepEqual(filterJobs(jobs, "SUPPORT", "all").map((j) => j.id), ["aaaa1111", "bbbb2222"]);
     assert.deepEqual(filterJobs(jobs, "CCC", "all").map((j) => j.id), ["cccc3333"]);

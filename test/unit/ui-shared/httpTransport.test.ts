@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { HttpTransport } from "../../../webview/transport/http.js";
-import { TransportError } from "../../../webview/transport/types.js";
+import { HttpTransport } from "../../../ui-shared/studioHttpClient.js";
+import { TransportError } from "../../../ui-shared/transport.js";
 
 type FetchCall = { url: string; init: RequestInit };
 
@@ -27,7 +27,7 @@ function streamed(chunks: string[], contentType: string): Response {
   return new Response(body, { headers: { "content-type": contentType } });
 }
 
-describe("webview/transport/http", () => {
+describe("ui-shared/studioHttpClient", () => {
   const realFetch = globalThis.fetch;
   afterEach(() => {
     globalThis.fetch = realFetch;
@@ -142,7 +142,7 @@ class FakeEventSource {
   }
 }
 
-describe("webview/transport/http job events", () => {
+describe("ui-shared/studioHttpClient job events", () => {
   const realEventSource = (globalThis as { EventSource?: unknown }).EventSource;
   beforeEach(() => {
     (globalThis as { EventSource?: unknown }).EventSource = FakeEventSource;

@@ -13,11 +13,11 @@ import type {
   ErrorEnvelope,
   Job,
   UpdateDeploymentInput,
-} from "../../sdk/wire.js";
-import { RUN_ID_HEADER } from "../../sdk/studioWire.js";
-import { JOB_EVENT_TYPES, parseEventData } from "../lib/eventLog.js";
-import { chunkDelta, chunkError, completionText, SseParser } from "../lib/sseParser.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./types.js";
+} from "../sdk/wire.js";
+import { RUN_ID_HEADER } from "../sdk/studioWire.js";
+import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
+import { chunkDelta, chunkError, completionText, SseParser } from "./sseParser.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
 export const TOKEN_META = "svc-studio-token";

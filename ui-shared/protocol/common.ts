@@ -6,7 +6,7 @@
  *
  * Per-view contracts (`jobDetail.ts`, `endpointDetail.ts`) add their state and scoped messages;
  * the studio API calls below are shared because both views render the same components the SPA
- * renders, through the same `Transport` interface (webview/transport/types.ts).
+ * renders, through the same `Transport` interface (ui-shared/transport.ts).
  */
 import type {
   Artifact,
@@ -18,8 +18,8 @@ import type {
   Job,
   UpdateDeploymentInput,
 } from "../../sdk/wire.js";
-import type { JobStreamEvent } from "../lib/eventLog.js";
-import type { ChatRequest, Manifest, StudioEnvironment, TrainingStatus } from "../transport/types.js";
+import type { JobStreamEvent } from "../eventLog.js";
+import type { ChatRequest, Manifest, StudioEnvironment, TrainingStatus } from "../transport.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import type { RequestMessage } from "../../../webview/protocol/common.js";
+import type { RequestMessage } from "../../../ui-shared/protocol/common.js";
 import { VsCodeTransport } from "../../../webview/transport/vscode.js";
-import { TransportError } from "../../../webview/transport/types.js";
+import { TransportError } from "../../../ui-shared/transport.js";
 
 /** A fake host: records what the view posts and lets the test answer through a real EventTarget. */
 function harness(timeoutMs = 1000) {

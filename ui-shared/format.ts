@@ -1,5 +1,5 @@
 /** Small display helpers shared by the views. */
-import { KEY_LABEL_MAX, keyLabelLength } from "../../sdk/keyLabel.js";
+import { KEY_LABEL_MAX, keyLabelLength } from "../sdk/keyLabel.js";
 
 /** SPEC: Created is rendered with the locale date-time formatter. */
 export function formatDateTime(iso: string | null | undefined): string {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { appendBounded, EVENT_LOG_LIMIT, logMessage, parseEventData, reduceJobStatus, type JobStreamEventType } from "../../../webview/lib/eventLog.js";
+import { appendBounded, EVENT_LOG_LIMIT, logMessage, parseEventData, reduceJobStatus, type JobStreamEventType } from "../../../ui-shared/eventLog.js";
 
 const message = (type: JobStreamEventType, raw: string) => logMessage({ type, raw, data: parseEventData(raw) });
 
-describe("webview/lib/eventLog", () => {
+describe("ui-shared/eventLog", () => {
   it("training.started logs the raw JSON payload", () => {
     assert.equal(message("training.started", `{"jobId":"j1","maxSteps":40}`), `{"jobId":"j1","maxSteps":40}`);
   });

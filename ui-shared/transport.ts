@@ -13,12 +13,12 @@ import type {
   DeploymentTarget,
   Job,
   UpdateDeploymentInput,
-} from "../../sdk/wire.js";
-import type { JobStreamEvent } from "../lib/eventLog.js";
+} from "../sdk/wire.js";
+import type { JobStreamEvent } from "./eventLog.js";
 
 /** `GET /api/manifest`: the project's registered trainer, none, or the build error. */
-export type { Manifest } from "../../sdk/manifest.js";
-import type { Manifest } from "../../sdk/manifest.js";
+export type { Manifest } from "../sdk/manifest.js";
+import type { Manifest } from "../sdk/manifest.js";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -33,8 +33,8 @@ export interface ChatRequest {
   maxTokens?: number;
 }
 
-export type { StudioEnvironment, TrainingStatus } from "../../sdk/studioWire.js";
-import type { StudioEnvironment, TrainingStatus } from "../../sdk/studioWire.js";
+export type { StudioEnvironment, TrainingStatus } from "../sdk/studioWire.js";
+import type { StudioEnvironment, TrainingStatus } from "../sdk/studioWire.js";
 
 /** Callbacks of a job event subscription. */
 export interface JobEventHandlers {

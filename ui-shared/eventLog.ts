@@ -2,8 +2,8 @@
  * Job event stream semantics of the job detail view (SPEC sections 3 and 6): the log message of
  * each event, the bounded log, and the job-status reducer.
  */
-import type { JobStatus } from "../../sdk/wire.js";
-import { logMessage as sharedLogMessage } from "../../sdk/logMessage.js";
+import type { JobStatus } from "../sdk/wire.js";
+import { logMessage as sharedLogMessage } from "../sdk/logMessage.js";
 
 /** Named SSE events of `GET /api/jobs/:id/events` that carry a payload. */
 export const JOB_EVENT_TYPES = [
