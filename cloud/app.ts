@@ -71,7 +71,7 @@ function countRequests(app: App, ctx: CloudContext, listener: string): void {
 
 export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService }): FastifyInstance {
   const app = baseFastify(options.logger, controlEnvelope);
-  installErrorHandler(app as unknown as FastifyInstance);
+  installErrorHandler(app as unknown as FastifyInstance, ctx.storage);
   countRequests(app, ctx, "control");
   healthRoutes(app, ctx, options.isReady);
   accountRoutes(app, ctx);

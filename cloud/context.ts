@@ -7,6 +7,7 @@ import type { JobEventBus } from "./domain/eventBus.js";
 import type { CloudMetrics } from "./metrics.js";
 import type { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 import type { OpenStreams } from "./http/openStreams.js";
+import type { StorageHealth } from "./http/storageHealth.js";
 
 export interface Principal {
   kind: "anonymous" | "oauth" | "worker";
@@ -36,4 +37,6 @@ export interface CloudContext {
   deploymentChanges: DeploymentChangeNotifier;
   /** Open SSE responses, ended on shutdown so the process can exit. */
   openStreams: OpenStreams;
+  /** Full or read-only storage: turns it into 507s, logs it once, and keeps /readyz failing until writes work. */
+  storage: StorageHealth;
 }

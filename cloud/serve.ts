@@ -21,6 +21,7 @@ import { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 import { OpenStreams } from "./http/openStreams.js";
 import { startInferenceService, type InferenceService } from "./inference/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
+import { probeDataDir, StorageHealth } from "./http/storageHealth.js";
 
 export interface CloudOptions {
   dataDir: string;
@@ -73,6 +74,11 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: 512 * 1024 * 1024 },
     deploymentChanges: new DeploymentChangeNotifier(),
     openStreams: new OpenStreams(),
+    storage: new StorageHealth(options.dataDir, (line) => process.stderr.write(`${line}\n`), async () => {
+      await probeDataDir(options.dataDir);
+      const at = nowIso();
+      await store.db.insertInto("write_probe").values({ id: 1, at }).onConflict((oc) => oc.column("id").doUpdateSet({ at })).execute();
+    }),
   };
   const hub = new WorkerHub(ctx);
   const inference = await startInferenceService(ctx);

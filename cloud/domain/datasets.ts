@@ -1,7 +1,8 @@
 /**
  * Uploaded JSONL datasets, validated before anything is written. The file is written under a temp
  * name and renamed into place before its row is inserted, so a row never points at a missing or
- * half-written file; a crash in between leaves an orphan file, never a broken dataset.
+ * half-written file; a failed write or insert removes what it wrote, and a crash in between leaves
+ * an orphan file, never a broken dataset.
  */
 import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
@@ -20,8 +21,6 @@ export async function saveDataset(ctx: CloudContext, projectId: string, name: st
   const dir = path.join(ctx.dataDir, "datasets");
   await fs.mkdir(dir, { recursive: true });
   const file = path.join(dir, `${id}.jsonl`);
-  await fs.writeFile(`${file}.tmp`, body);
-  await fs.rename(`${file}.tmp`, file);
   const row: DatasetsTable = {
     id,
     project_id: projectId,
@@ -32,7 +31,15 @@ export async function saveDataset(ctx: CloudContext, projectId: string, name: st
     path: file,
     created_at: nowIso(),
   };
-  await ctx.db.insertInto("datasets").values(row).execute();
+  try {
+    await fs.writeFile(`${file}.tmp`, body);
+    await fs.rename(`${file}.tmp`, file);
+    await ctx.db.insertInto("datasets").values(row).execute();
+  } catch (err) {
+    // A full or read-only disk (or database) leaves nothing behind: no temp file, no file without its row.
+    await Promise.all([fs.rm(`${file}.tmp`, { force: true }), fs.rm(file, { force: true })]).catch(() => undefined);
+    throw err;
+  }
   return toDataset(row);
 }
 

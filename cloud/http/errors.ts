@@ -5,6 +5,7 @@
  */
 import { drainRequestBody } from "./drain.js";
 import type { FastifyError, FastifyInstance } from "fastify";
+import { storageProblemOf, type StorageHealth } from "./storageHealth.js";
 
 export class HttpError extends Error {
   constructor(
@@ -22,10 +23,11 @@ export const forbidden = (message: string) => new HttpError(403, "forbidden", me
 export const notFound = (what: string) => new HttpError(404, "not_found", `${what} not found`);
 export const conflict = (code: string, message: string) => new HttpError(409, code, message);
 
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, storage: StorageHealth): void {
   app.setErrorHandler(async (err: FastifyError | HttpError, request, reply) => {
-    const { status, code, message } = toWire(err);
-    if (status >= 500) request.log.error({ err }, "request failed");
+    const problem = storageProblemOf(err);
+    const { status, code, message } = toWire(problem ? storage.refuse(problem, err) : err);
+    if (status >= 500 && !problem) request.log.error({ err }, "request failed");
     if (status === 413) await drainRequestBody(request.raw);
     return reply.status(status).send({ error: { code, message, requestId: request.id } });
   });

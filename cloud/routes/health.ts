@@ -6,6 +6,8 @@ export function healthRoutes(app: App, ctx: CloudContext, isReady: () => boolean
   app.get("/healthz", async () => ({ ok: true }));
   app.get("/readyz", async (_request, reply) => {
     if (!isReady()) return reply.status(503).send({ ok: false, reason: "starting or shutting down" });
+    const storageProblem = await ctx.storage.notReadyReason();
+    if (storageProblem) return reply.status(503).send({ ok: false, reason: storageProblem });
     await sql`select 1`.execute(ctx.db);
     return { ok: true };
   });

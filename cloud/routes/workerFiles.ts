@@ -1,4 +1,5 @@
 /** File transfer for workers: dataset download and artifact upload, worker token only. */
+import { storageProblemOf } from "../http/storageHealth.js";
 import { createReadStream, createWriteStream, promises as fs } from "node:fs";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -63,7 +64,7 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
           .execute();
       } catch (err) {
         await fs.rm(temp, { force: true });
-        if (err instanceof HttpError) throw err;
+        if (err instanceof HttpError || storageProblemOf(err)) throw err; // a full disk is the cloud's 507, not the worker's 400
         throw badRequest(`artifact upload failed: ${(err as Error).message}`);
       }
       return reply.status(201).send({ ok: true });

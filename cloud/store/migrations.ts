@@ -190,11 +190,22 @@ const jobClaims: Migration = {
   },
 };
 
+/**
+ * One row the cloud rewrites to prove the database still accepts writes (cloud/http/storageHealth.ts): /readyz runs
+ * it while a storage failure is open, so readiness comes back on its own once space is freed.
+ */
+const writeProbe: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.createTable("write_probe").addColumn("id", "integer", (c) => c.primaryKey()).addColumn("at", "text", (c) => c.notNull()).execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
   "0002_base_model_facts": baseModelFacts,
   "0003_job_claims": jobClaims,
+  "0004_write_probe": writeProbe,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

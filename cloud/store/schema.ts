@@ -155,6 +155,12 @@ export interface OauthPayloadsTable {
   consumed_at: string | null;
 }
 
+/** One row, rewritten by the storage write probe. */
+export interface WriteProbeTable {
+  id: number;
+  at: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -169,4 +175,5 @@ export interface Database {
   deployment_keys: DeploymentKeysTable;
   base_models: BaseModelsTable;
   oauth_payloads: OauthPayloadsTable;
+  write_probe: WriteProbeTable;
 }

@@ -101,7 +101,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
           body: createReadStream(file) as unknown as BodyInit,
           duplex: "half",
         } as RequestInit);
-        if (!res.ok) throw new Error(`uploading ${name} failed: HTTP ${res.status} ${await res.text()}`);
+        if (!res.ok) throw new Error(`uploading ${name} failed: ${await cloudRefusal(res)}`);
       };
       const result = await trainLora({
         baseModel: modelPath,
@@ -218,4 +218,16 @@ async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Prom
     await fs.rename(`${file}.part`, file);
     return file;
   }
+}
+
+/** The cloud's own sentence from its error envelope (e.g. that its disk is full), else the status and body. */
+async function cloudRefusal(res: Response): Promise<string> {
+  const text = await res.text();
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof message === "string") return `${message} (HTTP ${res.status})`;
+  } catch {
+    // not the cloud's envelope: fall through to the raw body
+  }
+  return `HTTP ${res.status} ${text}`;
 }
