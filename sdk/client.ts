@@ -18,8 +18,8 @@ export interface CloudClientOptions {
   baseUrl: string;
   /** Bearer token, or a function that returns the current one (OAuth refresh). */
   token?: string | (() => Promise<string>);
-  /** Called once after a 401; returns a fresh token to retry with, or null. */
-  refreshToken?: () => Promise<string | null>;
+  /** Called once after a 401 with the token the server refused; returns a fresh token to retry with, or null. */
+  refreshToken?: (rejected: string) => Promise<string | null>;
   /** Default project for project-scoped calls. */
   projectId?: string;
   /** Per-request timeout for non-streaming calls (ms). */
@@ -188,8 +188,9 @@ export class CloudClient {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { ...init.headers };
+    let token: string | undefined;
     if (init.auth !== false && this.options.token) {
-      const token = typeof this.options.token === "function" ? await this.options.token() : this.options.token;
+      token = typeof this.options.token === "function" ? await this.options.token() : this.options.token;
       headers.authorization = `Bearer ${token}`;
     }
     let body: BodyInit | undefined;
@@ -207,9 +208,9 @@ export class CloudClient {
       if (init.signal?.aborted) throw err;
       throw new ConnectionError(this.baseUrl, err);
     }
-    if (response.status === 401 && !retried && init.auth !== false && this.options.refreshToken) {
+    if (response.status === 401 && !retried && token !== undefined && this.options.refreshToken) {
       await response.body?.cancel();
-      const fresh = await this.options.refreshToken();
+      const fresh = await this.options.refreshToken(token);
       if (fresh) return this.send(method, path, init, true);
     }
     if (!response.ok) {

@@ -6,12 +6,12 @@
  *   credentials only; with OAuth credentials that call fails with MissingStateError.
  */
 import { CloudClient } from "./client.js";
-import { readCredentials, writeCredentials, type Credentials } from "./credentials.js";
+import { CredentialManager } from "./credentialManager.js";
+import { writeCredentials, type Credentials } from "./credentials.js";
 import { resolveCloudUrl } from "./daemon.js";
 import { MissingStateError } from "./errors.js";
 import { projectStatePath } from "./paths.js";
 import { readProjectState, writeProjectState, type ProjectState } from "./state.js";
-import { refreshOAuthTokens } from "./oauth.js";
 import type { Deployment } from "./wire.js";
 import path from "node:path";
 
@@ -24,16 +24,18 @@ export interface SessionOptions {
 export class ProjectSession {
   private constructor(
     readonly projectDir: string,
-    private credentials: Credentials,
+    private readonly credentials: Credentials,
+    private readonly manager: CredentialManager,
   ) {}
 
   static async open(options: SessionOptions): Promise<ProjectSession> {
-    let credentials = await readCredentials();
+    const manager = CredentialManager.for();
+    let credentials = await manager.read();
     if (!credentials) {
       if (options.mintAnonymous === false) throw new Error("no credentials: run `svc login`, or let svc create anonymous credentials");
       credentials = await mintAnonymousCredentials();
     }
-    return new ProjectSession(path.resolve(options.projectDir), credentials);
+    return new ProjectSession(path.resolve(options.projectDir), credentials, manager);
   }
 
   get cloudUrl(): string {
@@ -43,14 +45,13 @@ export class ProjectSession {
     return this.credentials.kind;
   }
 
-  /** A client with no project scope (for /v1/me, models, jobs by id). */
+  /** A client with no project scope (for /v1/me, models, jobs by id). Tokens come from, and refresh through, the credential manager. */
   client(projectId?: string): CloudClient {
-    const creds = this.credentials;
     return new CloudClient({
-      baseUrl: creds.cloudUrl,
+      baseUrl: this.credentials.cloudUrl,
       projectId,
-      token: async () => currentToken(this.credentials),
-      refreshToken: creds.kind === "oauth" ? () => this.refresh() : undefined,
+      token: () => this.manager.accessToken(),
+      refreshToken: this.credentials.kind === "oauth" ? (rejected) => this.manager.refresh(rejected) : undefined,
     });
   }
 
@@ -80,15 +81,6 @@ export class ProjectSession {
     const state = await this.state();
     return state ? this.client(state.projectId).listDeployments() : [];
   }
-
-  private async refresh(): Promise<string | null> {
-    if (this.credentials.kind !== "oauth") return null;
-    const fresh = await refreshOAuthTokens(this.credentials);
-    if (!fresh) return null;
-    this.credentials = fresh;
-    await writeCredentials(fresh);
-    return fresh.accessToken;
-  }
 }
 
 /** Creates anonymous credentials against the cloud (starting the local daemon if needed). */
@@ -98,8 +90,4 @@ export async function mintAnonymousCredentials(): Promise<Credentials> {
   const credentials: Credentials = { kind: "anonymous", cloudUrl, token };
   await writeCredentials(credentials);
   return credentials;
-}
-
-function currentToken(credentials: Credentials): string {
-  return credentials.kind === "anonymous" ? credentials.token : credentials.accessToken;
 }

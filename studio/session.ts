@@ -1,8 +1,9 @@
 /**
- * Opens a ProjectSession per request, so credentials written by `svc login` / `svc logout` while
- * the studio runs are picked up at once. Minting anonymous credentials is single-flight: the SPA
- * fires several requests at mount, and parallel mints would each write a different anonymous
- * user, leaving `.svc/state.json` pointing at a project the final credentials cannot see.
+ * One ProjectSession per launch (per sign-in): it is kept while the credentials file names the same kind and cloud,
+ * and replaced when `svc login` / `svc logout` change them while the studio runs. Tokens are read and refreshed by the
+ * process-wide CredentialManager, so parallel requests after an access token expires cause one refresh, not one each.
+ * Minting anonymous credentials is single-flight: the SPA fires several requests at mount, and parallel mints would
+ * each write a different anonymous user, leaving `.svc/state.json` pointing at a project the final credentials cannot see.
  */
 import { readCredentials, type Credentials } from "../sdk/credentials.js";
 import { ProjectSession } from "../sdk/session.js";
@@ -11,13 +12,21 @@ import { readProjectState } from "../sdk/state.js";
 
 export class SessionSource {
   private minting: Promise<ProjectSession> | null = null;
+  private session: ProjectSession | null = null;
 
   constructor(readonly projectDir: string) {}
 
   async open(): Promise<ProjectSession> {
     if (this.minting) return this.minting;
-    if (await readCredentials()) return ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false });
-    this.minting ??= ProjectSession.open({ projectDir: this.projectDir }).finally(() => (this.minting = null));
+    const credentials = await readCredentials();
+    if (credentials) {
+      const kept = this.session;
+      if (kept && kept.credentialKind === credentials.kind && kept.cloudUrl === credentials.cloudUrl) return kept;
+      return (this.session = await ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false }));
+    }
+    this.minting ??= ProjectSession.open({ projectDir: this.projectDir })
+      .then((session) => (this.session = session))
+      .finally(() => (this.minting = null));
     return this.minting;
   }
 
