@@ -1,8 +1,9 @@
 /**
  * Owns the one in-process studio for the workspace folder: built from the resolved CLI and the
- * settings, started lazily by the first caller, replaced when the CLI or the port setting
- * changes, stopped on deactivate. `svc.cloud.url` reaches the SDK the only way it reads a cloud
- * URL, `SVC_CLOUD_URL` — the in-process studio and the `svc` children both see it.
+ * settings, started lazily by the first caller, replaced when the CLI, the port or the cloud URL
+ * setting changes, stopped on deactivate. The settings are read into one object (svcSettings) and
+ * passed down: `svc.cloud.url` reaches the studio as its `cloudUrl` option and the `svc` children
+ * as their SVC_CLOUD_URL, never through the extension host's own process.env.
  */
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -27,9 +28,8 @@ export class StudioAccess implements vscode.Disposable {
 
   /** Called whenever the folder or CLI may have changed; a different setup gets a fresh studio. */
   configure(folder: string | undefined, cli: ResolvedCli | undefined): void {
-    applyCloudUrlSetting();
-    const port = vscode.workspace.getConfiguration("svc").get<number>("studio.port", DEFAULT_STUDIO_PORT);
-    const key = folder && cli ? JSON.stringify([folder, cli.command, port]) : "";
+    const { port, cloudUrl } = svcSettings();
+    const key = folder && cli ? JSON.stringify([folder, cli.command, port, cloudUrl]) : "";
     if (key === this.hostKey) return;
     void this.host?.stop();
     this.hostKey = key;
@@ -39,6 +39,7 @@ export class StudioAccess implements vscode.Disposable {
             projectDir: folder,
             svcCommand: cli.command,
             port,
+            cloudUrl,
             assetsDir: path.join(this.extensionPath, "dist", "webview"),
             load: loadStudioModule(this.extensionPath),
           })
@@ -67,9 +68,22 @@ export class StudioAccess implements vscode.Disposable {
   }
 }
 
-export function applyCloudUrlSetting(): void {
-  const url = vscode.workspace.getConfiguration("svc").get<string>("cloud.url", "").trim();
-  if (url) process.env.SVC_CLOUD_URL = url.replace(/\/+$/, "");
+export interface SvcSettings {
+  /** `svc.studio.port`: the first port the studio tries. */
+  port: number;
+  /** `svc.cloud.url`, without a trailing slash; undefined for the local daemon. */
+  cloudUrl: string | undefined;
+}
+
+export function svcSettings(): SvcSettings {
+  const config = vscode.workspace.getConfiguration("svc");
+  const cloudUrl = config.get<string>("cloud.url", "").trim().replace(/\/+$/, "");
+  return { port: config.get<number>("studio.port", DEFAULT_STUDIO_PORT), cloudUrl: cloudUrl || undefined };
+}
+
+/** The environment of an `svc` child: the extension host's, plus the configured cloud. */
+export function svcChildEnv(settings: SvcSettings = svcSettings()): NodeJS.ProcessEnv {
+  return settings.cloudUrl ? { ...process.env, SVC_CLOUD_URL: settings.cloudUrl } : process.env;
 }
 
 /**

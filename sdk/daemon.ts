@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { openSync, closeSync } from "node:fs";
 import path from "node:path";
+import { nodeExecutable } from "./nodeRuntime.js";
 import { packageRoot } from "./packageRoot.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "./paths.js";
 import { readJsonFile } from "./files.js";
@@ -60,7 +61,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
     "--port", String(options.port ?? envPort("SVC_CLOUD_PORT") ?? DEFAULT_CLOUD_PORT),
     "--edge-port", String(options.edgePort ?? envPort("SVC_EDGE_PORT") ?? DEFAULT_EDGE_PORT),
   ];
-  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log], env: process.env });
+  const child = spawn(nodeExecutable(), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
   closeSync(log);
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? 1));
@@ -82,9 +83,10 @@ function envPort(name: string): number | undefined {
   return value === undefined || value === "" ? undefined : Number(value);
 }
 
-/** SVC_CLOUD_URL if set, else the live local daemon, else a freshly started one. */
-export async function resolveCloudUrl(): Promise<string> {
-  if (process.env.SVC_CLOUD_URL) return process.env.SVC_CLOUD_URL.replace(/\/+$/, "");
+/** The configured URL if given, else SVC_CLOUD_URL if set, else the live local daemon, else a freshly started one. */
+export async function resolveCloudUrl(configured?: string): Promise<string> {
+  const url = configured || process.env.SVC_CLOUD_URL;
+  if (url) return url.replace(/\/+$/, "");
   const live = await liveDaemon();
   if (live) return live.cloudUrl;
   return (await startDaemon()).cloudUrl;

@@ -19,6 +19,8 @@ export interface SessionOptions {
   projectDir: string;
   /** Mint anonymous credentials when the credentials file is absent (default true). */
   mintAnonymous?: boolean;
+  /** Where to mint them: default SVC_CLOUD_URL, else the local daemon (started if needed). */
+  cloudUrl?: string;
 }
 
 export class ProjectSession {
@@ -33,7 +35,7 @@ export class ProjectSession {
     let credentials = await manager.read();
     if (!credentials) {
       if (options.mintAnonymous === false) throw new Error("no credentials: run `svc login`, or let svc create anonymous credentials");
-      credentials = await mintAnonymousCredentials();
+      credentials = await mintAnonymousCredentials(options.cloudUrl);
     }
     return new ProjectSession(path.resolve(options.projectDir), credentials, manager);
   }
@@ -84,8 +86,8 @@ export class ProjectSession {
 }
 
 /** Creates anonymous credentials against the cloud (starting the local daemon if needed). */
-export async function mintAnonymousCredentials(): Promise<Credentials> {
-  const cloudUrl = await resolveCloudUrl();
+export async function mintAnonymousCredentials(configuredCloudUrl?: string): Promise<Credentials> {
+  const cloudUrl = await resolveCloudUrl(configuredCloudUrl);
   const { token } = await CloudClient.createAnonymousToken(cloudUrl);
   const credentials: Credentials = { kind: "anonymous", cloudUrl, token };
   await writeCredentials(credentials);

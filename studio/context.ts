@@ -6,6 +6,8 @@ import type { TrainingRunner } from "./trainingRun.js";
 export interface StudioContext {
   projectDir: string;
   svcCommand: SvcCommand;
+  /** The environment of `svc` children: this process's, plus the configured cloud URL. */
+  childEnv: NodeJS.ProcessEnv;
   sessions: SessionSource;
   training: TrainingRunner;
 }

@@ -9,8 +9,8 @@ import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
 const MANIFEST_TIMEOUT_MS = 60_000;
 const OUTPUT_LIMIT = 256 * 1024;
 
-export async function readManifest(command: SvcCommand, projectDir: string): Promise<Manifest> {
-  const child = spawnSvc(command, ["manifest", "--json"], projectDir);
+export async function readManifest(command: SvcCommand, projectDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Manifest> {
+  const child = spawnSvc(command, ["manifest", "--json"], projectDir, env);
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (text: string) => (stdout = (stdout + text).slice(-OUTPUT_LIMIT)));

@@ -34,7 +34,12 @@ export interface StudioOptions {
   port?: number;
   /** Fail instead of trying the next port when `port` is taken (for an explicit `--port`). */
   strictPort?: boolean;
-  /** How to run the project's CLI; default: this package's `dist/cli.mjs` under the current Node. */
+  /**
+   * The cloud to use (the extension's `svc.cloud.url`); default: `SVC_CLOUD_URL`, else the local daemon. Passed as
+   * configuration, never written into this process's environment (it may be VS Code's extension host).
+   */
+  cloudUrl?: string;
+  /** How to run the project's CLI; default: this package's `dist/cli.mjs` under the user's Node. */
   svcCommand?: SvcCommand;
   /** The built SPA; default: this package's `dist/webview`. */
   assetsDir?: string;
@@ -65,11 +70,15 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
   const projectDir = path.resolve(options.projectDir);
   const token = options.token ?? randomBytes(32).toString("base64url");
   const svcCommand = options.svcCommand ?? defaultSvcCommand();
+  const cloudUrl = options.cloudUrl?.trim().replace(/\/+$/, "") || undefined;
+  // The `svc` children (manifest, start) get the configured cloud the way the CLI reads it.
+  const childEnv = cloudUrl ? { ...process.env, SVC_CLOUD_URL: cloudUrl } : process.env;
   const ctx: StudioContext = {
     projectDir,
     svcCommand,
-    sessions: new SessionSource(projectDir),
-    training: new TrainingRunner(svcCommand, projectDir),
+    childEnv,
+    sessions: new SessionSource(projectDir, cloudUrl),
+    training: new TrainingRunner(svcCommand, projectDir, childEnv),
   };
   let port = 0;
 

@@ -14,7 +14,11 @@ export class SessionSource {
   private minting: Promise<ProjectSession> | null = null;
   private session: ProjectSession | null = null;
 
-  constructor(readonly projectDir: string) {}
+  /** `cloudUrl`: the configured cloud for minting credentials (else SVC_CLOUD_URL, else the local daemon). */
+  constructor(
+    readonly projectDir: string,
+    private readonly cloudUrl?: string,
+  ) {}
 
   async open(): Promise<ProjectSession> {
     if (this.minting) return this.minting;
@@ -24,7 +28,7 @@ export class SessionSource {
       if (kept && kept.credentialKind === credentials.kind && kept.cloudUrl === credentials.cloudUrl) return kept;
       return (this.session = await ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false }));
     }
-    this.minting ??= ProjectSession.open({ projectDir: this.projectDir })
+    this.minting ??= ProjectSession.open({ projectDir: this.projectDir, cloudUrl: this.cloudUrl })
       .then((session) => (this.session = session))
       .finally(() => (this.minting = null));
     return this.minting;

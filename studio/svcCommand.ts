@@ -5,14 +5,15 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { nodeExecutable } from "../sdk/nodeRuntime.js";
 import { packageRoot } from "../sdk/packageRoot.js";
 
 /** argv prefix that runs the CLI, e.g. `[node, .../dist/cli.mjs]` or `[<workspace>/node_modules/.bin/svc]`. */
 export type SvcCommand = readonly [string, ...string[]];
 
-/** This package's own built CLI under the current Node. */
+/** This package's own built CLI under the user's Node (never VS Code's Electron). */
 export function defaultSvcCommand(): SvcCommand {
-  return [process.execPath, path.join(packageRoot(), "dist", "cli.mjs")];
+  return [nodeExecutable(), path.join(packageRoot(), "dist", "cli.mjs")];
 }
 
 export function spawnSvc(command: SvcCommand, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {

@@ -35,6 +35,7 @@ export class TrainingRunner {
   constructor(
     private readonly command: SvcCommand,
     private readonly projectDir: string,
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
   get current(): ActiveRun | null {
@@ -58,7 +59,7 @@ export class TrainingRunner {
         `A training run is already in progress (started ${this.active.startedAt.toISOString()}). Wait for it to finish; its job is listed under Jobs.`,
       );
     }
-    const child = spawnSvc(this.command, ["start"], this.projectDir);
+    const child = spawnSvc(this.command, ["start"], this.projectDir, this.env);
     // Claimed before the first await, so two requests arriving together cannot both start a run.
     const finished = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
     const run = { id: randomUUID(), child, pid: child.pid ?? 0, startedAt: new Date(), finished };

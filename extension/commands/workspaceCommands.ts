@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { ensureCloudRunning } from "../core/cliRun.js";
 import type { Services } from "../services.js";
+import { svcChildEnv } from "../studioAccess.js";
 import { setupProblem } from "./setup.js";
 
 export async function refresh(s: Services): Promise<void> {
@@ -69,7 +70,7 @@ export async function continueAnonymously(s: Services): Promise<void> {
     return;
   }
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "svc: Connecting to the cloud" }, async () => {
-    await ensureCloudRunning(cli.command, folder);
+    await ensureCloudRunning(cli.command, folder, svcChildEnv());
     await s.studio.current?.mintAnonymousCredentials();
   });
   await refresh(s);

@@ -16,6 +16,8 @@ export interface StudioHostOptions {
   svcCommand: SvcCommand;
   /** First port to try (`svc.studio.port`); the next free one is used when taken. */
   port: number;
+  /** `svc.cloud.url`; undefined for the local daemon. */
+  cloudUrl?: string;
   /** The built webviews (`dist/webview`), served to the browser by "Open Studio in Browser". */
   assetsDir: string;
   /** Loads the studio module; injected so the heavy module loads only when the studio starts. */
@@ -51,6 +53,7 @@ export class StudioHost {
         projectDir: this.options.projectDir,
         host: "127.0.0.1",
         port: this.options.port,
+        cloudUrl: this.options.cloudUrl,
         svcCommand: this.options.svcCommand,
         assetsDir: this.options.assetsDir,
       });

@@ -12,7 +12,7 @@ import { RUN_ID_HEADER, type StudioEnvironment } from "../../sdk/studioWire.js";
 import { relayStream } from "../relay.js";
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext): void {
-  app.get("/api/manifest", async () => readManifest(ctx.svcCommand, ctx.projectDir));
+  app.get("/api/manifest", async () => readManifest(ctx.svcCommand, ctx.projectDir, ctx.childEnv));
 
   app.post("/api/train", async (_request, reply) => {
     const res = reply.raw;
