@@ -19,6 +19,15 @@ import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
 import type { App } from "./routes/types.js";
 
+/**
+ * The proxies (addresses or CIDR ranges, comma-separated in SVC_TRUSTED_PROXIES) whose X-Forwarded-For the cloud
+ * believes; none by default, so a request's address is its TCP peer.
+ */
+export function trustedProxies(env: NodeJS.ProcessEnv = process.env): string[] | false {
+  const hops = (env.SVC_TRUSTED_PROXIES ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
+  return hops.length > 0 ? hops : false;
+}
+
 /** Fastify options shared by both listeners; each answers parser-level failures in its own envelope. */
 function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<FastifyServerOptions> = {}): App {
   const options: FastifyServerOptions = {
@@ -26,8 +35,9 @@ function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<Fa
     bodyLimit: 1 << 20,
     genReqId: requestId,
     clientErrorHandler: clientErrorResponder(envelope),
-    // The cloud sits on loopback or behind a proxy that sets x-forwarded-for.
-    trustProxy: true,
+    // X-Forwarded-For is believed only from the hops listed in SVC_TRUSTED_PROXIES: trusting anyone's
+    // would let a client pick its own address and dodge the failed-auth limiter.
+    trustProxy: trustedProxies(),
     ajv: {
       // verbose: the formatter below needs each error's parentSchema to read our errorMessage.
       customOptions: { allErrors: false, verbose: true },

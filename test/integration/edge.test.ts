@@ -29,7 +29,8 @@ describe("edge: OpenAI-compatible deployments", function () {
 
   before(async () => {
     upstream = await startTestUpstream();
-    cloud = await startTestCloud({ env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500" } });
+    // 127.0.0.1 is a trusted proxy here, so the limiter tests can speak for several client addresses.
+    cloud = await startTestCloud({ env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500", SVC_TRUSTED_PROXIES: "127.0.0.1" } });
     client = (await newAccount(cloud)).client;
     open = await client.createDeployment({ slug: "open-base", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
   });
@@ -228,6 +229,29 @@ describe("edge: OpenAI-compatible deployments", function () {
       assert.equal(statuses.at(-1), 429, `statuses: ${statuses}`);
       // Other addresses are unaffected.
       assert.equal((await ask()).status, 401);
+    });
+
+    it("an untrusted peer cannot pick its own address with X-Forwarded-For (issue 11)", async () => {
+      // A second cloud with the default (no trusted proxies): every request below comes from 127.0.0.1.
+      const strict = await startTestCloud();
+      try {
+        const owner = await newAccount(strict);
+        const dep = await owner.client.createDeployment({ slug: "strict-proxy", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" });
+        await owner.client.createDeploymentKey(dep.id, { label: "k" });
+        const statuses: number[] = [];
+        for (let i = 0; i < 25 && statuses.at(-1) !== 429; i++) {
+          const res = await fetch(`${strict.edgeUrl}/d/strict-proxy/v1/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer svc_live_guess${i}`, "x-forwarded-for": `198.51.100.${i}` },
+            body: JSON.stringify({ messages: QUESTION }),
+          });
+          statuses.push(res.status);
+          await res.arrayBuffer();
+        }
+        assert.equal(statuses.at(-1), 429, `a new X-Forwarded-For per guess was not limited: ${statuses}`);
+      } finally {
+        await strict.dispose();
+      }
     });
 
     it("never refuses a valid key because another client on the same address sent bad ones (issue 12 item 13)", async () => {

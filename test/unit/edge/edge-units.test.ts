@@ -79,4 +79,17 @@ describe("edge: AuthFailureLimiter", () => {
     assert.equal(limiter.retryAfter("10.0.0.2"), 0);
     limiter.close();
   });
+
+  it("stays at its bound under 10,000 random bucket names, keeping the most recent offender", () => {
+    const limiter = new AuthFailureLimiter({ burst: 2, refillPerSecond: 0.01, maxBuckets: 1000 });
+    limiter.recordFailure("10.0.0.1");
+    limiter.recordFailure("10.0.0.1");
+    for (let i = 0; i < 10_000; i++) {
+      limiter.recordFailure(`198.51.${i >> 8}.${i & 255} *`);
+      if (i % 500 === 0) limiter.recordFailure("10.0.0.1"); // keeps failing: stays among the recent
+    }
+    assert.equal(limiter.size, 1000);
+    assert.ok(limiter.retryAfter("10.0.0.1") >= 1, "the persistent offender is still limited");
+    limiter.close();
+  });
 });
