@@ -9,12 +9,13 @@ import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { FairQueue } from "./fairQueue.js";
 import { resolveBackend } from "./targets.js";
-import type { Backend, ChatEvent, ChatParams, ChatStream } from "./types.js";
+import { localToolPlan } from "./tools.js";
+import type { Backend, ChatCall, ChatEvent, ChatStream } from "./types.js";
 import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
 import { InferenceWorkerProcess } from "./workerProcess.js";
 
 export { InferenceError } from "./types.js";
-export type { Backend, ChatEvent, ChatParams, ChatStream } from "./types.js";
+export type { Backend, ChatCall, ChatEvent, ChatParams, ChatStream } from "./types.js";
 
 export interface ChatOptions {
   stream: boolean;
@@ -27,7 +28,7 @@ export interface InferenceService {
   /** The backend serving a target; throws a 503 InferenceError when it cannot be served. */
   resolve(target: DeploymentTarget): Promise<Backend>;
   /** Admits and starts a chat. Rejects with a 429 InferenceError when the queue is full. */
-  chat(backend: Backend, params: ChatParams, options: ChatOptions): Promise<ChatStream>;
+  chat(backend: Backend, params: ChatCall, options: ChatOptions): Promise<ChatStream>;
   /** Process id of the llama.cpp child (for diagnostics and crash tests). */
   readonly workerPid: number | undefined;
   close(): Promise<void>;
@@ -74,10 +75,12 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
   // Warm the child in the background; a failure here is reported again by the first request.
   worker.start().catch(() => undefined);
 
-  async function localChat(backend: Extract<Backend, { kind: "local" }>, params: ChatParams, options: ChatOptions): Promise<ChatStream> {
+  async function localChat(backend: Extract<Backend, { kind: "local" }>, call: ChatCall, options: ChatOptions): Promise<ChatStream> {
+    // Tool messages and tool choices become plain chat + a grammar (cloud/inference/tools.ts).
+    const { params, decode } = localToolPlan(call);
     const release = await queue.acquire(options.queueKey, options.signal);
     const channel = worker.generate(backend.modelPath, backend.adapterPath, params, options.signal);
-    return releasing(channel, release);
+    return decode(releasing(channel, release));
   }
 
   return {

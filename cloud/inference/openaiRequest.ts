@@ -7,10 +7,11 @@
  * accepts them, and reported back in `ignored` so the caller can see they had no effect.
  */
 import { unsupportedSchemaPart } from "../../engine/infer/json-schema-support.js";
-import { InferenceError, type ChatMessage, type ChatParams, type OutputConstraint } from "./types.js";
+import { parseTools } from "./tools.js";
+import { InferenceError, type ChatCall, type ConversationMessage, type OutputConstraint, type ToolCall } from "./types.js";
 
 export interface ChatRequest {
-  params: ChatParams;
+  params: ChatCall;
   stream: boolean;
   /** `stream_options.include_usage`: a last chunk with `usage` and no choices. */
   includeUsage: boolean;
@@ -32,14 +33,14 @@ const KNOWN_FIELDS = new Set([
   "modalities", "audio", "prediction", "web_search_options",
 ]);
 
-const ROLES = new Set(["system", "developer", "user", "assistant"]);
+const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 /** Longest generation one request may ask for; the context window usually caps it first. */
 export const MAX_TOKENS_LIMIT = 4096;
 
 export function parseChatRequest(body: unknown): ChatRequest {
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalid("the request body must be a JSON object", undefined);
   const b = body as Record<string, unknown>;
-  const params: ChatParams = { messages: parseMessages(b.messages) };
+  const params: ChatCall = { messages: parseMessages(b.messages) };
   const maxTokens = b.max_completion_tokens ?? b.max_tokens;
   if (maxTokens !== undefined && maxTokens !== null) {
     params.maxTokens = integer(maxTokens, b.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens", 1, MAX_TOKENS_LIMIT);
@@ -62,6 +63,11 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   if (present(b.response_format)) params.output = parseResponseFormat(b.response_format);
   refuseUnsupported(b);
+  const tools = parseTools(b);
+  if (tools) {
+    if (params.output && tools.choice !== "none") throw invalid("response_format cannot be combined with tools (unless tool_choice is none)", "response_format");
+    params.tools = tools;
+  }
   if (present(b.stream) && typeof b.stream !== "boolean") throw invalid("stream must be a boolean", "stream");
   const stream = b.stream === true;
   const streamOptions = b.stream_options as { include_usage?: unknown } | undefined | null;
@@ -74,8 +80,6 @@ const present = (value: unknown) => value !== undefined && value !== null;
 
 /** OpenAI parameters llama.cpp serving cannot honour: a 400 naming each, never a silent no-op. */
 function refuseUnsupported(b: Record<string, unknown>): void {
-  if (Array.isArray(b.tools) && b.tools.length > 0) throw invalid("tools are not supported by this endpoint yet", "tools");
-  if (present(b.tool_choice) && b.tool_choice !== "none" && b.tool_choice !== "auto") throw invalid("tool_choice needs tools, which this endpoint does not support yet", "tool_choice");
   if (present(b.functions)) throw invalid("functions are not supported (and deprecated by OpenAI in favour of tools)", "functions");
   if (present(b.function_call)) throw invalid("function_call is not supported", "function_call");
   if (present(b.audio)) throw invalid("audio output is not supported: this model writes text only", "audio");
@@ -114,18 +118,37 @@ function parseResponseFormat(value: unknown): OutputConstraint | undefined {
   return { type: "json_schema", schema: schema as Record<string, unknown> };
 }
 
-function parseMessages(value: unknown): ChatMessage[] {
+export function parseMessages(value: unknown): ConversationMessage[] {
   if (value === undefined || value === null) throw invalid("messages is required", "messages");
   if (!Array.isArray(value) || value.length === 0) throw invalid("messages must be a non-empty array", "messages");
   return value.map((m, i) => {
-    const message = m as { role?: unknown; content?: unknown };
+    const message = m as { role?: unknown; content?: unknown; tool_calls?: unknown; tool_call_id?: unknown };
     if (!message || typeof message !== "object") throw invalid(`messages[${i}] must be an object`, `messages[${i}]`);
     if (typeof message.role !== "string" || !ROLES.has(message.role)) {
-      throw invalid(`messages[${i}].role must be one of system, user, assistant`, `messages[${i}].role`);
+      throw invalid(`messages[${i}].role must be one of system, user, assistant, tool`, `messages[${i}].role`);
     }
     // `developer` is OpenAI's newer name for the system role.
-    const role = (message.role === "developer" ? "system" : message.role) as ChatMessage["role"];
-    return { role, content: contentText(message.content, i) };
+    const role = (message.role === "developer" ? "system" : message.role) as ConversationMessage["role"];
+    const parsed: ConversationMessage = { role, content: contentText(message.content, i) };
+    if (role === "tool") {
+      if (typeof message.tool_call_id !== "string") throw invalid(`messages[${i}].tool_call_id is required for a tool message`, `messages[${i}].tool_call_id`);
+      parsed.toolCallId = message.tool_call_id;
+    }
+    if (role === "assistant" && present(message.tool_calls)) parsed.toolCalls = parseToolCalls(message.tool_calls, i);
+    return parsed;
+  });
+}
+
+/** An assistant message's `tool_calls`, as the client got them from an earlier answer. */
+function parseToolCalls(value: unknown, i: number): ToolCall[] {
+  const param = `messages[${i}].tool_calls`;
+  if (!Array.isArray(value)) throw invalid(`${param} must be an array`, param);
+  return value.map((c, j) => {
+    const call = c as { id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    if (typeof call?.id !== "string" || call.type !== "function" || typeof call.function?.name !== "string" || typeof call.function.arguments !== "string") {
+      throw invalid(`${param}[${j}] must be {"id", "type": "function", "function": {"name", "arguments"}}`, param);
+    }
+    return { id: call.id, name: call.function.name, arguments: call.function.arguments };
   });
 }
 

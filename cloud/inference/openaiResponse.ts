@@ -12,7 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
-import { InferenceError, type ChatEvent, type ChatStream, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
+import { InferenceError, type ChatEvent, type ChatStream, type FinishReason, type TokenLogprob, type ToolCall, type Usage } from "./types.js";
 import { beginEventStream } from "../http/sse.js";
 
 export interface ChatResponseOptions {
@@ -46,32 +46,35 @@ export async function sendChat(reply: FastifyReply, start: StartChoice, options:
   await reply.header("cache-control", "no-store").send(completionBody(options.model, choices, usage, options.logprobs));
 }
 
-interface CollectedChoice {
+export interface CollectedChoice {
   text: string;
+  toolCalls: ToolCall[];
   logprobs: TokenLogprob[];
   finishReason: FinishReason;
   usage: Usage;
 }
 
-async function collect(first: IteratorResult<ChatEvent>, events: AsyncIterator<ChatEvent>): Promise<CollectedChoice> {
+export async function collect(first: IteratorResult<ChatEvent>, events: AsyncIterator<ChatEvent>): Promise<CollectedChoice> {
   let text = "";
+  const toolCalls: ToolCall[] = [];
   const logprobs: TokenLogprob[] = [];
   let done: Extract<ChatEvent, { type: "done" }> | null = null;
   // Read to the very end: the stream's own end is what frees its inference queue slot.
   for (let step = first; !step.done; step = await events.next()) {
     const event = step.value;
     if (event.type === "done") done = event;
+    else if (event.type === "tool_call") toolCalls.push(event.call);
     else {
       text += event.text;
       if (event.logprobs) logprobs.push(...event.logprobs);
     }
   }
   if (!done) throw new InferenceError(502, "incomplete_answer", "the model stopped without finishing its answer");
-  return { text, logprobs, finishReason: done.finishReason, usage: done.usage };
+  return { text, toolCalls, logprobs, finishReason: done.finishReason, usage: done.usage };
 }
 
 /** The prompt is read once for all choices; completions add up. */
-function totalUsage(usages: Usage[]): Usage {
+export function totalUsage(usages: Usage[]): Usage {
   const promptTokens = usages[0].promptTokens;
   const completionTokens = usages.reduce((sum, u) => sum + u.completionTokens, 0);
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
@@ -85,7 +88,13 @@ export function completionBody(model: string, choices: CollectedChoice[], usage:
     model,
     choices: choices.map((choice, index) => ({
       index,
-      message: { role: "assistant" as const, content: choice.text, refusal: null },
+      message: {
+        role: "assistant" as const,
+        // OpenAI sends null content beside tool calls when the model wrote no text.
+        content: choice.toolCalls.length && !choice.text ? null : choice.text,
+        refusal: null,
+        ...(choice.toolCalls.length ? { tool_calls: choice.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+      },
       logprobs: logprobs ? wireLogprobs(choice.logprobs) : null,
       finish_reason: choice.finishReason,
     })),
@@ -143,10 +152,19 @@ async function streamChat(
         step = await events.next();
       }
       write(chunk(index, { role: "assistant", content: "" }, null));
+      let toolIndex = 0;
       for (; !step.done && !clientGone; step = await events.next()) {
         const event = step.value;
         if (event.type === "text") {
           write(chunk(index, { content: event.text }, null, event.logprobs ?? []));
+          continue;
+        }
+        if (event.type === "tool_call") {
+          // As OpenAI streams a call: a first delta naming it with empty arguments, then the arguments.
+          const call = event.call;
+          const at = toolIndex++;
+          write(chunk(index, { tool_calls: [{ index: at, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }, null));
+          if (call.arguments) write(chunk(index, { tool_calls: [{ index: at, function: { arguments: call.arguments } }] }, null));
           continue;
         }
         write(chunk(index, {}, event.finishReason));

@@ -7,7 +7,7 @@ import type { OutputConstraint, TokenLogprob } from "../../engine/infer/generati
 
 export type { ChatMessage, OutputConstraint, TokenLogprob };
 
-/** Sampling parameters in the engine's spelling; the HTTP layers translate from OpenAI's. */
+/** Sampling parameters in the engine's spelling, as the llama.cpp worker receives them. */
 export interface ChatParams {
   messages: ChatMessage[];
   maxTokens?: number;
@@ -26,7 +26,50 @@ export interface ChatParams {
   topLogprobs?: number;
 }
 
-export type FinishReason = "stop" | "length";
+/** One function call the model made (OpenAI's `tool_calls[i]`); `arguments` is JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A message of a conversation that may involve tools (OpenAI's `tool` role and `tool_calls`). */
+export interface ConversationMessage {
+  role: ChatMessage["role"] | "tool";
+  content: string;
+  /** An assistant message that called tools. */
+  toolCalls?: ToolCall[];
+  /** A `tool` message: the call it answers. */
+  toolCallId?: string;
+}
+
+/** A function the model may call: OpenAI's `tools[i].function`. */
+export interface FunctionTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** `tools` and `tool_choice` of a request. */
+export interface ToolRequest {
+  functions: FunctionTool[];
+  choice: "auto" | "none" | "required" | { name: string };
+  /** The request's own `tools` / `tool_choice` / `parallel_tool_calls`, forwarded to upstreams unchanged. */
+  raw: { tools: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown };
+}
+
+/**
+ * A chat as the HTTP layers hand it to the inference service: the conversation may hold tool
+ * messages and the request may offer tools. Upstreams receive them as they came; the llama.cpp
+ * path turns them into plain ChatParams (cloud/inference/tools.ts).
+ */
+export interface ChatCall extends Omit<ChatParams, "messages"> {
+  messages: ConversationMessage[];
+  tools?: ToolRequest;
+}
+
+export type FinishReason = "stop" | "length" | "tool_calls";
 
 export interface Usage {
   promptTokens: number;
@@ -35,7 +78,11 @@ export interface Usage {
 }
 
 /** What a running chat yields: text as soon as it is final, then exactly one `done`. */
-export type ChatEvent = { type: "text"; text: string; logprobs?: TokenLogprob[] } | { type: "done"; finishReason: FinishReason; usage: Usage };
+export type ChatEvent =
+  | { type: "text"; text: string; logprobs?: TokenLogprob[] }
+  /** A complete function call (its arguments are final). */
+  | { type: "tool_call"; call: ToolCall }
+  | { type: "done"; finishReason: FinishReason; usage: Usage };
 
 export type ChatStream = AsyncIterable<ChatEvent>;
 

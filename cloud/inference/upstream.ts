@@ -3,7 +3,8 @@
  * streamed through chunk by chunk as it arrives. Failures become a 502 (unreachable, bad answer)
  * or 504 (no answer in time) whose message names the upstream, never a hang.
  */
-import { InferenceError, type ChatEvent, type ChatParams, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
+import { InferenceError, type ChatCall, type ChatEvent, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
+import { ToolCallDeltas, upstreamFinishReason, upstreamMessages, upstreamToolCalls } from "./upstreamTools.js";
 
 export interface UpstreamTimeouts {
   /** Until the upstream's response headers arrive. */
@@ -17,7 +18,7 @@ export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { headersMs: 30_000, 
 export async function* upstreamChat(
   baseUrl: string,
   model: string,
-  params: ChatParams,
+  params: ChatCall,
   options: { stream: boolean; signal?: AbortSignal; timeouts?: UpstreamTimeouts },
 ): AsyncGenerator<ChatEvent> {
   const timeouts = options.timeouts ?? DEFAULT_UPSTREAM_TIMEOUTS;
@@ -58,6 +59,7 @@ export async function* upstreamChat(
     let finishReason: FinishReason = "stop";
     let usage: Usage | null = null;
     let completionChunks = 0;
+    const toolCalls = new ToolCallDeltas();
     for await (const data of sseData(response.body!, () => arm(timeouts.idleMs))) {
       if (data === "[DONE]") break;
       const chunk = parseJson(data);
@@ -69,9 +71,11 @@ export async function* upstreamChat(
         completionChunks += 1;
         yield { type: "text", text, ...logprobsOf(choice) };
       }
-      if (choice?.finish_reason) finishReason = choice.finish_reason === "length" ? "length" : "stop";
+      toolCalls.add(choice?.delta?.tool_calls);
+      if (choice?.finish_reason) finishReason = upstreamFinishReason(choice.finish_reason);
       if (chunk.usage) usage = toUsage(chunk.usage);
     }
+    yield* toolCalls.events();
     // An upstream that reports no usage gets an estimate: one token per streamed chunk.
     yield { type: "done", finishReason, usage: usage ?? { promptTokens: 0, completionTokens: completionChunks, totalTokens: completionChunks } };
   } catch (err) {
@@ -84,10 +88,12 @@ export async function* upstreamChat(
   }
 }
 
-function requestBody(model: string, p: ChatParams, stream: boolean): Record<string, unknown> {
+function requestBody(model: string, p: ChatCall, stream: boolean): Record<string, unknown> {
   return {
     model,
-    messages: p.messages,
+    messages: upstreamMessages(p.messages),
+    // Tools go to the upstream as the client sent them; its tool_calls come back mapped.
+    ...(p.tools ? p.tools.raw : {}),
     ...(p.maxTokens !== undefined ? { max_tokens: p.maxTokens } : {}),
     ...(p.temperature !== undefined ? { temperature: p.temperature } : {}),
     ...(p.topP !== undefined ? { top_p: p.topP } : {}),
@@ -113,12 +119,14 @@ async function upstreamStatusError(baseUrl: string, response: Response): Promise
 
 function* completionEvents(baseUrl: string, body: any): Generator<ChatEvent> {
   const choice = body?.choices?.[0];
-  if (!choice || typeof choice.message?.content !== "string") {
+  const calls = upstreamToolCalls(choice?.message?.tool_calls);
+  if (!choice || (typeof choice.message?.content !== "string" && calls.length === 0)) {
     throw new InferenceError(502, "upstream_bad_response", `upstream ${baseUrl} answered without choices[0].message.content`);
   }
   if (choice.message.content) yield { type: "text", text: choice.message.content, ...logprobsOf(choice) };
+  for (const call of calls) yield { type: "tool_call", call };
   const usage = body.usage ? toUsage(body.usage) : { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  yield { type: "done", finishReason: choice.finish_reason === "length" ? "length" : "stop", usage };
+  yield { type: "done", finishReason: upstreamFinishReason(choice.finish_reason), usage };
 }
 
 /** An upstream choice's `logprobs.content`, in the engine's spelling. */

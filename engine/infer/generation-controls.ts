@@ -10,8 +10,16 @@
 import type { Llama, LlamaGrammar, LlamaModel, Token } from 'node-llama-cpp';
 import { unsupportedSchemaPart } from './json-schema-support.js';
 
-/** `{type: 'json'}`: any JSON object; `json_schema`: an object matching the schema. */
-export type OutputConstraint = { type: 'json' } | { type: 'json_schema'; schema: Record<string, unknown> };
+/**
+ * `{type: 'json'}`: any JSON object; `json_schema`: an object matching the schema;
+ * `text_or_json_schema`: either plain text that does not begin with `marker`'s first character,
+ * or `marker` followed by an object matching the schema (how a model without a tool-aware
+ * template may choose between answering and calling a tool, cloud/inference/tools.ts).
+ */
+export type OutputConstraint =
+  | { type: 'json' }
+  | { type: 'json_schema'; schema: Record<string, unknown> }
+  | { type: 'text_or_json_schema'; schema: Record<string, unknown>; marker: string };
 
 export interface TopLogprob {
   token: string;
@@ -85,13 +93,31 @@ export async function grammarState(lib: NodeLlamaCpp, llama: Llama, model: Llama
 
 async function compileGrammar(llama: Llama, constraint: OutputConstraint): Promise<LlamaGrammar> {
   if (constraint.type === 'json') return llama.getGrammarFor('json');
+  // Tool schemas were checked (and named) when the request was read; this is the last guard.
+  const param = constraint.type === 'json_schema' ? 'response_format' : 'tools';
   const problem = unsupportedSchemaPart(constraint.schema);
-  if (problem) throw new InvalidGenerationRequest('response_format', `response_format.json_schema.${problem}`);
+  if (problem) throw new InvalidGenerationRequest(param, `${param === 'tools' ? 'tools' : 'response_format.json_schema'}.${problem}`);
+  let json: LlamaGrammar;
   try {
-    return await llama.createGrammarForJsonSchema(constraint.schema as never);
+    json = await llama.createGrammarForJsonSchema(constraint.schema as never);
   } catch (err) {
-    throw new InvalidGenerationRequest('response_format', `response_format.json_schema.schema is not supported: ${(err as Error).message}`);
+    throw new InvalidGenerationRequest(param, `${param}: the schema is not supported: ${(err as Error).message}`);
   }
+  if (constraint.type === 'json_schema') return json;
+  return llama.createGrammar({ grammar: textOrJsonGrammar(json.grammar, constraint.marker), rootRuleName: TEXT_OR_JSON_ROOT });
+}
+
+const TEXT_OR_JSON_ROOT = 'svc-text-or-json';
+
+/**
+ * GBNF for "plain text, or the marker then the JSON": the JSON grammar's rules stay as they are
+ * (its `root` is referenced by name) and a new root chooses. Text may be anything that does not
+ * start with the marker's first character, so the choice is made by the very first token.
+ */
+export function textOrJsonGrammar(jsonGrammar: string, marker: string): string {
+  const literal = JSON.stringify(marker);
+  const first = marker.codePointAt(0)!.toString(16).padStart(2, '0');
+  return `${TEXT_OR_JSON_ROOT} ::= svc-free-text | ${literal} root\nsvc-free-text ::= [^\\x${first}\\x00] [^\\x00]*\n${jsonGrammar}`;
 }
 
 /** One token's log probability and its `top` most likely alternatives, from llama.cpp's distribution. */
