@@ -12,6 +12,7 @@ import { DeploymentAuth } from "./deploymentAuth.js";
 import { DeploymentCache } from "./deploymentCache.js";
 import { installEdgeErrorHandlers } from "./errors.js";
 import { LastUsedRecorder } from "./lastUsedRecorder.js";
+import { responsesRoutes } from "./responsesRoutes.js";
 
 export interface Edge {
   close(): Promise<void>;
@@ -53,7 +54,9 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
   const cache = new DeploymentCache(ctx, settings.stateTtlMs);
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
-  chatRoutes(app, ctx, new DeploymentAuth(cache, limiter, lastUsed), inference);
+  const auth = new DeploymentAuth(cache, limiter, lastUsed);
+  chatRoutes(app, ctx, auth, inference);
+  responsesRoutes(app, ctx, auth, inference);
   return {
     async close() {
       cache.close();

@@ -1,0 +1,37 @@
+/**
+ * `POST /v1/responses` (OpenAI's Responses API) of a deployment, in both URL forms, beside
+ * /v1/chat/completions: same authorisation, rate limits, queue and error envelope; the request
+ * is read as the chat it means (cloud/inference/responsesRequest.ts).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { CloudContext } from "../context.js";
+import type { InferenceService } from "../inference/index.js";
+import { parseResponsesRequest } from "../inference/responsesRequest.js";
+import { answerResponses } from "../inference/responsesResponse.js";
+import { IGNORED_FIELDS_HEADER } from "./chatRoutes.js";
+import type { DeploymentAuth } from "./deploymentAuth.js";
+import { edgeNotFound } from "./errors.js";
+import { slugFromHost } from "./hostRouting.js";
+
+export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, inference: InferenceService): void {
+  const hostSlug = (request: FastifyRequest) => {
+    const slug = slugFromHost(request.host, ctx.deployDomain);
+    if (!slug) throw edgeNotFound(`no deployment answers at host ${request.host}; use http://<slug>.${ctx.deployDomain}/v1 or ${ctx.edgeUrl}/d/<slug>/v1`);
+    return slug;
+  };
+  const pathSlug = (request: FastifyRequest) => (request.params as { slug: string }).slug.toLowerCase();
+
+  const create = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const deployment = await auth.authorize(request, slugOf(request));
+    const parsed = parseResponsesRequest(request.body);
+    if (parsed.chat.ignored.length > 0) {
+      void reply.header(IGNORED_FIELDS_HEADER, parsed.chat.ignored.join(", "));
+      request.log.warn({ ignored: parsed.chat.ignored }, "request fields ignored");
+    }
+    const backend = await inference.resolve(deployment.target);
+    await answerResponses(reply, inference, backend, parsed, { model: deployment.slug, queueKey: deployment.id });
+  };
+
+  app.post("/v1/responses", create(hostSlug));
+  app.post("/d/:slug/v1/responses", create(pathSlug));
+}
