@@ -8,7 +8,7 @@
  * the server answers with a 400.
  */
 import type { Llama, LlamaGrammar, LlamaModel, Token } from 'node-llama-cpp';
-import { unsupportedSchemaPart } from './json-schema-support.js';
+import { grammarReadySchema, unsupportedSchemaPart } from './json-schema-support.js';
 
 /**
  * `{type: 'json'}`: any JSON object; `json_schema`: an object matching the schema;
@@ -99,7 +99,7 @@ async function compileGrammar(llama: Llama, constraint: OutputConstraint): Promi
   if (problem) throw new InvalidGenerationRequest(param, `${param === 'tools' ? 'tools' : 'response_format.json_schema'}.${problem}`);
   let json: LlamaGrammar;
   try {
-    json = await llama.createGrammarForJsonSchema(constraint.schema as never);
+    json = await llama.createGrammarForJsonSchema(grammarReadySchema(constraint.schema) as never);
   } catch (err) {
     throw new InvalidGenerationRequest(param, `${param}: the schema is not supported: ${(err as Error).message}`);
   }

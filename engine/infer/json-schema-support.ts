@@ -27,6 +27,7 @@ export function unsupportedSchemaPart(schema: unknown, where = 'schema'): string
   const types = Array.isArray(node.type) ? node.type : node.type === undefined ? [] : [node.type];
   for (const type of types) if (typeof type !== 'string' || !TYPES.has(type)) return `${where}.type: unknown type ${JSON.stringify(type)}`;
   if (node.format !== undefined && !FORMATS.has(node.format as string)) return `${where}.format: "${String(node.format)}" cannot be enforced (date, time and date-time can)`;
+  if (node.anyOf !== undefined && node.oneOf !== undefined) return `${where}: anyOf beside oneOf cannot be enforced`;
   if (typeof node.$ref === 'string' && !/^#\/(\$defs|definitions)\/[^/]+$/.test(node.$ref)) return `${where}.$ref: only local references to #/$defs/<name> are supported`;
   const children: Array<[string, unknown]> = [];
   for (const key of ['properties', '$defs', 'definitions'] as const) {
@@ -49,4 +50,33 @@ export function unsupportedSchemaPart(schema: unknown, where = 'schema'): string
     if (problem) return problem;
   }
   return null;
+}
+
+/**
+ * The schema as the grammar compiler must see it. node-llama-cpp's compiler does not know
+ * `anyOf` and silently turns it into `null` (the output was always `null`); for a grammar,
+ * `anyOf` and `oneOf` are the same alternation (neither can check "exactly one" while
+ * generating), so `anyOf` is handed over as `oneOf`. Only schema positions are rewritten, never
+ * a property that happens to be named "anyOf".
+ */
+export function grammarReadySchema(schema: unknown): unknown {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const node = { ...(schema as Record<string, unknown>) };
+  for (const key of ['properties', '$defs', 'definitions'] as const) {
+    const map = node[key];
+    if (map && typeof map === 'object' && !Array.isArray(map)) {
+      node[key] = Object.fromEntries(Object.entries(map).map(([name, child]) => [name, grammarReadySchema(child)]));
+    }
+  }
+  for (const key of ['anyOf', 'oneOf', 'prefixItems'] as const) {
+    if (Array.isArray(node[key])) node[key] = (node[key] as unknown[]).map(grammarReadySchema);
+  }
+  for (const key of ['items', 'additionalProperties'] as const) {
+    if (node[key] !== undefined) node[key] = grammarReadySchema(node[key]);
+  }
+  if (Array.isArray(node.anyOf)) {
+    node.oneOf = Array.isArray(node.oneOf) ? node.oneOf : node.anyOf;
+    delete node.anyOf;
+  }
+  return node;
 }
