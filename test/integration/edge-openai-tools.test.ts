@@ -6,11 +6,13 @@
  * produces either a valid call or text, and a call → tool result → answer round trip completes.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import OpenAI from "openai";
 import type { ChatCompletionMessageFunctionToolCall, ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from "openai/resources/chat/completions";
 import { rawExchange } from "../support/rawHttp.js";
 import { newAccount } from "./harness/api.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
 const CITIES = ["Paris", "Rome", "Oslo"];
 const weatherTool: ChatCompletionTool = {
@@ -168,6 +170,44 @@ describe("edge: tool calls and the Responses API", function () {
       await refused({ tool_choice: "required" }, "tool_choice");
       await refused({ messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id");
       await refused({ functions: [{ name: "f" }] }, "functions");
+    });
+  });
+
+  describe("through an OpenAI-compatible upstream", () => {
+    // The upstream is this cloud's own edge (a real OpenAI-compatible server with tools):
+    // tools must reach it unchanged and its tool_calls come back mapped.
+    let viaUpstream: OpenAI;
+    before(async () => {
+      const env = { ...process.env, SVC_CLOUD_URL: cloud.cloudUrl, SVC_HOME: cloud.home };
+      await promisify(execFile)(process.execPath, [cliPath, "models", "add", "--upstream", `${cloud.edgeUrl}/d/${slug}/v1`, "--name", "loopback", "--data", cloud.dataDir], { env });
+      const { client } = await newAccount(cloud);
+      await client.createDeployment({ slug: "via-upstream", target: { kind: "base_model", name: "loopback" }, authMode: "none" });
+      viaUpstream = new OpenAI({ baseURL: `${cloud.edgeUrl}/d/via-upstream/v1`, apiKey: "unused", maxRetries: 0 });
+    });
+
+    it("forwards tools and maps the upstream's tool_calls back, streamed and not, and a round trip completes", async () => {
+      const named = { type: "function" as const, function: { name: "get_weather" } };
+      const completion = await viaUpstream.chat.completions.create({ model: "x", messages: question, tools, tool_choice: named, temperature: 1, max_tokens: 100 });
+      assert.equal(completion.choices[0].finish_reason, "tool_calls");
+      const call = completion.choices[0].message.tool_calls![0];
+      assert.equal(functionOf(call).name, "get_weather");
+      assertWeatherArguments(functionOf(call).arguments);
+
+      const stream = await viaUpstream.chat.completions.create({ model: "x", messages: question, tools, tool_choice: named, max_tokens: 100, stream: true });
+      let args = "";
+      let finish: string | null = null;
+      for await (const chunk of stream) {
+        for (const d of chunk.choices[0]?.delta.tool_calls ?? []) args += d.function?.arguments ?? "";
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+      }
+      assert.equal(finish, "tool_calls");
+      assertWeatherArguments(args);
+
+      const final = await viaUpstream.chat.completions.create({
+        model: "x", max_tokens: 10, tools, tool_choice: "none",
+        messages: [...question, completion.choices[0].message as ChatCompletionMessageParam, { role: "tool", tool_call_id: call.id, content: "Sunny" }],
+      });
+      assert.ok(final.choices[0].message.content!.length > 0);
     });
   });
 
