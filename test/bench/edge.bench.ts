@@ -111,54 +111,57 @@ try {
   report("edge CPU per request (16 connections)", edgeRun.cpuMs / REQUESTS, "ms", "bare proxy CPU per request", bareRun.cpuMs / REQUESTS, false);
   console.log(`  goal: edge CPU per request <= ${GOALS.cpuMsPerRequest} ms`);
 
-  // --- svc-tiny on llama.cpp ----------------------------------------------------------------
-  await client.createDeployment({ slug: "bench-tiny", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
-  const ttft: number[] = [];
-  const whole: number[] = [];
-  let tokens = 0;
-  let decodeMs = 0;
-  for (let i = 0; i < 30; i++) {
-    const t = performance.now();
-    const res = await fetch(`${cloud.edgeUrl}/d/bench-tiny/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ messages: [{ role: "user", content: "Tell me about cats." }], max_tokens: 100, stream: true, stream_options: { include_usage: true }, temperature: 0.8, seed: i }),
-    });
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = "";
-    let first = 0;
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      text += decoder.decode(r.value, { stream: true });
-      if (!first && text.includes('"content":"') && /"content":"[^"]/.test(text)) first = performance.now();
+  // SVC_BENCH_EDGE_OVERHEAD_ONLY=1 stops here (for profiling the proxy path alone).
+  if (!process.env.SVC_BENCH_EDGE_OVERHEAD_ONLY) {
+    // --- svc-tiny on llama.cpp ----------------------------------------------------------------
+    await client.createDeployment({ slug: "bench-tiny", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
+    const ttft: number[] = [];
+    const whole: number[] = [];
+    let tokens = 0;
+    let decodeMs = 0;
+    for (let i = 0; i < 30; i++) {
+      const t = performance.now();
+      const res = await fetch(`${cloud.edgeUrl}/d/bench-tiny/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ messages: [{ role: "user", content: "Tell me about cats." }], max_tokens: 100, stream: true, stream_options: { include_usage: true }, temperature: 0.8, seed: i }),
+      });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      let first = 0;
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        text += decoder.decode(r.value, { stream: true });
+        if (!first && text.includes('"content":"') && /"content":"[^"]/.test(text)) first = performance.now();
+      }
+      const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
+      if (i === 0) continue; // the first request loads the model
+      ttft.push(first - t);
+      whole.push(performance.now() - t);
+      tokens += usage.completion_tokens;
+      decodeMs += performance.now() - first;
     }
-    const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
-    if (i === 0) continue; // the first request loads the model
-    ttft.push(first - t);
-    whole.push(performance.now() - t);
-    tokens += usage.completion_tokens;
-    decodeMs += performance.now() - first;
-  }
-  ttft.sort((a, b) => a - b);
-  whole.sort((a, b) => a - b);
-  // Baselines: the whole streamed answer (what a non-streaming client waits for), and the decode
-  // rate ENGINE-NOTES.md measured for this model size directly on llama.cpp (lower end).
-  report("svc-tiny time to first token p50", percentile(ttft, 50), "ms", "whole answer p50", percentile(whole, 50), false);
-  report("svc-tiny decode through the edge", (tokens / decodeMs) * 1000, "tok/s", "ENGINE-NOTES lower bound", 1700);
+    ttft.sort((a, b) => a - b);
+    whole.sort((a, b) => a - b);
+    // Baselines: the whole streamed answer (what a non-streaming client waits for), and the decode
+    // rate ENGINE-NOTES.md measured for this model size directly on llama.cpp (lower end).
+    report("svc-tiny time to first token p50", percentile(ttft, 50), "ms", "whole answer p50", percentile(whole, 50), false);
+    report("svc-tiny decode through the edge", (tokens / decodeMs) * 1000, "tok/s", "ENGINE-NOTES lower bound", 1700);
 
-  // --- key revocation propagation -------------------------------------------------------------
-  const revocations: number[] = [];
-  for (let i = 0; i < 20; i++) {
-    const k = await client.createDeploymentKey(proxied.id, { label: `r${i}` });
-    const ask = () => fetch(`${cloud.edgeUrl}/d/bench-proxy/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` }, body: BODY });
-    if ((await ask()).status !== 200) throw new Error("key not accepted");
-    await client.revokeDeploymentKey(proxied.id, k.id);
-    const t = performance.now();
-    while ((await ask()).status !== 401) if (performance.now() - t > 2000) throw new Error("revocation did not propagate in 2 s");
-    revocations.push(performance.now() - t);
+    // --- key revocation propagation -------------------------------------------------------------
+    const revocations: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const k = await client.createDeploymentKey(proxied.id, { label: `r${i}` });
+      const ask = () => fetch(`${cloud.edgeUrl}/d/bench-proxy/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` }, body: BODY });
+      if ((await ask()).status !== 200) throw new Error("key not accepted");
+      await client.revokeDeploymentKey(proxied.id, k.id);
+      const t = performance.now();
+      while ((await ask()).status !== 401) if (performance.now() - t > 2000) throw new Error("revocation did not propagate in 2 s");
+      revocations.push(performance.now() - t);
+    }
+    revocations.sort((a, b) => a - b);
+    report("key revocation → first 401, p99", percentile(revocations, 99), "ms", "documented bound", 1000, false);
   }
-  revocations.sort((a, b) => a - b);
-  report("key revocation → first 401, p99", percentile(revocations, 99), "ms", "documented bound", 1000, false);
 } finally {
   await cloud.close();
   await proxy.close();
