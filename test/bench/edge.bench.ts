@@ -13,8 +13,9 @@
  * so absolute figures are noisy; the ratios compare runs of the same minute.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import inspector from "node:inspector";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -59,6 +60,24 @@ async function bareProxy(target: string): Promise<{ url: string; close(): Promis
   };
 }
 
+/**
+ * SVC_BENCH_EDGE_PROFILE=FILE.cpuprofile writes a CPU profile of this process during the edge's
+ * loaded run alone (open it in Chrome DevTools), without the startup and baseline runs around it.
+ */
+async function profiled<T>(run: () => Promise<T>): Promise<T> {
+  const file = process.env.SVC_BENCH_EDGE_PROFILE;
+  if (!file) return run();
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string) => new Promise<any>((resolve, reject) => session.post(method, (err, result) => (err ? reject(err) : resolve(result))));
+  await post("Profiler.enable");
+  await post("Profiler.start");
+  const result = await run();
+  writeFileSync(file, JSON.stringify((await post("Profiler.stop")).profile));
+  session.disconnect();
+  return result;
+}
+
 const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-edge-"));
 const upstreamChild = await child("upstream");
 const upstreamUrl: string = upstreamChild.first.url;
@@ -98,7 +117,7 @@ try {
   const edgeLat = (await load({ ...edge, ...unloaded })).latencies;
   const loaded = { connections: CONNECTIONS, requests: REQUESTS, warmup: 2000 };
   const bareRun = await load({ ...bare, ...loaded });
-  const edgeRun = await load({ ...edge, ...loaded });
+  const edgeRun = await profiled(() => load({ ...edge, ...loaded }));
 
   const added = (lat: number[], p: number) => percentile(lat, p) - percentile(directLat, p);
   report(`edge → upstream, ${CONNECTIONS} connections`, edgeRun.rps, "req/s", "bare node proxy", bareRun.rps);
