@@ -51,12 +51,14 @@ export class DeploymentCache {
     private readonly ctx: CloudContext,
     private readonly ttlMs: number,
     private readonly resolveBackend: BackendResolver,
+    /** The clock TTLs are counted on (tests move it instead of waiting). */
+    private readonly now: () => number = Date.now,
   ) {
     this.unsubscribe = ctx.deploymentChanges.subscribe((slug) => (slug === null ? this.entries.clear() : this.entries.delete(slug)));
   }
 
   get(slug: string): Promise<DeploymentState | null> {
-    const now = Date.now();
+    const now = this.now();
     const cached = this.entries.get(slug);
     if (cached && cached.expiresAt > now) {
       if (now >= cached.refreshAt && !cached.refreshing) this.refresh(slug, cached, now);
