@@ -36,8 +36,11 @@ export class UpstreamPool {
       const secure = url.protocol === "https:";
       let agent = this.agents.get(url.origin);
       if (!agent) {
-        // LIFO: under light load the same few sockets stay warm and the rest time out.
-        const options = { keepAlive: true, scheduling: "lifo" as const };
+        // LIFO: under light load the same few sockets stay warm and the rest time out. An idle
+        // socket closes after 4 s, before the 5 s keep-alive of common servers (uvicorn, Node), so
+        // a reused socket is rarely one the upstream is closing (a shorter Keep-Alive hint wins).
+        // The timeout only ever closes idle sockets: Node leaves a request in flight alone.
+        const options = { keepAlive: true, scheduling: "lifo" as const, timeout: 4000 };
         agent = secure ? new https.Agent(options) : new http.Agent(options);
         this.agents.set(url.origin, agent);
       }
