@@ -22,7 +22,7 @@ import path from "node:path";
 import { startCloud } from "../../cloud/serve.js";
 import { registerModel } from "../../cloud/domain/models.js";
 import { CloudClient } from "../../sdk/client.js";
-import type { LoadJob, LoadResult } from "./edgeLoadChild.js";
+import type { InterleavedJob, LoadJob, LoadResult } from "./edgeLoadChild.js";
 import { percentile, report } from "./stats.js";
 
 const REQUESTS = 20_000;
@@ -85,17 +85,22 @@ const clientChild = await child("client");
 const proxy = await bareProxy(upstreamUrl);
 const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
 
-/** Runs a load job in the client child; cpuMs is this process's CPU time during it. */
-function load(job: Omit<LoadJob, "body">): Promise<LoadResult & { cpuMs: number }> {
+/** Runs a job in the client child and answers its result; cpuMs is this process's CPU time during it. */
+function inClient<T>(job: Omit<LoadJob, "body"> | Omit<InterleavedJob, "body">): Promise<{ result: T; cpuMs: number }> {
   return new Promise((resolve, reject) => {
     const cpu = process.cpuUsage();
-    clientChild.proc.once("message", (answer: { result?: LoadResult; error?: string }) => {
+    clientChild.proc.once("message", (answer: { result?: T; error?: string }) => {
       const used = process.cpuUsage(cpu);
       if (answer.error) reject(new Error(answer.error));
-      else resolve({ ...answer.result!, cpuMs: (used.user + used.system) / 1000 });
+      else resolve({ result: answer.result!, cpuMs: (used.user + used.system) / 1000 });
     });
     clientChild.proc.send({ ...job, body: BODY });
   });
+}
+
+async function load(job: Omit<LoadJob, "body">): Promise<LoadResult & { cpuMs: number }> {
+  const { result, cpuMs } = await inClient<LoadResult>(job);
+  return { ...result, cpuMs };
 }
 
 try {
@@ -111,10 +116,9 @@ try {
   const bare = { url: `${proxy.url}/v1/chat/completions`, headers: {} };
   const direct = { url: `${upstreamUrl}/v1/chat/completions`, headers: {} };
 
-  const unloaded = { connections: 1, requests: UNLOADED_REQUESTS, warmup: 200 };
-  const directLat = (await load({ ...direct, ...unloaded })).latencies;
-  const bareLat = (await load({ ...bare, ...unloaded })).latencies;
-  const edgeLat = (await load({ ...edge, ...unloaded })).latencies;
+  // Unloaded: one request at a time, direct / bare proxy / edge in turn, so all three meet the
+  // same moments of a shared machine and the differences of their percentiles mean something.
+  const [directLat, bareLat, edgeLat] = (await inClient<number[][]>({ targets: [direct, bare, edge], requests: UNLOADED_REQUESTS, warmup: 200 })).result;
   const loaded = { connections: CONNECTIONS, requests: REQUESTS, warmup: 2000 };
   const bareRun = await load({ ...bare, ...loaded });
   const edgeRun = await profiled(() => load({ ...edge, ...loaded }));

@@ -26,6 +26,15 @@ export interface LoadJob {
   warmup: number;
 }
 
+/** One request at a time, taking the targets in turn, so each sees the same moments of a noisy machine. */
+export interface InterleavedJob {
+  targets: { url: string; headers: Record<string, string> }[];
+  body: string;
+  /** Requests per target. */
+  requests: number;
+  warmup: number;
+}
+
 export interface LoadResult {
   /** Requests per second over the measured requests. */
   rps: number;
@@ -43,22 +52,42 @@ async function upstream(): Promise<void> {
   process.send!({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
 }
 
-async function load(job: LoadJob): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
-  const url = new URL(job.url);
-  const body = Buffer.from(job.body);
-  const headers = { ...job.headers, "content-type": "application/json", "content-length": String(body.length) };
-  const one = () =>
+/** A POST of `body` to `target` on keep-alive connections of `agent`; resolves when the answer is read. */
+function poster(agent: http.Agent, target: { url: string; headers: Record<string, string> }, text: string): () => Promise<void> {
+  const url = new URL(target.url);
+  const body = Buffer.from(text);
+  const headers = { ...target.headers, "content-type": "application/json", "content-length": String(body.length) };
+  return () =>
     new Promise<void>((resolve, reject) => {
       const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers }, (res) => {
-        let text = "";
+        let answer = "";
         res.setEncoding("utf8");
-        res.on("data", (chunk) => (text += chunk));
-        res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}: ${text}`))));
+        res.on("data", (chunk) => (answer += chunk));
+        res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}: ${answer}`))));
       });
       req.on("error", reject);
       req.end(body);
     });
+}
+
+async function interleaved(job: InterleavedJob): Promise<number[][]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const posts = job.targets.map((target) => poster(agent, target, job.body));
+  const latencies: number[][] = job.targets.map(() => []);
+  for (let i = 0; i < job.warmup + job.requests; i++) {
+    for (const [t, post] of posts.entries()) {
+      const start = performance.now();
+      await post();
+      if (i >= job.warmup) latencies[t].push(performance.now() - start);
+    }
+  }
+  agent.destroy();
+  return latencies.map((l) => l.sort((a, b) => a - b));
+}
+
+async function load(job: LoadJob): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
+  const one = poster(agent, job, job.body);
   const run = async (count: number, record: number[] | null) => {
     let left = count;
     await Promise.all(
@@ -82,8 +111,8 @@ async function load(job: LoadJob): Promise<LoadResult> {
 
 if (process.argv[2] === "upstream") await upstream();
 if (process.argv[2] === "client") {
-  process.on("message", (job: LoadJob) => {
-    load(job).then(
+  process.on("message", (job: LoadJob | InterleavedJob) => {
+    ("targets" in job ? interleaved(job) : load(job)).then(
       (result) => process.send!({ result }),
       (err: Error) => process.send!({ error: err.message }),
     );
