@@ -66,13 +66,18 @@ export class UpstreamPool {
    */
   post(target: UpstreamTarget, body: string, headers: http.OutgoingHttpHeaders, onRequest: (request: http.ClientRequest) => void): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
+      let answered = false;
       const send = (retried: boolean) => {
         const request = target.request(
           { agent: target.agent, hostname: target.hostname, port: target.port, path: target.chatPath, method: "POST", headers },
-          resolve,
+          (response) => {
+            answered = true;
+            resolve(response);
+          },
         );
         request.on("error", (err: NodeJS.ErrnoException) => {
-          if (!retried && request.reusedSocket && STALE_SOCKET_ERRORS.has(err.code ?? "")) return send(true);
+          // After the answer began, a reset is the response's failure (its reader reports it), never a reason to resend.
+          if (!answered && !retried && request.reusedSocket && STALE_SOCKET_ERRORS.has(err.code ?? "")) return send(true);
           reject(err);
         });
         onRequest(request);
