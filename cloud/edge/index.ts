@@ -50,10 +50,10 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
       done(err as Error, undefined);
     }
   });
-  const cache = new DeploymentCache(ctx, settings.stateTtlMs);
+  const cache = new DeploymentCache(ctx, settings.stateTtlMs, (target) => inference.resolve(target));
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
-  chatRoutes(app, ctx, new DeploymentAuth(cache, limiter, lastUsed), inference);
+  chatRoutes(app, ctx, new DeploymentAuth(cache, limiter, lastUsed), cache, inference);
   return {
     async close() {
       cache.close();

@@ -11,6 +11,7 @@ import { FairQueue } from "./fairQueue.js";
 import { resolveBackend } from "./targets.js";
 import type { Backend, ChatEvent, ChatParams, ChatStream } from "./types.js";
 import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
+import { UpstreamPool } from "./upstreamPool.js";
 import { InferenceWorkerProcess } from "./workerProcess.js";
 
 export { InferenceError } from "./types.js";
@@ -71,6 +72,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
     (line) => process.stderr.write(`svc cloud: ${line}\n`),
   );
   const queue = new FairQueue(settings.concurrency, settings.maxWaiting);
+  const upstreams = new UpstreamPool();
   // Warm the child in the background; a failure here is reported again by the first request.
   worker.start().catch(() => undefined);
 
@@ -85,11 +87,14 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
     chat: async (backend, params, options) =>
       backend.kind === "local"
         ? localChat(backend, params, options)
-        : upstreamChat(backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
+        : upstreamChat(upstreams, backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
     get workerPid() {
       return worker.pid;
     },
-    close: () => worker.close(),
+    close: () => {
+      upstreams.close();
+      return worker.close();
+    },
   };
 }
 
