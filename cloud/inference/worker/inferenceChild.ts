@@ -20,6 +20,7 @@ export interface InferenceWorkerSettings {
   threads: number;
   maxModelBytes: number;
   maxContexts: number;
+  contextsPerModel: number;
 }
 
 export async function runInferenceWorker(settings: InferenceWorkerSettings): Promise<void> {

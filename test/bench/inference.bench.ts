@@ -1,0 +1,126 @@
+/**
+ * Local inference through the edge (issue 15) against node-llama-cpp driven directly in this
+ * process, same model (svc-tiny), same prompt, seeds and sampling, measured in the same run:
+ * - 4 concurrent streams: aggregate tokens/s, edge vs 4 contexts decoding side by side;
+ * - 1 stream: decode tokens/s after the first token, edge vs 1 context;
+ * - time to first token of the 4 concurrent streams, edge vs direct.
+ * Rounds alternate edge and direct so that load from other processes hits both alike.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { startCloud } from "../../cloud/serve.js";
+import { settingsFromEnv } from "../../cloud/inference/index.js";
+import { loadLlamaCppModel } from "../../engine/infer/llama-cpp.js";
+import { CloudClient } from "../../sdk/client.js";
+import { percentile, report } from "./stats.js";
+
+const STREAMS = 4;
+const ROUNDS = 8;
+const MAX_TOKENS = 100;
+const TEMPERATURE = 0.8;
+const messages = [{ role: "user" as const, content: "Tell me about cats." }];
+const modelPath = path.resolve(import.meta.dirname, "../../models/svc-tiny.gguf");
+
+interface Run {
+  tokens: number;
+  /** ms from the request (or the evaluate call) to the first token */
+  ttft: number;
+  /** ms from the first token to the last */
+  decodeMs: number;
+}
+
+/** One streamed completion through the edge; counts tokens from the final usage chunk. */
+async function edgeStream(url: string, seed: number): Promise<Run> {
+  const t = performance.now();
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ messages, max_tokens: MAX_TOKENS, temperature: TEMPERATURE, seed, stream: true, stream_options: { include_usage: true } }),
+  });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let first = 0;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    text += decoder.decode(r.value, { stream: true });
+    if (!first && /"content":"[^"]/.test(text)) first = performance.now();
+  }
+  const end = performance.now();
+  const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
+  return { tokens: usage.completion_tokens, ttft: first - t, decodeMs: end - first };
+}
+
+/** The same generation on a context of our own: node-llama-cpp's evaluate loop, nothing else. */
+async function directStream(sequence: LlamaContextSequence, prompt: Token[], seed: number): Promise<Run> {
+  await sequence.clearHistory();
+  const t = performance.now();
+  let first = 0;
+  let tokens = 0;
+  for await (const _token of sequence.evaluate(prompt, { temperature: TEMPERATURE, seed })) {
+    if (!first) first = performance.now();
+    if (++tokens >= MAX_TOKENS) break;
+  }
+  return { tokens, ttft: first - t, decodeMs: performance.now() - first };
+}
+
+/** Runs `count` streams at once, `ROUNDS`-times-interleaved by the caller; aggregate tok/s. */
+async function concurrent(count: number, round: number, one: (i: number, seed: number) => Promise<Run>): Promise<{ wallMs: number; runs: Run[] }> {
+  const t = performance.now();
+  const runs = await Promise.all(Array.from({ length: count }, (_, i) => one(i, round * count + i)));
+  return { wallMs: performance.now() - t, runs };
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-inference-"));
+const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
+const engine = await loadLlamaCppModel({ modelPath, threads: 1 });
+try {
+  const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
+  const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
+  const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
+  await client.createDeployment({ slug: "bench-tiny", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
+  const url = `${cloud.edgeUrl}/d/bench-tiny/v1/chat/completions`;
+
+  const prompt = engine.chatPromptTokens(messages);
+  const contexts = await Promise.all(
+    Array.from({ length: STREAMS }, () => engine.model.createContext({ contextSize: engine.trainContextSize, threads: 1, sequences: 1 })),
+  );
+  const sequences = contexts.map((c) => c.getSequence());
+
+  // Warm both sides: the edge's first requests load the model and fill its pool of contexts.
+  await concurrent(STREAMS, 0, (_i, seed) => edgeStream(url, seed));
+  await concurrent(STREAMS, 0, (i, seed) => directStream(sequences[i], prompt, seed));
+
+  const totals = { edge: { tokens: 0, ms: 0 }, direct: { tokens: 0, ms: 0 } };
+  const ttft = { edge: [] as number[], direct: [] as number[] };
+  const single = { edge: { tokens: 0, ms: 0 }, direct: { tokens: 0, ms: 0 } };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const edge = await concurrent(STREAMS, round, (_i, seed) => edgeStream(url, seed));
+    const direct = await concurrent(STREAMS, round, (i, seed) => directStream(sequences[i], prompt, seed));
+    for (const [side, result] of [["edge", edge], ["direct", direct]] as const) {
+      totals[side].tokens += result.runs.reduce((sum, r) => sum + r.tokens, 0);
+      totals[side].ms += result.wallMs;
+      ttft[side].push(...result.runs.map((r) => r.ttft));
+    }
+    for (const [side, run] of [["edge", await edgeStream(url, round)], ["direct", await directStream(sequences[0], prompt, round)]] as const) {
+      // The first token is not part of the decode interval.
+      single[side].tokens += run.tokens - 1;
+      single[side].ms += run.decodeMs;
+    }
+  }
+  const rate = (t: { tokens: number; ms: number }) => (t.tokens / t.ms) * 1000;
+  ttft.edge.sort((a, b) => a - b);
+  ttft.direct.sort((a, b) => a - b);
+  console.log(`(edge pool: ${settingsFromEnv().concurrency} contexts per model; ${os.availableParallelism()} cores)`);
+  report(`svc-tiny ${STREAMS} concurrent streams, edge`, rate(totals.edge), "tok/s", `${STREAMS} contexts direct`, rate(totals.direct));
+  report("svc-tiny 1 stream decode, edge", rate(single.edge), "tok/s", "1 context direct", rate(single.direct));
+  report(`svc-tiny TTFT p50, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 50), "ms", "direct p50", percentile(ttft.direct, 50), false);
+  report(`svc-tiny TTFT p90, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 90), "ms", "direct p90", percentile(ttft.direct, 90), false);
+  for (const context of contexts) await context.dispose();
+} finally {
+  await engine.dispose();
+  await cloud.close();
+  rmSync(dir, { recursive: true, force: true });
+}
