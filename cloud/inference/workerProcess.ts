@@ -114,6 +114,10 @@ export class InferenceWorkerProcess {
 
   private onMessage(message: FromWorker): void {
     if (message.type === "ready") return;
+    if (message.type === "batch") {
+      for (const one of message.messages) this.onMessage(one);
+      return;
+    }
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (message.type === "text") {

@@ -7,6 +7,7 @@
  * Rounds alternate edge and direct so that load from other processes hits both alike.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
@@ -31,26 +32,34 @@ interface Run {
   decodeMs: number;
 }
 
-/** One streamed completion through the edge; counts tokens from the final usage chunk. */
-async function edgeStream(url: string, seed: number): Promise<Run> {
+/**
+ * One streamed completion through the edge; counts tokens from the final usage chunk. The client
+ * is node:http, not fetch: it shares this process (and the 2 cores) with the cloud, and undici's
+ * per-chunk web streams would cost more CPU than the edge being measured.
+ */
+const agent = new http.Agent({ keepAlive: true });
+function edgeStream(url: string, seed: number): Promise<Run> {
+  const body = JSON.stringify({ messages, max_tokens: MAX_TOKENS, temperature: TEMPERATURE, seed, stream: true, stream_options: { include_usage: true } });
   const t = performance.now();
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ messages, max_tokens: MAX_TOKENS, temperature: TEMPERATURE, seed, stream: true, stream_options: { include_usage: true } }),
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
+      res.setEncoding("utf8");
+      let text = "";
+      let first = 0;
+      res.on("data", (chunk: string) => {
+        text += chunk;
+        if (!first && /"content":"[^"]/.test(text)) first = performance.now();
+      });
+      res.on("end", () => {
+        if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}: ${text}`));
+        const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
+        resolve({ tokens: usage.completion_tokens, ttft: first - t, decodeMs: performance.now() - first });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
   });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let first = 0;
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    text += decoder.decode(r.value, { stream: true });
-    if (!first && /"content":"[^"]/.test(text)) first = performance.now();
-  }
-  const end = performance.now();
-  const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
-  return { tokens: usage.completion_tokens, ttft: first - t, decodeMs: end - first };
 }
 
 /** The same generation on a context of our own: node-llama-cpp's evaluate loop, nothing else. */
@@ -119,6 +128,7 @@ try {
   report(`svc-tiny TTFT p50, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 50), "ms", "direct p50", percentile(ttft.direct, 50), false);
   report(`svc-tiny TTFT p90, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 90), "ms", "direct p90", percentile(ttft.direct, 90), false);
   for (const context of contexts) await context.dispose();
+  agent.destroy();
 } finally {
   await engine.dispose();
   await cloud.close();
