@@ -3,7 +3,9 @@
  * process, same model (svc-tiny), same prompt, seeds and sampling, measured in the same run:
  * - 4 concurrent streams: aggregate tokens/s, edge vs 4 contexts decoding side by side;
  * - 1 stream: decode tokens/s after the first token, edge vs 1 context;
- * - time to first token of the 4 concurrent streams, edge vs direct.
+ * - time to first token of the 4 concurrent streams, edge vs direct;
+ * - why a pool of contexts: 4 sequences of one context (node-llama-cpp batches them into one
+ *   decode per step) vs 4 contexts, both driven directly.
  * Rounds alternate edge and direct so that load from other processes hits both alike. Since that
  * load still swings the rates, the CPU time each side spends per token of the concurrent streams
  * is reported too (edge: the cloud, its HTTP client here and the inference child together), which
@@ -117,12 +119,14 @@ try {
     Array.from({ length: STREAMS }, () => engine.model.createContext({ contextSize: engine.trainContextSize, threads: 1, sequences: 1 })),
   );
   const sequences = contexts.map((c) => c.getSequence());
+  const shared = await engine.model.createContext({ contextSize: engine.trainContextSize * STREAMS, threads: 1, sequences: STREAMS });
+  const sharedSequences = Array.from({ length: STREAMS }, () => shared.getSequence());
 
   // Warm both sides: the edge's first requests load the model and fill its pool of contexts.
   await concurrent(STREAMS, 0, (_i, seed) => edgeStream(url, seed));
   await concurrent(STREAMS, 0, (i, seed) => directStream(sequences[i], prompt, seed));
 
-  const totals = { edge: { tokens: 0, ms: 0 }, direct: { tokens: 0, ms: 0 } };
+  const totals = { edge: { tokens: 0, ms: 0 }, direct: { tokens: 0, ms: 0 }, sequences: { tokens: 0, ms: 0 } };
   const ttft = { edge: [] as number[], direct: [] as number[] };
   const single = { edge: { tokens: 0, ms: 0 }, direct: { tokens: 0, ms: 0 } };
   const cpuMs = { edge: 0, direct: 0 };
@@ -134,6 +138,9 @@ try {
     before = ownCpuMs();
     const direct = await concurrent(STREAMS, round, (i, seed) => directStream(sequences[i], prompt, seed));
     cpuMs.direct += ownCpuMs() - before;
+    const batched = await concurrent(STREAMS, round, (i, seed) => directStream(sharedSequences[i], prompt, seed));
+    totals.sequences.tokens += batched.runs.reduce((sum, r) => sum + r.tokens, 0);
+    totals.sequences.ms += batched.wallMs;
     for (const [side, result] of [["edge", edge], ["direct", direct]] as const) {
       totals[side].tokens += result.runs.reduce((sum, r) => sum + r.tokens, 0);
       totals[side].ms += result.wallMs;
@@ -155,9 +162,10 @@ try {
   report(`svc-tiny ${STREAMS} concurrent streams, edge`, rate(totals.edge), "tok/s", `${STREAMS} contexts direct`, rate(totals.direct));
   report("svc-tiny 1 stream decode, edge", rate(single.edge), "tok/s", "1 context direct", rate(single.direct));
   report(`svc-tiny CPU per token, ${STREAMS} streams, edge`, (cpuMs.edge / totals.edge.tokens) * 1000, "µs", "direct", (cpuMs.direct / totals.direct.tokens) * 1000, false);
+  report(`svc-tiny ${STREAMS} sequences of 1 context, direct`, rate(totals.sequences), "tok/s", `${STREAMS} contexts direct`, rate(totals.direct));
   report(`svc-tiny TTFT p50, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 50), "ms", "direct p50", percentile(ttft.direct, 50), false);
   report(`svc-tiny TTFT p90, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 90), "ms", "direct p90", percentile(ttft.direct, 90), false);
-  for (const context of contexts) await context.dispose();
+  for (const context of [...contexts, shared]) await context.dispose();
   agent.destroy();
 } finally {
   await engine.dispose();

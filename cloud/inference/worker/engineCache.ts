@@ -5,10 +5,14 @@
  * "keep its contexts".
  *
  * Why a pool of contexts and not one context with several sequences: node-llama-cpp decodes all
- * sequences of a context in one batch per step, on that context's thread count, in lock-step; on
- * CPU with small models a batch gains little, while separate contexts decode on separate libuv
- * threads, so streams use every core and one stream's JavaScript overlaps another's decode
- * (ENGINE-NOTES.md: 4 contexts ~3,900 tok/s vs 4 sequences of one context ~630 on 2 cores).
+ * sequences of a context in one batch per step, in lock-step, on that context's threads; more
+ * than one llama.cpp thread per context collapses on a busy CPU (ENGINE-NOTES.md: 67 vs ~2,000
+ * tok/s), so one context decodes on one core however many cores there are. Separate contexts
+ * decode on separate libuv threads and scale with the cores (ENGINE-NOTES.md, 2 idle cores:
+ * 4 contexts ~3,900 tok/s, 4 sequences of one context ~630). On an oversubscribed 2-core machine
+ * the batch's shared per-step cost wins instead (test/bench/inference.bench.ts measured 4
+ * sequences at 1.3-1.5x 4 contexts under a load average of 5-13): pools of several multi-sequence
+ * contexts would get both, and are the next step.
  */
 import { stat } from "node:fs/promises";
 import os from "node:os";
