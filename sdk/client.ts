@@ -80,6 +80,13 @@ export class CloudClient {
   listJobs(): Promise<Job[]> {
     return this.request("GET", "/v1/jobs", { query: this.scope() });
   }
+  /**
+   * The job list as the cloud's raw response (a JSON array of jobs, newest first), for relays
+   * that pass the bytes on without parsing megabytes of jobs (the studio's `/api/jobs`).
+   */
+  openJobList(signal?: AbortSignal): Promise<Response> {
+    return this.send("GET", "/v1/jobs", { query: this.scope(), signal });
+  }
   getJob(jobId: string): Promise<Job> {
     return this.request("GET", `/v1/jobs/${enc(jobId)}`, { query: this.optionalScope() });
   }

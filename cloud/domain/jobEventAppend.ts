@@ -13,6 +13,7 @@ import type { CloudContext } from "../context.js";
 import { HttpError, notFound } from "../http/errors.js";
 import type { JobsTable } from "../store/schema.js";
 import { nowIso } from "./ids.js";
+import { bumpJobListVersions } from "./jobListVersion.js";
 import { statusAfter } from "./jobState.js";
 
 /** Who wrote an event: the cloud itself (cancel, orphan failure), or a worker's claim of the job. */
@@ -44,6 +45,7 @@ const INSERT_CHUNK = 500;
 
 /** A job row as the group has changed it so far, and the columns to write back at the end. */
 interface JobInGroup {
+  projectId: string;
   status: JobStatus;
   lastSeq: number;
   claim: number;
@@ -81,13 +83,13 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
   const outcomes = await ctx.db.transaction().execute(async (trx): Promise<AppendOutcome[]> => {
     // Sorted, so two groups locking the same jobs on PostgreSQL take the row locks in one order.
     const ids = [...new Set(items.map((item) => item.jobId))].sort();
-    let select = trx.selectFrom("jobs").select(["id", "status", "last_seq", "claim", "worker_seq"]).where("id", "in", ids).orderBy("id");
+    let select = trx.selectFrom("jobs").select(["id", "project_id", "status", "last_seq", "claim", "worker_seq"]).where("id", "in", ids).orderBy("id");
     // PostgreSQL: hold the rows until commit so two writers cannot take the same seq. SQLite
     // transactions already run one at a time.
     if (ctx.dialect === "postgres") select = select.forUpdate();
     const jobs = new Map<string, JobInGroup>();
     for (const row of await select.execute()) {
-      jobs.set(row.id, { status: row.status as JobStatus, lastSeq: Number(row.last_seq), claim: Number(row.claim), workerSeq: Number(row.worker_seq), changes: null });
+      jobs.set(row.id, { projectId: row.project_id, status: row.status as JobStatus, lastSeq: Number(row.last_seq), claim: Number(row.claim), workerSeq: Number(row.worker_seq), changes: null });
     }
     const rows: { job_id: string; seq: number; type: string; data: string; created_at: string }[] = [];
     const result = items.map((item): AppendOutcome => {
@@ -103,9 +105,14 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
         throw err;
       }
     });
+    const listsChanged: string[] = [];
     for (const [id, job] of jobs) {
-      if (job.changes) await trx.updateTable("jobs").set(job.changes).where("id", "=", id).execute();
+      if (!job.changes) continue;
+      await trx.updateTable("jobs").set(job.changes).where("id", "=", id).execute();
+      if (job.changes.status !== undefined) listsChanged.push(job.projectId);
     }
+    // After the job rows: every writer locks jobs first, then versions, so none waits in a cycle.
+    await bumpJobListVersions(trx, listsChanged);
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto("job_events").values(rows.slice(i, i + INSERT_CHUNK)).execute();
     return result;
   });

@@ -10,6 +10,7 @@ import { HttpError, notFound } from "../http/errors.js";
 import type { JobsTable } from "../store/schema.js";
 import { newId, nowIso } from "./ids.js";
 import { appendJobEvent, StaleClaimError } from "./jobEventAppend.js";
+import { bumpJobListVersions } from "./jobListVersion.js";
 import { isTerminal, JobEndedError } from "./jobState.js";
 
 export interface CreateJobInput {
@@ -39,7 +40,10 @@ export async function createJob(ctx: CloudContext, input: CreateJobInput): Promi
     started_at: null,
     finished_at: null,
   };
-  await ctx.db.insertInto("jobs").values(row).execute();
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.insertInto("jobs").values(row).execute();
+    await bumpJobListVersions(trx, [row.project_id]);
+  });
   return toJob(row);
 }
 

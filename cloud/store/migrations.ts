@@ -190,11 +190,28 @@ const jobClaims: Migration = {
   },
 };
 
+/**
+ * A version per project's job list, raised in the transaction of every change a `Job` shows (a
+ * job created, a status change): `GET /v1/jobs` keeps the serialised list in memory and reads
+ * only this row to know it is still current, also when other cloud instances share PostgreSQL.
+ * A project with no row has version 0.
+ */
+const jobListVersions: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("job_list_versions")
+      .addColumn("project_id", "text", (c) => c.primaryKey().references("projects.id"))
+      .addColumn("version", "integer", (c) => c.notNull())
+      .execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
   "0002_base_model_facts": baseModelFacts,
   "0003_job_claims": jobClaims,
+  "0004_job_list_versions": jobListVersions,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -21,7 +21,7 @@ const SUBSCRIBERS = 10;
 const JOBS = 10_000;
 
 async function rawSqliteInsertRate(dir: string): Promise<number> {
-  const db = new Database(path.join(dir, "raw.db"));
+  const db = new Database(path.join(dir, `raw-${Math.random().toString(36).slice(2)}.db`));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.exec("create table e (job_id text, seq integer, type text, data text, created_at text, primary key (job_id, seq))");
@@ -33,8 +33,9 @@ async function rawSqliteInsertRate(dir: string): Promise<number> {
   return rate;
 }
 
-async function eventPipelineRate(dir: string): Promise<{ stored: number; delivered: number }> {
-  const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
+/** One job's events through the worker link, with `subscribers` SSE readers of the job in the same process. */
+async function eventPipelineRate(dir: string, subscribers: number): Promise<{ stored: number; delivered: number }> {
+  const cloud = await startCloud({ dataDir: path.join(dir, `cloud-${subscribers}-${Math.random().toString(36).slice(2)}`), port: 0, edgePort: 0 });
   try {
     const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
     const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
@@ -57,7 +58,7 @@ async function eventPipelineRate(dir: string): Promise<{ stored: number; deliver
       ws.on("message", onAssign);
     });
 
-    const subscribers = Array.from({ length: SUBSCRIBERS }, async () => {
+    const readers = Array.from({ length: subscribers }, async () => {
       let count = 0;
       for await (const _event of client.jobEvents(job.id)) {
         count += 1;
@@ -77,9 +78,9 @@ async function eventPipelineRate(dir: string): Promise<{ stored: number; deliver
       ws.send(JSON.stringify({ type: "event", jobId: job.id, claim, seq, eventType: "training.log", data: { step: seq, loss: 1 / seq } }));
     }
     const storedAt = await allAcked;
-    const deliveredAt = Math.max(...(await Promise.all(subscribers)));
+    const deliveredAt = Math.max(storedAt, ...(await Promise.all(readers)));
     ws.close();
-    return { stored: EVENTS / ((storedAt - t) / 1000), delivered: (EVENTS * SUBSCRIBERS) / ((deliveredAt - t) / 1000) };
+    return { stored: EVENTS / ((storedAt - t) / 1000), delivered: (EVENTS * subscribers) / ((deliveredAt - t) / 1000) };
   } finally {
     await cloud.close();
   }
@@ -140,9 +141,17 @@ async function authLatency(dir: string): Promise<{ p50: number; p99: number; bar
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-"));
 try {
-  const raw = await rawSqliteInsertRate(dir);
-  const pipeline = await eventPipelineRate(dir);
-  report("event append via worker link (stored)", pipeline.stored, "ev/s", "raw SQLite insert", raw);
+  // Best of 3 for each side, alternating, so a burst of load from elsewhere does not decide the ratio.
+  const raws: number[] = [];
+  const alone: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    raws.push(await rawSqliteInsertRate(dir));
+    alone.push((await eventPipelineRate(dir, 0)).stored);
+  }
+  const raw = Math.max(...raws);
+  report("event append via worker link (stored)", Math.max(...alone), "ev/s", "raw SQLite insert", raw);
+  const pipeline = await eventPipelineRate(dir, SUBSCRIBERS);
+  report(`  same, with ${SUBSCRIBERS} SSE readers in-process`, pipeline.stored, "ev/s", "raw SQLite insert", raw);
   report(`SSE fan-out to ${SUBSCRIBERS} subscribers (delivered)`, pipeline.delivered, "ev/s", "raw SQLite insert", raw);
   const jobList = await jobListLatency(dir);
   report(`GET /v1/jobs, ${JOBS} jobs (${(jobList.bytes / 1e6).toFixed(2)} MB), p50`, jobList.list50, "ms", "static file p50", jobList.file50, false);
