@@ -17,8 +17,11 @@ export class JobListCache {
   private readonly entries = new Map<string, { version: number; body: Buffer }>();
   private bytes = 0;
 
-  /** The project's job list as JSON bytes, newest job first. */
-  async body(ctx: CloudContext, projectId: string): Promise<Buffer> {
+  /**
+   * The project's job list as JSON bytes, newest job first, and the version it is at least as new
+   * as (an entity tag for it: a later change always raises the version past it).
+   */
+  async body(ctx: CloudContext, projectId: string): Promise<{ version: number; body: Buffer }> {
     // The version is read before the rows: a list built from rows read afterwards is at least as
     // new as the version it is kept under, never older (at worst it is rebuilt once more).
     const version = await jobListVersion(ctx, projectId);
@@ -26,17 +29,18 @@ export class JobListCache {
     if (kept && kept.version === version) {
       this.entries.delete(projectId); // re-insert: Map order is the recency order
       this.entries.set(projectId, kept);
-      return kept.body;
+      return kept;
     }
     const body = Buffer.from(JSON.stringify(await listJobs(ctx, projectId)));
     this.forget(projectId);
-    this.entries.set(projectId, { version, body });
+    const entry = { version, body };
+    this.entries.set(projectId, entry);
     this.bytes += body.byteLength;
     for (const [oldest] of this.entries) {
       if (this.bytes <= MAX_BYTES || oldest === projectId) break;
       this.forget(oldest);
     }
-    return body;
+    return entry;
   }
 
   private forget(projectId: string): void {

@@ -2,27 +2,28 @@
  * Jobs: the full list (no pagination, SPEC section 8), one job, cancel, artifacts, and the event
  * stream relayed from the cloud with resume.
  */
-import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
 import { EVENT_STREAM_ROUTE } from "../guard.js";
+import { RelayedJobList } from "../relayedJobList.js";
 import { lastEventIdOf, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
 type JobParams = { Params: { id: string } };
 
 export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): void {
+  const keptJobList = new RelayedJobList();
+
   /**
    * Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call.
-   * Otherwise the cloud's bytes are relayed as they come (its full list in its order): parsing
-   * and re-serialising megabytes of jobs cost more than the cloud took to answer.
+   * Otherwise the cloud's bytes are relayed unchanged (its full list in its order): parsing and
+   * re-serialising megabytes of jobs cost more than the cloud took to answer.
    */
   app.get("/api/jobs", async (_request, reply) => {
     const client = await ctx.sessions.existingProjectClient();
     if (!client) return [];
-    const upstream = await client.openJobList();
-    reply.type(upstream.headers.get("content-type") ?? "application/json; charset=utf-8");
-    return reply.send(upstream.body ? Readable.fromWeb(upstream.body as import("node:stream/web").ReadableStream<Uint8Array>) : "[]");
+    const list = await keptJobList.fetch(client);
+    return reply.type(list.contentType).send(list.body);
   });
 
   /** A client scoped to the project when there is one; jobs by id work without a scope too. */

@@ -126,9 +126,10 @@ for (const dialect of ["sqlite", "postgres"] as const) {
 
     it("keeps the job list while nothing changed and follows every change, also one made through another connection", async () => {
       const cache = new JobListCache();
-      const list = async () => JSON.parse((await cache.body(ctx, "p")).toString("utf8")) as { id: string; status: string; artifactCount: number }[];
+      const list = async () => JSON.parse((await cache.body(ctx, "p")).body.toString("utf8")) as { id: string; status: string; artifactCount: number }[];
       const before = await list();
-      assert.equal(await cache.body(ctx, "p"), await cache.body(ctx, "p"), "an unchanged list was built again");
+      const firstVersion = (await cache.body(ctx, "p")).version;
+      assert.equal((await cache.body(ctx, "p")).body, (await cache.body(ctx, "p")).body, "an unchanged list was built again");
 
       const { job, worker } = await claimedJob("listed");
       let listed = await list();
@@ -138,7 +139,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       await appendJobEvents(ctx, [worker(1, "training.started")]);
       assert.equal((await list())[0].status, "running");
       await appendJobEvents(ctx, [worker(2, "training.log", { step: 1 })]);
-      assert.equal(await cache.body(ctx, "p"), await cache.body(ctx, "p"), "a log event does not change the list");
+      assert.equal((await cache.body(ctx, "p")).body, (await cache.body(ctx, "p")).body, "a log event does not change the list");
 
       // Another cloud instance (its own connection to the same store) finishes the job.
       const other = await openStore({ dataDir: tmp.path, databaseUrl: cluster?.url });
@@ -150,6 +151,8 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       }
       listed = await list();
       assert.deepEqual([listed[0].status, listed[0].artifactCount], ["completed", 3]);
+      // Created, started, completed: three changes, each a new version (the list's entity tag).
+      assert.equal((await cache.body(ctx, "p")).version, firstVersion + 3);
       assert.equal(listed.length, before.length + 1);
     });
   });
