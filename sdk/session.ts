@@ -19,6 +19,8 @@ export interface SessionOptions {
   projectDir: string;
   /** Mint anonymous credentials when the credentials file is absent (default true). */
   mintAnonymous?: boolean;
+  /** Credentials the caller has just read (saves reading the file again on a hot path). */
+  credentials?: Credentials;
 }
 
 export class ProjectSession {
@@ -28,7 +30,7 @@ export class ProjectSession {
   ) {}
 
   static async open(options: SessionOptions): Promise<ProjectSession> {
-    let credentials = await readCredentials();
+    let credentials = options.credentials ?? (await readCredentials());
     if (!credentials) {
       if (options.mintAnonymous === false) throw new Error("no credentials: run `svc login`, or let svc create anonymous credentials");
       credentials = await mintAnonymousCredentials();

@@ -14,9 +14,11 @@ export class SessionSource {
 
   constructor(readonly projectDir: string) {}
 
-  async open(): Promise<ProjectSession> {
+  /** `known`: the credentials file as the caller just read it (null: absent), to not read it twice. */
+  async open(known?: Credentials | null): Promise<ProjectSession> {
     if (this.minting) return this.minting;
-    if (await readCredentials()) return ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false });
+    const credentials = known === undefined ? await readCredentials() : known;
+    if (credentials) return ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false, credentials });
     this.minting ??= ProjectSession.open({ projectDir: this.projectDir }).finally(() => (this.minting = null));
     return this.minting;
   }
@@ -27,9 +29,10 @@ export class SessionSource {
    * upstream call may happen, not even minting anonymous credentials (SPEC section 2).
    */
   async existingProjectClient(): Promise<CloudClient | null> {
-    const state = await readProjectState(this.projectDir);
+    // Both files at once (reading is no upstream call); `/api/jobs` runs this on every request.
+    const [state, credentials] = await Promise.all([readProjectState(this.projectDir), readCredentials()]);
     if (!state) return null;
-    return (await this.open()).client(state.projectId);
+    return (await this.open(credentials)).client(state.projectId);
   }
 
   /** `GET|POST /api/credentials`: which credentials are in use, minting anonymous ones if none exist. Never the token. */
