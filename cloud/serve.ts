@@ -33,6 +33,8 @@ export interface CloudOptions {
   deployDomain?: string;
   logger?: boolean;
   datasetBytes?: number;
+  /** Largest artifact a worker may upload (default 512 MiB). */
+  artifactBytes?: number;
 }
 
 export interface DaemonInfo {
@@ -71,7 +73,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     events: new JobEventBus(),
     metrics: createMetrics(),
     tokenResolvers: [],
-    limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: 512 * 1024 * 1024 },
+    limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: options.artifactBytes ?? 512 * 1024 * 1024 },
     deploymentChanges: new DeploymentChangeNotifier(),
     openStreams: new OpenStreams(),
     storage: new StorageHealth(options.dataDir, (line) => process.stderr.write(`${line}\n`), async () => {

@@ -80,6 +80,14 @@ export class CloudClient {
   listJobs(): Promise<Job[]> {
     return this.request("GET", "/v1/jobs", { query: this.scope() });
   }
+  /**
+   * The job list as the cloud's raw response (a JSON array of jobs, newest first, with an ETag),
+   * for relays that pass the bytes on without parsing megabytes of jobs (the studio's
+   * `/api/jobs`). With the ETag of a list the caller kept, an unchanged list answers 304 and no body.
+   */
+  openJobList(ifNoneMatch?: string): Promise<Response> {
+    return this.send("GET", "/v1/jobs", { query: this.scope(), headers: ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}, notModified: true });
+  }
   getJob(jobId: string): Promise<Job> {
     return this.request("GET", `/v1/jobs/${enc(jobId)}`, { query: this.optionalScope() });
   }
@@ -213,7 +221,7 @@ export class CloudClient {
       const fresh = await this.options.refreshToken(token);
       if (fresh) return this.send(method, path, init, true);
     }
-    if (!response.ok) {
+    if (!response.ok && !(init.notModified && response.status === 304)) {
       const text = await response.text();
       let parsed: unknown = null;
       try {
@@ -236,6 +244,8 @@ interface RequestInit_ {
   auth?: boolean;
   /** Streaming responses get no overall timeout. */
   stream?: boolean;
+  /** A conditional request: 304 Not Modified is an answer, not an error. */
+  notModified?: boolean;
 }
 
 const enc = encodeURIComponent;

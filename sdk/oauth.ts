@@ -2,6 +2,7 @@
 import type { OAuthCredentials } from "./credentials.js";
 
 export const OAUTH_CLIENT_ID = "svc-cli";
+const OAUTH_TIMEOUT_MS = 30_000;
 
 export interface DeviceCode {
   device_code: string;
@@ -24,6 +25,10 @@ async function postForm<T>(url: string, form: Record<string, string>): Promise<{
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(form),
+    // A token endpoint that never answers must not hang `svc login` or every request waiting on a refresh.
+    signal: AbortSignal.timeout(OAUTH_TIMEOUT_MS),
+  }).catch((err: Error) => {
+    throw new Error(err.name === "TimeoutError" ? `${url} did not answer within ${OAUTH_TIMEOUT_MS / 1000} s` : `cannot reach ${url}: ${err.message}`);
   });
   return { status: response.status, body: await response.json() };
 }

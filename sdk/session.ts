@@ -21,6 +21,8 @@ export interface SessionOptions {
   mintAnonymous?: boolean;
   /** Where to mint them: default SVC_CLOUD_URL, else the local daemon (started if needed). */
   cloudUrl?: string;
+  /** Credentials the caller has just read (saves reading the file again on a hot path). */
+  credentials?: Credentials;
 }
 
 export class ProjectSession {
@@ -32,7 +34,7 @@ export class ProjectSession {
 
   static async open(options: SessionOptions): Promise<ProjectSession> {
     const manager = CredentialManager.for();
-    let credentials = await manager.read();
+    let credentials = options.credentials ?? (await manager.read());
     if (!credentials) {
       if (options.mintAnonymous === false) throw new Error("no credentials: run `svc login`, or let svc create anonymous credentials");
       credentials = await mintAnonymousCredentials(options.cloudUrl);

@@ -20,13 +20,14 @@ export class SessionSource {
     private readonly cloudUrl?: string,
   ) {}
 
-  async open(): Promise<ProjectSession> {
+  /** `known`: the credentials file as the caller just read it (null: absent), to not read it twice. */
+  async open(known?: Credentials | null): Promise<ProjectSession> {
     if (this.minting) return this.minting;
-    const credentials = await readCredentials();
+    const credentials = known === undefined ? await readCredentials() : known;
     if (credentials) {
       const kept = this.session;
       if (kept && kept.credentialKind === credentials.kind && kept.cloudUrl === credentials.cloudUrl) return kept;
-      return (this.session = await ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false }));
+      return (this.session = await ProjectSession.open({ projectDir: this.projectDir, mintAnonymous: false, credentials }));
     }
     this.minting ??= ProjectSession.open({ projectDir: this.projectDir, cloudUrl: this.cloudUrl })
       .then((session) => (this.session = session))
@@ -40,9 +41,10 @@ export class SessionSource {
    * upstream call may happen, not even minting anonymous credentials (SPEC section 2).
    */
   async existingProjectClient(): Promise<CloudClient | null> {
-    const state = await readProjectState(this.projectDir);
+    // Both files at once (reading is no upstream call); `/api/jobs` runs this on every request.
+    const [state, credentials] = await Promise.all([readProjectState(this.projectDir), readCredentials()]);
     if (!state) return null;
-    return (await this.open()).client(state.projectId);
+    return (await this.open(credentials)).client(state.projectId);
   }
 
   /** `GET|POST /api/credentials`: which credentials are in use, minting anonymous ones if none exist. Never the token. */

@@ -23,7 +23,8 @@ options (serve, start):
 
 environment: SVC_DATABASE_URL=postgres://... stores data in PostgreSQL instead of SQLite;
 SVC_DEPLOY_DOMAIN overrides the domain deployments answer under; SVC_MAX_DATASET_BYTES caps
-dataset uploads (default 50 MiB).`;
+dataset uploads (default 50 MiB), SVC_MAX_ARTIFACT_BYTES a worker's artifact uploads (default
+512 MiB); SVC_TRUSTED_PROXIES lists the proxies whose X-Forwarded-For is believed (none by default).`;
 
 const OPTIONS = {
   port: { type: "string" },
@@ -103,6 +104,7 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
       databaseUrl: process.env.SVC_DATABASE_URL || undefined,
       deployDomain: process.env.SVC_DEPLOY_DOMAIN || undefined,
       datasetBytes: process.env.SVC_MAX_DATASET_BYTES ? Number(process.env.SVC_MAX_DATASET_BYTES) : undefined,
+      artifactBytes: process.env.SVC_MAX_ARTIFACT_BYTES ? Number(process.env.SVC_MAX_ARTIFACT_BYTES) : undefined,
     });
   } catch (err) {
     process.off("SIGINT", onSignal);

@@ -2,14 +2,16 @@
  * Jobs and their append-only event log. Each event gets the next `seq` of its job inside the same
  * transaction that stores it (and that moves the job's status through `jobState.ts`), so the SSE
  * `id:` sequence per job is gap-free and monotonic, and an event that was acknowledged
- * (transaction committed) survives a crash.
+ * (transaction committed) survives a crash. Appending lives in `jobEventAppend.ts`.
  */
 import type { Job, JobEvent, JobEventType, JobStatus } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { HttpError, notFound } from "../http/errors.js";
 import type { JobsTable } from "../store/schema.js";
 import { newId, nowIso } from "./ids.js";
-import { isTerminal, JobEndedError, statusAfter } from "./jobState.js";
+import { appendJobEvent, StaleClaimError } from "./jobEventAppend.js";
+import { bumpJobListVersions } from "./jobListVersion.js";
+import { isTerminal, JobEndedError } from "./jobState.js";
 
 export interface CreateJobInput {
   projectId: string;
@@ -38,7 +40,10 @@ export async function createJob(ctx: CloudContext, input: CreateJobInput): Promi
     started_at: null,
     finished_at: null,
   };
-  await ctx.db.insertInto("jobs").values(row).execute();
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.insertInto("jobs").values(row).execute();
+    await bumpJobListVersions(trx, [row.project_id]);
+  });
   return toJob(row);
 }
 
@@ -67,77 +72,8 @@ export async function requireJobInProject(ctx: CloudContext, projectIds: string[
 
 export { isTerminal } from "./jobState.js";
 
-/** Who wrote an event: the cloud itself (cancel, orphan failure), or a worker's claim of the job. */
-export type EventOrigin = { kind: "cloud" } | { kind: "worker"; claim: number; seq: number };
-
-export const CLOUD: EventOrigin = { kind: "cloud" };
-
-export type AppendResult = { event: JobEvent; duplicate: false } | { event: null; duplicate: true };
-
-/** The event or upload came from a claim of the job that is no longer the current one. */
-export class StaleClaimError extends HttpError {
-  constructor(jobId: string, sent: unknown, current: number) {
-    super(409, "stale_claim", `job ${jobId} is held by claim ${current}; claim ${String(sent)} is stale and was refused`);
-  }
-}
-
-/**
- * Appends one event: the one way a job's events and status change. Every event, cloud-written or
- * not, takes the job's next `seq` (`last_seq + 1`), so the log is one gap-free sequence. A
- * worker's event must carry the current claim (fencing) and its own number, checked against
- * `worker_seq`: a replay of a stored number is reported as a duplicate instead of being stored
- * twice, and a gap is refused. The state machine (`jobState.ts`) refuses events of an ended job.
- */
-export async function appendJobEvent(
-  ctx: CloudContext,
-  jobId: string,
-  type: JobEventType,
-  data: Record<string, unknown>,
-  origin: EventOrigin = CLOUD,
-): Promise<AppendResult> {
-  const now = nowIso();
-  const result = await ctx.db.transaction().execute(async (trx): Promise<AppendResult> => {
-    let select = trx.selectFrom("jobs").select(["status", "last_seq", "claim", "worker_seq"]).where("id", "=", jobId);
-    // PostgreSQL: hold the row until commit so two writers cannot take the same seq. SQLite
-    // transactions already run one at a time.
-    if (ctx.dialect === "postgres") select = select.forUpdate();
-    const job = await select.executeTakeFirst();
-    if (!job) throw notFound(`job ${jobId}`);
-    let workerSeq = Number(job.worker_seq);
-    if (origin.kind === "worker") {
-      if (origin.claim !== Number(job.claim)) throw new StaleClaimError(jobId, origin.claim, Number(job.claim));
-      if (origin.seq <= workerSeq) return { event: null, duplicate: true };
-      if (origin.seq !== workerSeq + 1) throw new HttpError(409, "sequence_gap", `event seq ${origin.seq} does not follow ${workerSeq}`);
-      workerSeq = origin.seq;
-    }
-    const current = job.status as JobStatus;
-    const status = statusAfter(jobId, current, type);
-    const seq = Number(job.last_seq) + 1;
-    await trx
-      .updateTable("jobs")
-      .set({
-        last_seq: seq,
-        worker_seq: workerSeq,
-        ...(status !== current
-          ? {
-              status,
-              ...(status === "running" ? { started_at: now } : { finished_at: now }),
-              ...(type === "training.completed" && typeof data.artifacts === "number" ? { artifact_count: data.artifacts } : {}),
-              ...(type === "training.failed" ? { error: String(data.error ?? "training failed") } : {}),
-            }
-          : {}),
-      })
-      .where("id", "=", jobId)
-      .execute();
-    await trx.insertInto("job_events").values({ job_id: jobId, seq, type, data: JSON.stringify(data), created_at: now }).execute();
-    return { event: { seq, type, data, createdAt: now }, duplicate: false };
-  });
-  if (result.event) {
-    ctx.metrics.eventsAppended.inc({ type });
-    ctx.events.publish(jobId, result.event);
-  }
-  return result;
-}
+export { appendJobEvent, appendJobEvents, CLOUD, StaleClaimError } from "./jobEventAppend.js";
+export type { AppendOutcome, AppendResult, EventOrigin, EventToAppend } from "./jobEventAppend.js";
 
 /**
  * Ends a job that has not ended, by the cloud's own `training.cancelled` event: cancel must end a

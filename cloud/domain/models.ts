@@ -69,6 +69,8 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
     }
     await trx.insertInto("base_models").values(row).execute();
   });
+  // The edge caches which backend serves each deployment; a replaced model may change it.
+  ctx.deploymentChanges.changedAll();
   return toModel(row);
 }
 

@@ -10,14 +10,14 @@ import type { InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
 import { answerChat } from "../inference/answerChat.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
-import type { DeploymentState } from "./deploymentCache.js";
+import type { DeploymentCache, DeploymentState } from "./deploymentCache.js";
 import { EdgeError, edgeNotFound } from "./errors.js";
 import { slugFromHost } from "./hostRouting.js";
 
 /** Names the top-level request fields the edge accepted but does not know (comma-separated). */
 export const IGNORED_FIELDS_HEADER = "x-svc-ignored-fields";
 
-export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, inference: InferenceService): void {
+export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService): void {
   const hostSlug = (request: FastifyRequest) => {
     const slug = slugFromHost(request.host, ctx.deployDomain);
     if (!slug) throw edgeNotFound(`no deployment answers at host ${request.host}; use http://<slug>.${ctx.deployDomain}/v1 or ${ctx.edgeUrl}/d/<slug>/v1`);
@@ -46,7 +46,7 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
       void reply.header(IGNORED_FIELDS_HEADER, chat.ignored.join(", "));
       request.log.warn({ ignored: chat.ignored }, "request fields ignored");
     }
-    const backend = await inference.resolve(deployment.target);
+    const backend = deployment.backend ?? (await cache.backend(deployment));
     await answerChat(reply, inference, backend, chat, { model: deployment.slug, queueKey: deployment.id });
   };
 

@@ -1,13 +1,19 @@
 /**
  * What the edge needs to know about a deployment on every request (enabled, auth mode, key
- * hashes, target), cached per slug. An entry is dropped when the control plane reports a change
- * (same process: immediate) and otherwise lives at most `ttlMs` (other processes: the bound on
+ * hashes, target and the backend serving it), cached per slug, so a request touches no database.
+ * An entry is dropped when the control plane reports a change (same process: immediate; a base
+ * model change drops them all) and otherwise lives at most `ttlMs` (other processes: the bound on
  * how late a revoked key or a disabled deployment can still be honoured). Lookups of the same
  * slug while a load is running share that load.
+ *
+ * A slug in use is reloaded in the background once half its TTL has passed, and the fresh state
+ * replaces the old one only when it is loaded, so requests under steady traffic never wait for
+ * the database; the TTL is still counted from the start of the load that read the state.
  */
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { targetOf } from "../domain/deployments.js";
+import type { Backend } from "../inference/index.js";
 
 export interface DeploymentState {
   id: string;
@@ -20,12 +26,21 @@ export interface DeploymentState {
   keys: Map<string, { id: string; hash: string }>;
   /** Display prefixes of the enabled keys (the failed-auth limiter keys its buckets by them). */
   keyPrefixes: Set<string>;
+  /**
+   * The backend serving the target, when it could be resolved with this state. Unset when it
+   * could not (a job's adapter not written yet): the request resolves it again, and reports why not.
+   */
+  backend?: Backend;
 }
+
+export type BackendResolver = (target: DeploymentTarget) => Promise<Backend>;
 
 interface Entry {
   /** null: no servable deployment (unknown, disabled or deleted). */
   state: Promise<DeploymentState | null>;
   expiresAt: number;
+  refreshAt: number;
+  refreshing: boolean;
 }
 
 export class DeploymentCache {
@@ -35,24 +50,49 @@ export class DeploymentCache {
   constructor(
     private readonly ctx: CloudContext,
     private readonly ttlMs: number,
+    private readonly resolveBackend: BackendResolver,
+    /** The clock TTLs are counted on (tests move it instead of waiting). */
+    private readonly now: () => number = Date.now,
   ) {
-    this.unsubscribe = ctx.deploymentChanges.subscribe((slug) => this.entries.delete(slug));
+    this.unsubscribe = ctx.deploymentChanges.subscribe((slug) => (slug === null ? this.entries.clear() : this.entries.delete(slug)));
   }
 
   get(slug: string): Promise<DeploymentState | null> {
-    const now = Date.now();
+    const now = this.now();
     const cached = this.entries.get(slug);
-    if (cached && cached.expiresAt > now) return cached.state;
-    const entry: Entry = { state: this.load(slug), expiresAt: now + this.ttlMs };
+    if (cached && cached.expiresAt > now) {
+      if (now >= cached.refreshAt && !cached.refreshing) this.refresh(slug, cached, now);
+      return cached.state;
+    }
+    const entry = this.entry(slug, now);
     this.entries.set(slug, entry);
     // A failed load (database hiccup) must not be cached.
     entry.state.catch(() => this.entries.get(slug) === entry && this.entries.delete(slug));
     return entry.state;
   }
 
+  /** The backend of a state: cached with it, else resolved now (throws the 503 that says why not). */
+  async backend(state: DeploymentState): Promise<Backend> {
+    if (state.backend) return state.backend;
+    state.backend = await this.resolveBackend(state.target);
+    return state.backend;
+  }
+
   close(): void {
     this.unsubscribe();
     this.entries.clear();
+  }
+
+  private entry(slug: string, now: number): Entry {
+    return { state: this.load(slug), expiresAt: now + this.ttlMs, refreshAt: now + this.ttlMs / 2, refreshing: false };
+  }
+
+  /** Loads the slug again and swaps the result in, unless a change notification dropped `current` meanwhile. */
+  private refresh(slug: string, current: Entry, now: number): void {
+    current.refreshing = true;
+    const next = this.entry(slug, now);
+    // A failed refresh leaves `current` to expire; the next request then loads as usual.
+    next.state.then(() => this.entries.get(slug) === current && this.entries.set(slug, next)).catch(() => undefined);
   }
 
   private async load(slug: string): Promise<DeploymentState | null> {
@@ -64,15 +104,18 @@ export class DeploymentCache {
       .where("deployment_id", "=", row.id)
       .where("enabled", "=", 1)
       .execute();
+    const target = targetOf(row);
     return {
       id: row.id,
       slug: row.slug,
       projectId: row.project_id,
       authMode: row.auth_mode === "none" ? "none" : "fixed_api_key",
-      target: targetOf(row),
+      target,
       createdAt: row.created_at,
       keys: new Map(keys.map((k) => [k.key_hash, { id: k.id, hash: k.key_hash }])),
       keyPrefixes: new Set(keys.map((k) => k.prefix)),
+      // Not resolvable now is not a failed load: the request resolves it again and answers why.
+      backend: await this.resolveBackend(target).catch(() => undefined),
     };
   }
 }

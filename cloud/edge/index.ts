@@ -51,12 +51,12 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
       done(err as Error, undefined);
     }
   });
-  const cache = new DeploymentCache(ctx, settings.stateTtlMs);
+  const cache = new DeploymentCache(ctx, settings.stateTtlMs, (target) => inference.resolve(target));
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
   const auth = new DeploymentAuth(cache, limiter, lastUsed);
-  chatRoutes(app, ctx, auth, inference);
-  responsesRoutes(app, ctx, auth, inference);
+  chatRoutes(app, ctx, auth, cache, inference);
+  responsesRoutes(app, ctx, auth, cache, inference);
   return {
     async close() {
       cache.close();

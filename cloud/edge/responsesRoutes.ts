@@ -10,10 +10,11 @@ import { parseResponsesRequest } from "../inference/responsesRequest.js";
 import { answerResponses } from "../inference/responsesResponse.js";
 import { IGNORED_FIELDS_HEADER } from "./chatRoutes.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
+import type { DeploymentCache } from "./deploymentCache.js";
 import { edgeNotFound } from "./errors.js";
 import { slugFromHost } from "./hostRouting.js";
 
-export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, inference: InferenceService): void {
+export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService): void {
   const hostSlug = (request: FastifyRequest) => {
     const slug = slugFromHost(request.host, ctx.deployDomain);
     if (!slug) throw edgeNotFound(`no deployment answers at host ${request.host}; use http://<slug>.${ctx.deployDomain}/v1 or ${ctx.edgeUrl}/d/<slug>/v1`);
@@ -28,7 +29,8 @@ export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: D
       void reply.header(IGNORED_FIELDS_HEADER, parsed.chat.ignored.join(", "));
       request.log.warn({ ignored: parsed.chat.ignored }, "request fields ignored");
     }
-    const backend = await inference.resolve(deployment.target);
+    // The backend is resolved once per deployment state and kept beside it, as for chat.
+    const backend = deployment.backend ?? (await cache.backend(deployment));
     await answerResponses(reply, inference, backend, parsed, { model: deployment.slug, queueKey: deployment.id });
   };
 

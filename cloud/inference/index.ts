@@ -5,6 +5,7 @@
  * `chat()` admits a request (fair queue, 429 beyond its bound) and returns the stream of its
  * text; the HTTP layers (cloud/edge, cloud/routes/inference.ts) turn that into OpenAI JSON/SSE.
  */
+import os from "node:os";
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { FairQueue } from "./fairQueue.js";
@@ -12,6 +13,7 @@ import { resolveBackend } from "./targets.js";
 import { localToolPlan } from "./tools.js";
 import type { Backend, ChatCall, ChatEvent, ChatStream } from "./types.js";
 import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
+import { UpstreamPool } from "./upstreamPool.js";
 import { InferenceWorkerProcess } from "./workerProcess.js";
 
 export { InferenceError } from "./types.js";
@@ -35,14 +37,18 @@ export interface InferenceService {
 }
 
 export interface InferenceSettings {
-  /** Generations running at once in the child; 1 suits 2 cores with 1 llama.cpp thread each. */
+  /**
+   * Generations decoding at once in the child, each on a context of its own (so also the pool
+   * size per model and adapter). Default twice the cores: with 1 llama.cpp thread per context,
+   * two contexts per core keep a core busy while the other's stream is in JavaScript.
+   */
   concurrency: number;
   /** Requests allowed to wait beyond those running; more get 429. */
   maxWaiting: number;
   threads: number;
   /** Bound on loaded base-model weights (bytes of GGUF) in the child. */
   maxModelBytes: number;
-  /** Bound on llama.cpp contexts (one per model+adapter pair) in the child. */
+  /** Bound on llama.cpp contexts over all (model, adapter) pairs in the child; at least `concurrency`. */
   maxContexts: number;
   upstreamTimeouts: UpstreamTimeouts;
 }
@@ -53,12 +59,13 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Inference
     const value = Number(env[name]);
     return Number.isFinite(value) && value > 0 ? value : fallback;
   };
+  const concurrency = Math.floor(num("SVC_INFERENCE_CONCURRENCY", defaultConcurrency()));
   return {
-    concurrency: num("SVC_INFERENCE_CONCURRENCY", 1),
+    concurrency,
     maxWaiting: num("SVC_INFERENCE_MAX_QUEUE", 16),
     threads: num("SVC_INFERENCE_THREADS", 1),
     maxModelBytes: num("SVC_INFERENCE_CACHE_MB", 1024) * 1024 * 1024,
-    maxContexts: num("SVC_INFERENCE_CONTEXTS", 8),
+    maxContexts: Math.max(num("SVC_INFERENCE_CONTEXTS", 8), concurrency),
     upstreamTimeouts: {
       headersMs: num("SVC_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUTS.headersMs),
       idleMs: num("SVC_UPSTREAM_IDLE_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUTS.idleMs),
@@ -66,12 +73,18 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Inference
   };
 }
 
+/** Two contexts per core, within 2-8: more only time-slices the cores and costs KV-cache memory. */
+export function defaultConcurrency(cores = os.availableParallelism()): number {
+  return Math.min(8, Math.max(2, 2 * cores));
+}
+
 export async function startInferenceService(ctx: CloudContext, settings: InferenceSettings = settingsFromEnv()): Promise<InferenceService> {
   const worker = new InferenceWorkerProcess(
-    { threads: settings.threads, maxModelBytes: settings.maxModelBytes, maxContexts: settings.maxContexts },
+    { threads: settings.threads, maxModelBytes: settings.maxModelBytes, maxContexts: settings.maxContexts, contextsPerModel: settings.concurrency },
     (line) => process.stderr.write(`svc cloud: ${line}\n`),
   );
   const queue = new FairQueue(settings.concurrency, settings.maxWaiting);
+  const upstreams = new UpstreamPool();
   // Warm the child in the background; a failure here is reported again by the first request.
   worker.start().catch(() => undefined);
 
@@ -88,11 +101,14 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
     chat: async (backend, params, options) =>
       backend.kind === "local"
         ? localChat(backend, params, options)
-        : upstreamChat(backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
+        : upstreamChat(upstreams, backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
     get workerPid() {
       return worker.pid;
     },
-    close: () => worker.close(),
+    close: () => {
+      upstreams.close();
+      return worker.close();
+    },
   };
 }
 

@@ -29,8 +29,13 @@ export interface ChatResponseOptions {
 /** Starts the generation of choice `index` (0-based). */
 export type StartChoice = (index: number) => Promise<ChatStream>;
 
+/** Unique per process run (random prefix, then a counter): ids need no secrecy, and randomBytes per answer showed in profiles. */
+const ID_PREFIX = `chatcmpl-${randomBytes(9).toString("base64url")}`;
+let idCounter = 0;
+
 export function completionId(): string {
-  return `chatcmpl-${randomBytes(12).toString("base64url")}`;
+  idCounter += 1;
+  return ID_PREFIX + idCounter.toString(36).padStart(6, "0");
 }
 
 export async function sendChat(reply: FastifyReply, start: StartChoice, options: ChatResponseOptions): Promise<void> {

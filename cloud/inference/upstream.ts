@@ -1,9 +1,12 @@
 /**
- * Proxy to an OpenAI-compatible upstream (vLLM, llama.cpp's server, ...): one request per chat,
- * streamed through chunk by chunk as it arrives. Failures become a 502 (unreachable, bad answer)
- * or 504 (no answer in time) whose message names the upstream, never a hang.
+ * Proxy to an OpenAI-compatible upstream (vLLM, llama.cpp's server, ...): one request per chat on
+ * a pooled keep-alive connection (upstreamPool.ts), streamed through chunk by chunk as it arrives.
+ * Failures become a 502 (unreachable, bad answer) or 504 (no answer in time) whose message names
+ * the upstream, never a hang.
  */
+import type { ClientRequest, IncomingMessage } from "node:http";
 import { InferenceError, type ChatCall, type ChatEvent, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
+import type { UpstreamPool } from "./upstreamPool.js";
 import { ToolCallDeltas, upstreamFinishReason, upstreamMessages, upstreamToolCalls } from "./upstreamTools.js";
 
 export interface UpstreamTimeouts {
@@ -16,51 +19,52 @@ export interface UpstreamTimeouts {
 export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { headersMs: 30_000, idleMs: 60_000 };
 
 export async function* upstreamChat(
+  pool: UpstreamPool,
   baseUrl: string,
   model: string,
   params: ChatCall,
   options: { stream: boolean; signal?: AbortSignal; timeouts?: UpstreamTimeouts },
 ): AsyncGenerator<ChatEvent> {
   const timeouts = options.timeouts ?? DEFAULT_UPSTREAM_TIMEOUTS;
-  const abort = new AbortController();
+  const signal = options.signal;
+  if (signal?.aborted) throw new InferenceError(499, "client_closed", "the client went away");
+  let request: ClientRequest | undefined;
+  let response: IncomingMessage | undefined;
   let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (ms: number) => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, ms);
+  // Our own reasons for ending a request carry no errno code, so the pool never retries them.
+  const onTimeout = () => {
+    timedOut = true;
+    request?.destroy(new Error("timed out"));
   };
-  const onClientAbort = () => abort.abort();
-  options.signal?.addEventListener("abort", onClientAbort, { once: true });
+  const onClientAbort = () => request?.destroy(new Error("client went away"));
+  let timer: NodeJS.Timeout = setTimeout(onTimeout, timeouts.headersMs);
+  signal?.addEventListener("abort", onClientAbort, { once: true });
   const failure = (err: unknown): InferenceError => {
     if (err instanceof InferenceError) return err;
     if (timedOut) return new InferenceError(504, "upstream_timeout", `upstream ${baseUrl} did not answer in time`);
-    if (options.signal?.aborted) return new InferenceError(499, "client_closed", "the client went away");
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return new InferenceError(502, "upstream_unreachable", `upstream ${baseUrl} failed: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    if (signal?.aborted) return new InferenceError(499, "client_closed", "the client went away");
+    const e = err as NodeJS.ErrnoException;
+    return new InferenceError(502, "upstream_unreachable", `upstream ${baseUrl} failed: ${e.code ?? e.message}`);
   };
 
   try {
-    arm(timeouts.headersMs);
-    const response = await fetch(`${baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: options.stream ? "text/event-stream" : "application/json" },
-      body: JSON.stringify(requestBody(model, params, options.stream)),
-      signal: abort.signal,
-    });
-    arm(timeouts.idleMs);
-    if (!response.ok) throw await upstreamStatusError(baseUrl, response);
+    const body = JSON.stringify(requestBody(model, params, options.stream));
+    const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body), accept: options.stream ? "text/event-stream" : "application/json" };
+    response = await pool.post(pool.target(baseUrl), body, headers, (sent) => (request = sent));
+    clearTimeout(timer);
+    // Re-armed by every chunk (refresh() moves the same timer, no new one per chunk).
+    timer = setTimeout(onTimeout, timeouts.idleMs);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status > 299) throw upstreamStatusError(baseUrl, status, response.statusMessage ?? "", (await readAll(response, timer)).toString());
     if (!options.stream) {
-      yield* completionEvents(baseUrl, await response.json().catch(() => null));
+      yield* completionEvents(baseUrl, parseJson((await readAll(response, timer)).toString()));
       return;
     }
     let finishReason: FinishReason = "stop";
     let usage: Usage | null = null;
     let completionChunks = 0;
     const toolCalls = new ToolCallDeltas();
-    for await (const data of sseData(response.body!, () => arm(timeouts.idleMs))) {
+    for await (const data of sseData(response, timer)) {
       if (data === "[DONE]") break;
       const chunk = parseJson(data);
       if (!chunk) throw new InferenceError(502, "upstream_bad_response", `upstream ${baseUrl} sent a chunk that is not JSON`);
@@ -82,10 +86,25 @@ export async function* upstreamChat(
     throw failure(err);
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onClientAbort);
-    // Stops the upstream generating for a client that left (or after we stopped reading).
-    abort.abort();
+    signal?.removeEventListener("abort", onClientAbort);
+    // A response read to its end leaves its socket to the pool; anything else (a client that
+    // left, a stream we stopped reading, a failure) closes it, which also stops the upstream generating.
+    if (!response?.complete) request?.destroy(new Error("stopped reading"));
   }
+}
+
+/** The whole body of a response, re-arming the idle timer on each chunk. */
+function readAll(response: IncomingMessage, idle: NodeJS.Timeout): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on("data", (chunk: Buffer) => {
+      idle.refresh();
+      chunks.push(chunk);
+    });
+    response.on("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    response.on("error", reject);
+    response.on("close", () => response.complete || reject(new Error("the connection closed mid-answer")));
+  });
 }
 
 function requestBody(model: string, p: ChatCall, stream: boolean): Record<string, unknown> {
@@ -109,12 +128,12 @@ function requestBody(model: string, p: ChatCall, stream: boolean): Record<string
   };
 }
 
-async function upstreamStatusError(baseUrl: string, response: Response): Promise<InferenceError> {
-  const body = parseJson(await response.text().catch(() => ""));
-  const detail = body?.error?.message ?? body?.message ?? response.statusText;
+function upstreamStatusError(baseUrl: string, upstreamStatus: number, statusText: string, text: string): InferenceError {
+  const body = parseJson(text);
+  const detail = body?.error?.message ?? body?.message ?? statusText;
   // A request the upstream finds invalid is the caller's problem; anything else is the upstream's.
-  const status = [400, 413, 422].includes(response.status) ? 400 : 502;
-  return new InferenceError(status, status === 400 ? "invalid_request" : "upstream_error", `upstream ${baseUrl} answered HTTP ${response.status}: ${detail}`);
+  const status = [400, 413, 422].includes(upstreamStatus) ? 400 : 502;
+  return new InferenceError(status, status === 400 ? "invalid_request" : "upstream_error", `upstream ${baseUrl} answered HTTP ${upstreamStatus}: ${detail}`);
 }
 
 function* completionEvents(baseUrl: string, body: any): Generator<ChatEvent> {
@@ -144,13 +163,14 @@ function toUsage(u: { prompt_tokens?: number; completion_tokens?: number; total_
 }
 
 /** The `data:` payloads of a Server-Sent Events body, one per event. */
-async function* sseData(body: ReadableStream<Uint8Array>, onChunk: () => void): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
+async function* sseData(body: IncomingMessage, idle: NodeJS.Timeout): AsyncGenerator<string> {
+  // The decoder of setEncoding keeps a character split across two chunks whole.
+  body.setEncoding("utf8");
   let buffer = "";
   let data: string[] = [];
-  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
-    onChunk();
-    buffer += decoder.decode(bytes, { stream: true });
+  for await (const text of body as AsyncIterable<string>) {
+    idle.refresh();
+    buffer += text;
     let newline: number;
     while ((newline = buffer.indexOf("\n")) >= 0) {
       const line = buffer.slice(0, newline).replace(/\r$/, "");

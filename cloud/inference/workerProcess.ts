@@ -87,7 +87,13 @@ export class InferenceWorkerProcess {
     const main = fileURLToPath(inferenceWorkerModuleUrl);
     const child = spawn(process.execPath, [...(main.endsWith(".ts") ? ["--import", "tsx"] : []), main], {
       cwd: packageRoot(),
-      env: { ...process.env, [CHILD_ENV]: JSON.stringify(this.settings) },
+      env: {
+        ...process.env,
+        [CHILD_ENV]: JSON.stringify(this.settings),
+        // Each context decodes on a libuv pool thread (default 4 threads): leave room for every
+        // context of a pool plus file and model loading, or streams would wait for a thread.
+        UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? String(Math.max(4, this.settings.contextsPerModel + 2)),
+      },
       // stdout is the daemon's machine-readable channel (its first line is the ports JSON): keep it clean.
       stdio: ["ignore", "pipe", "inherit", "ipc"],
     });
@@ -108,6 +114,10 @@ export class InferenceWorkerProcess {
 
   private onMessage(message: FromWorker): void {
     if (message.type === "ready") return;
+    if (message.type === "batch") {
+      for (const one of message.messages) this.onMessage(one);
+      return;
+    }
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (message.type === "text") {

@@ -1,7 +1,7 @@
 /** File transfer for workers: dataset download and artifact upload, worker token only. */
-import { storageProblemOf } from "../http/storageHealth.js";
 import { createReadStream, createWriteStream, promises as fs } from "node:fs";
 import path from "node:path";
+import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Type } from "@sinclair/typebox";
 import type { CloudContext } from "../context.js";
@@ -9,6 +9,7 @@ import { getDatasetFile } from "../domain/datasets.js";
 import { requireCurrentClaim } from "../domain/jobs.js";
 import { newId, nowIso } from "../domain/ids.js";
 import { requireWorker } from "../http/auth.js";
+import { storageProblemOf } from "../http/storageHealth.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
 import { IdParams } from "../http/schemas.js";
 import type { App } from "./types.js";
@@ -53,9 +54,10 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
       const file = path.join(dir, name);
       const temp = `${file}.${newId()}.part`;
       try {
-        await pipeline(request.body as NodeJS.ReadableStream, createWriteStream(temp));
+        // The body is a raw stream (no parser buffers it): count it, and stop at the first byte past the limit
+        // instead of writing the whole oversized upload to disk first.
+        await pipeline(request.body as NodeJS.ReadableStream, byteLimit(ctx.limits.artifactBytes), createWriteStream(temp));
         const { size } = await fs.stat(temp);
-        if (size > ctx.limits.artifactBytes) throw new HttpError(413, "payload_too_large", "artifact is too large");
         await fs.rename(temp, file);
         await ctx.db
           .insertInto("artifacts")
@@ -70,4 +72,16 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
       return reply.status(201).send({ ok: true });
     },
   );
+}
+
+/** Passes bytes through until more than `limit` have gone by, then fails with a 413. */
+function byteLimit(limit: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > limit) callback(new HttpError(413, "payload_too_large", `artifact is larger than the limit of ${limit} bytes`));
+      else callback(null, chunk);
+    },
+  });
 }

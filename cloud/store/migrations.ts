@@ -191,6 +191,22 @@ const jobClaims: Migration = {
 };
 
 /**
+ * A version per project's job list, raised in the transaction of every change a `Job` shows (a
+ * job created, a status change): `GET /v1/jobs` keeps the serialised list in memory and reads
+ * only this row to know it is still current, also when other cloud instances share PostgreSQL.
+ * A project with no row has version 0.
+ */
+const jobListVersions: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("job_list_versions")
+      .addColumn("project_id", "text", (c) => c.primaryKey().references("projects.id"))
+      .addColumn("version", "integer", (c) => c.notNull())
+      .execute();
+  },
+};
+
+/**
  * One row the cloud rewrites to prove the database still accepts writes (cloud/http/storageHealth.ts): /readyz runs
  * it while a storage failure is open, so readiness comes back on its own once space is freed.
  */
@@ -205,7 +221,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
   "0002_base_model_facts": baseModelFacts,
   "0003_job_claims": jobClaims,
-  "0004_write_probe": writeProbe,
+  "0004_job_list_versions": jobListVersions,
+  "0005_write_probe": writeProbe,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -39,6 +39,12 @@ export interface ProjectsTable {
   created_at: string;
 }
 
+/** Raised with every change of a project's job list (migrations.ts, 0004); no row is version 0. */
+export interface JobListVersionsTable {
+  project_id: string;
+  version: number;
+}
+
 export interface JobsTable {
   id: string;
   project_id: string;
@@ -167,6 +173,7 @@ export interface Database {
   orgs: OrgsTable;
   org_members: OrgMembersTable;
   projects: ProjectsTable;
+  job_list_versions: JobListVersionsTable;
   jobs: JobsTable;
   job_events: JobEventsTable;
   datasets: DatasetsTable;

@@ -2,21 +2,33 @@
  * Control-plane side of the worker link: authenticates workers, hands out queued jobs one at a
  * time, stores their events with acknowledgements, relays cancels, and fails jobs whose worker
  * vanished and did not come back within the grace period.
+ *
+ * Events are stored by group commit: the frames that arrive while one transaction runs are
+ * stored together by the next, and each is acknowledged only after its transaction committed.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { CloudContext } from "../context.js";
 import { resolvePrincipal } from "../http/auth.js";
-import { HttpError } from "../http/errors.js";
-import { appendJobEvent, claimNextJob, isTerminal, toJob } from "../domain/jobs.js";
+import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, toJob, type AppendOutcome } from "../domain/jobs.js";
 import { JobEndedError } from "../domain/jobState.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
 
+type EventFrame = Extract<WorkerMessage, { type: "event" }>;
+
+/** Most events stored by one transaction: bounds how long it holds the store and the ack delay. */
+const MAX_GROUP = 1000;
+
 interface ConnectedWorker {
   socket: WebSocket;
-  /** Events of one link are stored strictly in arrival order (seq order), one at a time. */
-  storing: Promise<void>;
+  /**
+   * Event frames received and not yet handed to a transaction. Events of one link are stored
+   * strictly in arrival order (seq order), one group at a time.
+   */
+  queue: EventFrame[];
+  /** A group is being stored; frames arriving meanwhile wait in `queue` for the next group. */
+  storing: boolean;
   /**
    * Set when storing an event failed for a reason that is not the worker's (disk full, database
    * gone): the frames that follow on this link are ignored and the link is closed, so the worker
@@ -145,7 +157,7 @@ export class WorkerHub {
         return socket.close(1003, "frames must be JSON");
       }
       if (message.type === "hello") {
-        worker = { socket, storing: Promise.resolve(), broken: false, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
+        worker = { socket, queue: [], storing: false, broken: false, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
         this.workers.set(message.workerId, worker);
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
         return;
@@ -155,10 +167,9 @@ export class WorkerHub {
         worker.idle = true;
         void this.jobQueued();
       } else if (message.type === "event") {
-        const current = worker;
-        current.storing = current.storing
-          .then(() => (current.broken ? undefined : this.storeEvent(current, message)))
-          .catch((err) => console.error(`svc cloud: worker ${current.name}: ${(err as Error).message}`));
+        if (worker.broken) return;
+        worker.queue.push(message);
+        if (!worker.storing) void this.storeEvents(worker);
       }
     });
     socket.on("close", () => {
@@ -169,25 +180,64 @@ export class WorkerHub {
     socket.on("error", () => socket.terminate());
   }
 
-  private async storeEvent(worker: ConnectedWorker, message: Extract<WorkerMessage, { type: "event" }>): Promise<void> {
-    const { jobId, seq, claim, eventType, data } = message;
+  /** Stores the link's queued events group by group until the queue is empty or the link broke. */
+  private async storeEvents(worker: ConnectedWorker): Promise<void> {
+    worker.storing = true;
     try {
-      await appendJobEvent(this.ctx, jobId, eventType, data, { kind: "worker", claim, seq });
+      while (worker.queue.length > 0 && !worker.broken) {
+        const group = worker.queue.splice(0, MAX_GROUP);
+        let outcomes: AppendOutcome[];
+        try {
+          outcomes = await appendJobEvents(
+            this.ctx,
+            group.map((frame) => ({ jobId: frame.jobId, type: frame.eventType, data: frame.data, origin: { kind: "worker", claim: frame.claim, seq: frame.seq } })),
+          );
+        } catch (err) {
+          // Not the worker's fault (disk full, database gone): nothing of the group was stored
+          // or acknowledged; the worker resends it all, in order, after reconnecting.
+          console.error(`svc cloud: could not store ${group.length} event(s) from worker ${worker.name}: ${(err as Error).message}; the worker will resend them`);
+          worker.broken = true;
+          worker.queue = [];
+          worker.socket.close(1011, "could not store an event; reconnect and resend");
+          return;
+        }
+        this.answer(worker, group, outcomes);
+      }
+    } finally {
+      worker.storing = false;
+    }
+  }
+
+  /**
+   * Answers a stored group in order. An ack covers its seq and every earlier one of the job
+   * (protocol.ts), so a run of accepted events of one job gets one ack, for its last seq; a
+   * refusal first flushes the job's pending ack, then says why (the worker stops an ended job).
+   */
+  private answer(worker: ConnectedWorker, group: EventFrame[], outcomes: AppendOutcome[]): void {
+    const pendingAck = new Map<string, number>();
+    const flush = (jobId: string) => {
+      const seq = pendingAck.get(jobId);
+      if (seq === undefined) return;
+      pendingAck.delete(jobId);
       send(worker.socket, { type: "ack", jobId, seq });
+    };
+    group.forEach((frame, i) => {
+      const { jobId, seq, eventType } = frame;
+      const outcome = outcomes[i];
+      if (outcome.kind === "refused") {
+        flush(jobId);
+        send(worker.socket, { type: "nack", jobId, seq, code: outcome.error.code, error: outcome.error.message });
+        if (outcome.error.code === "job_ended" || outcome.error.code === "stale_claim") worker.jobs.delete(jobId);
+        return;
+      }
+      // A resent duplicate below what the job already acknowledged keeps its own ack.
+      if ((pendingAck.get(jobId) ?? 0) > seq) flush(jobId);
+      pendingAck.set(jobId, seq);
       if (eventType === "training.completed" || eventType === "training.failed" || eventType === "training.cancelled") {
         worker.jobs.delete(jobId);
       }
-    } catch (err) {
-      if (err instanceof HttpError) {
-        // Refused for good (ended job, stale claim, gap): say why; the worker stops an ended job.
-        send(worker.socket, { type: "nack", jobId, seq, code: err.code, error: err.message });
-        if (err.code === "job_ended" || err.code === "stale_claim") worker.jobs.delete(jobId);
-        return;
-      }
-      console.error(`svc cloud: could not store event ${seq} of job ${jobId}: ${(err as Error).message}; the worker will resend it`);
-      worker.broken = true;
-      worker.socket.close(1011, "could not store an event; reconnect and resend");
-    }
+    });
+    for (const jobId of [...pendingAck.keys()]) flush(jobId);
   }
 
   /** Pairs idle workers with queued jobs, oldest job first; one claim at a time (jobQueued runs it). */

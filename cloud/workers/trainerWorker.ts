@@ -15,6 +15,7 @@ import type { BackendChoice } from "../../engine/backends/select.js";
 import type { LoadProgress } from "../../engine/backends/types.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
+import { stallTimeout, workerStallMs } from "./stallTimeout.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -95,13 +96,21 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         url.searchParams.set("name", name);
         url.searchParams.set("kind", kind);
         url.searchParams.set("step", String(step));
-        const res = await fetch(url, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },
-          body: createReadStream(file) as unknown as BodyInit,
-          duplex: "half",
-        } as RequestInit);
-        if (!res.ok) throw new Error(`uploading ${name} failed: ${await cloudRefusal(res)}`);
+        const stall = stallTimeout(workerStallMs(), `uploading ${name}`);
+        try {
+          const res = await fetch(url, {
+            method: "PUT",
+            headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },
+            body: createReadStream(file).pipe(stall.through()) as unknown as BodyInit,
+            duplex: "half",
+            signal: stall.signal,
+          } as RequestInit);
+          if (!res.ok) throw new Error(`uploading ${name} failed: ${await cloudRefusal(res)}`);
+        } catch (err) {
+          throw stall.signal.aborted ? stall.signal.reason : err;
+        } finally {
+          stall.done();
+        }
       };
       const result = await trainLora({
         baseModel: modelPath,
@@ -189,7 +198,8 @@ export function loadProgressReporter(report: (message: string) => void): (progre
 
 async function download(options: TrainerWorkerOptions, url: string | null, what: string): Promise<string> {
   if (!url) throw new Error(`the job has no ${what}`);
-  const res = await fetch(url, { headers: { authorization: `Bearer ${options.token}` } });
+  // Datasets are bounded by the upload limit (50 MiB by default): one overall deadline is enough.
+  const res = await fetch(url, { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
   if (!res.ok) throw new Error(`downloading the ${what} failed: HTTP ${res.status}`);
   return res.text();
 }
@@ -211,10 +221,18 @@ async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Prom
     await fs.access(file);
     return file;
   } catch {
-    const res = await fetch(assign.model.url, { headers: { authorization: `Bearer ${options.token}` } });
-    if (!res.ok || !res.body) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
-    // Streamed to disk: a base model may be larger than this worker's free memory.
-    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), createWriteStream(`${file}.part`));
+    const stall = stallTimeout(workerStallMs(), `downloading the base model ${assign.model.name}`);
+    try {
+      const res = await fetch(assign.model.url, { headers: { authorization: `Bearer ${options.token}` }, signal: stall.signal });
+      if (!res.ok || !res.body) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
+      // Streamed to disk: a base model may be larger than this worker's free memory.
+      await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), createWriteStream(`${file}.part`), { signal: stall.signal });
+    } catch (err) {
+      await fs.rm(`${file}.part`, { force: true });
+      throw stall.signal.aborted ? stall.signal.reason : err;
+    } finally {
+      stall.done();
+    }
     await fs.rename(`${file}.part`, file);
     return file;
   }

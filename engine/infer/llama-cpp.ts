@@ -124,6 +124,14 @@ export class LlamaCppModel {
     return this.model.trainContextSize;
   }
 
+  /**
+   * llama.cpp's estimate of the RAM one more context of this model takes (KV cache and compute
+   * buffers, weights excluded): what sizes a pool of contexts against the machine's memory.
+   */
+  contextBytes(contextSize = this.model.trainContextSize): number {
+    return this.model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: 0, sequences: 1 }).cpuRam;
+  }
+
   async createSession(options: SessionOptions = {}): Promise<LlamaCppSession> {
     const contextSize = options.contextSize ?? this.model.trainContextSize;
     const context = await this.model.createContext({

@@ -5,16 +5,25 @@
 import type { FastifyInstance } from "fastify";
 import type { StudioContext } from "../context.js";
 import { EVENT_STREAM_ROUTE } from "../guard.js";
+import { RelayedJobList } from "../relayedJobList.js";
 import { lastEventIdOf, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
 type JobParams = { Params: { id: string } };
 
 export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): void {
-  /** Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call. */
-  app.get("/api/jobs", async () => {
+  const keptJobList = new RelayedJobList();
+
+  /**
+   * Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call.
+   * Otherwise the cloud's bytes are relayed unchanged (its full list in its order): parsing and
+   * re-serialising megabytes of jobs cost more than the cloud took to answer.
+   */
+  app.get("/api/jobs", async (_request, reply) => {
     const client = await ctx.sessions.existingProjectClient();
-    return client ? client.listJobs() : [];
+    if (!client) return [];
+    const list = await keptJobList.fetch(client);
+    return reply.type(list.contentType).send(list.body);
   });
 
   /** A client scoped to the project when there is one; jobs by id work without a scope too. */

@@ -6,8 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { promisify } from "node:util";
 import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
@@ -29,8 +31,10 @@ describe("edge: OpenAI-compatible deployments", function () {
 
   before(async () => {
     upstream = await startTestUpstream();
-    // 127.0.0.1 is a trusted proxy here, so the limiter tests can speak for several client addresses.
-    cloud = await startTestCloud({ env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500", SVC_TRUSTED_PROXIES: "127.0.0.1" } });
+    // 127.0.0.1 is a trusted proxy here, so the limiter tests can speak for several client addresses. A TTL far
+    // longer than any test: each change below must reach the edge's cache by its change notification, never by the
+    // cached state expiring.
+    cloud = await startTestCloud({ env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500", SVC_TRUSTED_PROXIES: "127.0.0.1", SVC_EDGE_STATE_TTL_MS: "600000" } });
     client = (await newAccount(cloud)).client;
     open = await client.createDeployment({ slug: "open-base", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
   });
@@ -296,6 +300,20 @@ describe("edge: OpenAI-compatible deployments", function () {
       assert.equal(upstream.lastBody?.model, "quickstart-lora");
       assert.equal(upstream.lastBody?.max_tokens, 5);
       assert.equal(completion.usage!.completion_tokens, 4);
+    });
+
+    it("serves a replaced model's new backend from the first request after the replace (issue 15)", async () => {
+      await sdk("via-upstream").chat.completions.create({ model: "x", messages: QUESTION, max_tokens: 5 });
+      assert.equal(upstream.lastBody?.model, "quickstart-lora");
+      const workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
+      const replaced = await fetch(`${cloud.cloudUrl}/v1/models`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${workerToken}` },
+        body: JSON.stringify({ name: "gpu-box", upstreamUrl: `${upstream.url}/v1`, adapterModel: "other-lora", replace: true }),
+      });
+      assert.equal(replaced.status, 201, await replaced.text());
+      await sdk("via-upstream").chat.completions.create({ model: "x", messages: QUESTION, max_tokens: 5 });
+      assert.equal(upstream.lastBody?.model, "other-lora");
     });
 
     it("streams the upstream's chunks through as they arrive", async () => {

@@ -6,6 +6,9 @@ import type { JobEvent } from "../../sdk/wire.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { newAccount, type Account } from "./harness/api.js";
 import { TestWorker } from "./harness/worker.js";
+import http from "node:http";
+
+const ARTIFACT_LIMIT = 64 * 1024;
 
 /**
  * One owner of a job's state: the cloud's state machine (queued → running → completed | failed |
@@ -21,7 +24,7 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
   let workerToken: string;
 
   before(async () => {
-    cloud = await startTestCloud();
+    cloud = await startTestCloud({ env: { SVC_MAX_ARTIFACT_BYTES: String(ARTIFACT_LIMIT) } });
     alice = await newAccount(cloud);
     workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
   });
@@ -128,6 +131,38 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
     assert.equal(afterEnd.status, 409);
     assert.equal(((await afterEnd.json()) as { error: { code: string } }).error.code, "job_ended");
     assert.equal((await alice.client.getJob(job.id)).status, "completed");
+    worker.close();
+  });
+
+  it("refuses an artifact upload as soon as it passes the size limit, without waiting for its end", async () => {
+    const { job, worker, assign } = await runningJob("oversized");
+    const url = new URL(assign.artifactUploadUrl);
+    for (const [k, v] of Object.entries({ claim: String(assign.claim), name: "adapter.gguf", kind: "adapter", step: "1" })) url.searchParams.set(k, v);
+    // An upload that never ends on its own: before, the cloud wrote it to disk until it ended, then checked the size.
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(url, { method: "PUT", headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" } });
+      const chunk = Buffer.alloc(16 * 1024);
+      let sent = 0;
+      let answered = false;
+      request.on("response", (res) => {
+        answered = true;
+        res.resume();
+        resolve(res.statusCode!);
+        request.destroy();
+      });
+      request.on("error", (err) => answered || reject(err));
+      const pump = () => {
+        // Stops at 256 MiB so a cloud that never answers fails the test instead of filling the disk.
+        while (!answered && sent < 256 * 2 ** 20) {
+          sent += chunk.length;
+          if (!request.write(chunk)) return void request.once("drain", pump);
+        }
+      };
+      pump();
+    });
+    assert.equal(status, 413);
+    const artifacts = await alice.client.listArtifacts(job.id);
+    assert.deepEqual(artifacts, [], "nothing of the refused upload is kept");
     worker.close();
   });
 });

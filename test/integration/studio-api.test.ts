@@ -253,6 +253,37 @@ describe("studio server API", function () {
       assert.equal(res.json.error.message, 'The slug "studio-bot" is already taken. Choose another slug.');
     });
 
+    it("relays the cloud's job list as the cloud wrote it: the full list, newest first, byte for byte (issue 15)", async () => {
+      const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
+      const { projectId } = JSON.parse(readFileSync(statePath(), "utf8"));
+      const created: string[] = [];
+      for (const name of ["first", "second \u00e9 \"quoted\"", "third"]) {
+        const res = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name, config: { epochs: 1 } } });
+        assert.equal(res.status, 201, res.text);
+        created.push(res.body.id);
+      }
+      const viaStudio = await studioRequest(stack.studio, "GET", "/api/jobs");
+      const direct = await cloudHttp(stack.cloud, "GET", `/v1/jobs?projectId=${projectId}`, { token });
+      assert.equal(viaStudio.status, 200, viaStudio.text);
+      assert.match(String(viaStudio.headers["content-type"]), /^application\/json/);
+      assert.equal(viaStudio.text, direct.text);
+      assert.deepEqual(viaStudio.json.slice(0, 3).map((j: { id: string }) => j.id), created.reverse());
+      assert.equal(viaStudio.json[1].name, 'second \u00e9 "quoted"');
+
+      // The cloud tags the list; an unchanged list revalidates with 304, a changed one comes whole.
+      const etag = direct.headers.get("etag")!;
+      assert.ok(etag, "GET /v1/jobs sent no ETag");
+      assert.equal((await cloudHttp(stack.cloud, "GET", `/v1/jobs?projectId=${projectId}`, { token, headers: { "if-none-match": etag } })).status, 304);
+      const fourth = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name: "fourth", config: {} } });
+      const changed = await cloudHttp(stack.cloud, "GET", `/v1/jobs?projectId=${projectId}`, { token, headers: { "if-none-match": etag } });
+      assert.equal(changed.status, 200);
+      assert.equal(changed.body[0].id, fourth.body.id);
+      // The studio, which kept the earlier list, relays the changed one.
+      const again = await studioRequest(stack.studio, "GET", "/api/jobs");
+      assert.equal(again.text, changed.text);
+      assert.equal((await studioRequest(stack.studio, "GET", "/api/jobs")).text, changed.text);
+    });
+
     it("404 for an unknown job and deployment, 400 for a bad key label: same status and message as the cloud", async () => {
       const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
       const missing = "00000000-0000-4000-8000-000000000000";

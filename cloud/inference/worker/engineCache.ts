@@ -1,40 +1,66 @@
 /**
- * The inference child's loaded state: base models (LRU bounded by bytes of weights) and one
- * llama.cpp context per (model, adapter) pair (LRU bounded by count, since each holds a KV cache).
- * A LoRA adapter attaches per context in llama.cpp, so "load the adapter once" means "keep its context".
+ * The inference child's loaded state: base models (LRU bounded by bytes of weights) and, per
+ * (model, adapter) pair, a pool of llama.cpp contexts (LRU bounded by count, since each holds a
+ * KV cache). A LoRA adapter attaches per context in llama.cpp, so "load the adapter once" means
+ * "keep its contexts".
+ *
+ * Why a pool of contexts and not one context with several sequences: node-llama-cpp decodes all
+ * sequences of a context in one batch per step, in lock-step, on that context's threads; more
+ * than one llama.cpp thread per context collapses on a busy CPU (ENGINE-NOTES.md: 67 vs ~2,000
+ * tok/s), so one context decodes on one core however many cores there are. Separate contexts
+ * decode on separate libuv threads and scale with the cores (ENGINE-NOTES.md, 2 idle cores:
+ * 4 contexts ~3,900 tok/s, 4 sequences of one context ~630). On an oversubscribed 2-core machine
+ * the batch's shared per-step cost wins instead (test/bench/inference.bench.ts measured 4
+ * sequences at 1.3-1.5x 4 contexts under a load average of 5-13): pools of several multi-sequence
+ * contexts would get both, and are the next step.
  */
 import { stat } from "node:fs/promises";
+import os from "node:os";
 import { loadLlamaCppModel, type LlamaCppModel, type LlamaCppSession } from "../../../engine/infer/llama-cpp.js";
 import { LruCache } from "./lruCache.js";
 
 export interface EngineCacheOptions {
   threads: number;
   maxModelBytes: number;
+  /** Bound on contexts over all pairs (idle ones are evicted least recently used first). */
   maxContexts: number;
+  /** Contexts one (model, adapter) pair may hold, i.e. its generations that decode at once. */
+  contextsPerModel: number;
 }
+
+/** Share of the free memory (when a model loads) that one pair's pool of contexts may take. */
+const POOL_MEMORY_SHARE = 0.5;
 
 export class EngineCache {
   private readonly models: LruCache<LlamaCppModel>;
   private readonly sessions: LruCache<LlamaCppSession>;
+  /** Per model path: how many contexts one pair of it may hold (the setting, capped by memory). */
+  private readonly poolSizes = new Map<string, number>();
+  /** Round-robin cursor for the rare request that finds every context of its pool busy. */
+  private overflow = 0;
 
   constructor(private readonly options: EngineCacheOptions) {
     this.models = new LruCache(options.maxModelBytes, async (modelPath, model) => {
       // A context cannot outlive its model.
       await this.sessions.evictWhere((key) => key.startsWith(modelPath + "\0"));
+      this.poolSizes.delete(modelPath);
       await model.dispose();
     });
     this.sessions = new LruCache(options.maxContexts, (_key, session) => session.dispose());
   }
 
-  /** A context for the model (and adapter), pinned together with its model until released. */
+  /**
+   * An idle context of the pair's pool (created when the pool has room), pinned together with its
+   * model until released. Prompt state never carries over: each generation clears its sequence.
+   */
   async session(modelPath: string, adapterPath: string | null): Promise<{ session: LlamaCppSession; release: () => void }> {
     const size = (await stat(modelPath)).size;
     const model = await this.models.acquire(modelPath, size, () => loadLlamaCppModel({ modelPath, threads: this.options.threads }));
     try {
       if (adapterPath) await stat(adapterPath);
-      const session = await this.sessions.acquire(`${modelPath}\0${adapterPath ?? ""}`, 1, () =>
-        model.value.createSession({ adapters: adapterPath ? [{ path: adapterPath }] : [] }),
-      );
+      // From here to sessions.acquire nothing awaits, so two requests never pick the same slot.
+      const key = this.pickSlot(modelPath, adapterPath, this.poolSize(modelPath, model.value));
+      const session = await this.sessions.acquire(key, 1, () => model.value.createSession({ adapters: adapterPath ? [{ path: adapterPath }] : [] }));
       return {
         session: session.value,
         release: () => {
@@ -51,5 +77,35 @@ export class EngineCache {
   async close(): Promise<void> {
     await this.sessions.clear();
     await this.models.clear();
+  }
+
+  /**
+   * An idle slot, else an empty one, else (every context busy: the cloud admitted more than the
+   * pool holds, e.g. when memory capped it) a busy one, whose session queues the request.
+   */
+  private pickSlot(modelPath: string, adapterPath: string | null, poolSize: number): string {
+    const key = (slot: number) => `${modelPath}\0${adapterPath ?? ""}\0${slot}`;
+    for (let slot = 0; slot < poolSize; slot++) if (this.sessions.isIdle(key(slot))) return key(slot);
+    for (let slot = 0; slot < poolSize; slot++) if (!this.sessions.has(key(slot))) return key(slot);
+    return key(this.overflow++ % poolSize);
+  }
+
+  private poolSize(modelPath: string, model: LlamaCppModel): number {
+    let size = this.poolSizes.get(modelPath);
+    if (size === undefined) {
+      const byMemory = Math.floor((os.freemem() * POOL_MEMORY_SHARE) / Math.max(1, contextBytes(model)));
+      size = Math.max(1, Math.min(this.options.contextsPerModel, byMemory));
+      this.poolSizes.set(modelPath, size);
+    }
+    return size;
+  }
+}
+
+/** llama.cpp's estimate, or 0 (no cap) for a model whose metadata it cannot estimate from. */
+function contextBytes(model: LlamaCppModel): number {
+  try {
+    return model.contextBytes();
+  } catch {
+    return 0;
   }
 }

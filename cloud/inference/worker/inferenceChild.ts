@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url";
 import { ContextLengthExceededError } from "../../../engine/infer/llama-cpp.js";
 import { InvalidGenerationRequest } from "../../../engine/infer/generation-controls.js";
 import { EngineCache } from "./engineCache.js";
+import { Outbox } from "./outbox.js";
 import type { FromWorker, ToWorker } from "./protocol.js";
 
 /** This module's URL, so the cloud can start a child that imports it (source or bundle alike). */
@@ -20,12 +21,14 @@ export interface InferenceWorkerSettings {
   threads: number;
   maxModelBytes: number;
   maxContexts: number;
+  contextsPerModel: number;
 }
 
 export async function runInferenceWorker(settings: InferenceWorkerSettings): Promise<void> {
   const cache = new EngineCache(settings);
   const running = new Map<number, AbortController>();
   const send = (message: FromWorker) => process.send?.(message);
+  const outbox = new Outbox((messages) => send(messages.length === 1 ? messages[0] : { type: "batch", messages }));
 
   const generate = async (message: Extract<ToWorker, { type: "generate" }>) => {
     const abort = new AbortController();
@@ -47,12 +50,12 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
         output: p.output,
         topLogprobs: p.topLogprobs,
         signal: abort.signal,
-        onTextChunk: (text, logprobs) => send({ type: "text", id: message.id, text, ...(logprobs ? { logprobs } : {}) }),
+        onTextChunk: (text, logprobs) => outbox.text({ type: "text", id: message.id, text, ...(logprobs ? { logprobs } : {}) }),
       });
       const finishReason = result.finishReason === "length" ? "length" : "stop";
-      send({ type: "done", id: message.id, finishReason, usage: result.usage });
+      outbox.last({ type: "done", id: message.id, finishReason, usage: result.usage });
     } catch (err) {
-      send({ type: "error", id: message.id, ...describe(err, message) });
+      outbox.last({ type: "error", id: message.id, ...describe(err, message) });
     } finally {
       lease?.release();
       running.delete(message.id);

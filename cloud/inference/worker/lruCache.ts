@@ -58,6 +58,16 @@ export class LruCache<V> {
     }
   }
 
+  /** Whether the key is loaded (or loading). */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** Whether the key is loaded (or loading) and nobody holds it. */
+  isIdle(key: string): boolean {
+    return this.entries.get(key)?.pins === 0;
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -7,6 +7,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: "ready" }
+  /** Several messages in one write (worker/outbox.ts), in order. */
+  | { type: "batch"; messages: FromWorker[] }
   | { type: "text"; id: number; text: string; logprobs?: TokenLogprob[] }
   | { type: "done"; id: number; finishReason: FinishReason; usage: Usage }
   | { type: "error"; id: number; status: number; code: string; message: string; param?: string };

@@ -63,10 +63,16 @@ export class TestWorker {
     });
   }
 
-  /** Sends one event and waits for its acknowledgement. */
+  /**
+   * Sends one event and waits for its answer: its nack, or an ack of its seq or a later one (an
+   * ack covers every earlier seq of the job, and the cloud answers a stored group with one ack).
+   */
   async emit(jobId: string, seq: number, eventType: Extract<WorkerMessage, { type: "event" }>["eventType"], data: Record<string, unknown>, claim?: number) {
     this.send({ type: "event", jobId, seq, eventType, data, claim });
-    return this.next((m): m is Extract<CloudMessage, { type: "ack" | "nack" }> => (m.type === "ack" || m.type === "nack") && m.jobId === jobId && m.seq === seq);
+    return this.next(
+      (m): m is Extract<CloudMessage, { type: "ack" | "nack" }> =>
+        (m.type === "ack" && m.jobId === jobId && m.seq >= seq) || (m.type === "nack" && m.jobId === jobId && m.seq === seq),
+    );
   }
 
   close(): void {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { CloudContext } from "../../../cloud/context.js";
 import { JobEventBus } from "../../../cloud/domain/eventBus.js";
-import { appendJobEvent, cancelJob, claimNextJob, CLOUD, createJob, findJob, listJobEventsAfter } from "../../../cloud/domain/jobs.js";
+import { appendJobEvent, appendJobEvents, cancelJob, claimNextJob, CLOUD, createJob, findJob, listJobEventsAfter } from "../../../cloud/domain/jobs.js";
 import { isTerminal, JobEndedError } from "../../../cloud/domain/jobState.js";
 import { HttpError } from "../../../cloud/http/errors.js";
 import { createMetrics } from "../../../cloud/metrics.js";
@@ -14,7 +14,9 @@ import { createTempDir, type TempDir } from "../../support/tmp.js";
  * interleavings of worker events (in order, resent, with a gap, from a stale claim), cancels,
  * worker disconnects that end in the orphan failure, and store restarts, several at once. After
  * every step: no job left an end state, each job's events are one gap-free ordered sequence, no
- * worker event is stored twice, and the status agrees with the events. Reproduce a failure with
+ * worker event is stored twice, and the status agrees with the events. Worker events also arrive
+ * in groups stored by one transaction (the hub's group commit), mixing stored, resent, gapped and
+ * stale events, so a refusal inside a group is judged alone. Reproduce a failure with
  * SVC_FUZZ_SEED=<the printed seed>.
  */
 const ROUNDS = 12;
@@ -62,7 +64,7 @@ describe("job state machine: random interleavings keep the invariants", function
         throw err;
       }
     }
-    for (const outcome of ["stored", "duplicate", "refused", "cancelled", "restart", "claimed"]) {
+    for (const outcome of ["stored", "grouped", "duplicate", "refused", "cancelled", "restart", "claimed"]) {
       assert.ok(outcomes[outcome] > 0, `the fuzz never produced "${outcome}": ${JSON.stringify(outcomes)}`);
     }
   });
@@ -110,6 +112,38 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
     }
   };
 
+  /** Several events of one claim stored by one transaction, as the hub stores a link's backlog. */
+  const workerGroup = async (claim: WorkerClaim) => {
+    let planned = claim.sent.at(-1)?.seq ?? 0;
+    const events = Array.from({ length: 2 + Math.floor(random() * 5) }, () => {
+      const kind = random();
+      if (kind < 0.1 && claim.sent.length) return { ...pick(claim.sent), stale: false };
+      const seq = planned + 1 + (kind < 0.15 ? 1 : 0);
+      const type: JobEventType = seq === 1 ? "training.started" : random() < 0.8 ? "training.log" : pick(["training.completed", "training.failed", "training.cancelled"] as const);
+      const stale = random() < 0.08;
+      if (!stale && seq === planned + 1) planned = seq;
+      return { seq, type, stale };
+    });
+    const outcomes = await appendJobEvents(
+      ctx,
+      events.map(({ seq, type, stale }) => {
+        const sentClaim = stale ? claim.claim - 1 : claim.claim;
+        return { jobId: claim.jobId, type, data: { by: "worker", claim: sentClaim, wseq: seq }, origin: { kind: "worker" as const, claim: sentClaim, seq } };
+      }),
+    );
+    outcomes.forEach((outcome, i) => {
+      if (outcome.kind === "refused") {
+        assert.ok(["job_ended", "stale_claim", "sequence_gap", "invalid_transition"].includes(outcome.error.code), outcome.error.message);
+        return count("refused");
+      }
+      count(outcome.kind);
+      if (outcome.kind === "stored") {
+        count("grouped");
+        claim.sent.push({ seq: events[i].seq, type: events[i].type });
+      }
+    });
+  };
+
   const operations: Record<string, () => Promise<unknown>> = {
     create: async () => jobIds.push((await createJob(ctx, { projectId: "p", name: "fuzz", config: {} })).id),
     claim: async () => {
@@ -117,6 +151,7 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
       if (job) claims.push({ jobId: job.id, claim: job.claim, sent: [] }) && count("claimed");
     },
     event: async () => (claims.length ? workerEvent(pick(claims)) : undefined),
+    group: async () => (claims.length ? workerGroup(pick(claims)) : undefined),
     cancel: async () => jobIds.length && (await cancelJob(ctx, pick(jobIds))) && count("cancelled"),
     // The worker vanished and did not come back within the grace: the hub's orphan failure.
     orphan: async () => {
@@ -126,7 +161,7 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
       });
     },
   };
-  const weighted = ["create", "claim", "claim", "event", "event", "event", "event", "event", "cancel", "orphan"];
+  const weighted = ["create", "claim", "claim", "event", "event", "event", "event", "group", "group", "cancel", "orphan"];
 
   for (let step = 0; step < STEPS; step++) {
     if (random() < 0.05) {
