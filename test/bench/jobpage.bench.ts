@@ -106,11 +106,12 @@ try {
       }).observe({ type: "longtask", buffered: true });
     });
     // Rendered = the page's final state: the chart's placeholder (empty), or the loss path, the
-    // last step's log line and the completed status (big). Checked in the page on every frame.
+    // last step's log line and the artifact count (big). Checked in the page on every frame with
+    // textContent, which (unlike innerText) forces no layout, so the check does not slow the page.
     const isRendered = (points: number) => {
-      const text = document.body.innerText;
-      if (points === 0) return text.includes("Waiting for training.log events…");
-      return document.querySelector('path[data-series="loss"]') !== null && text.includes(`step=${points} loss=`) && text.includes("0 artifacts");
+      if (points === 0) return document.querySelector(".job-detail")?.textContent?.includes("Waiting for training.log events…") ?? false;
+      const lastLine = document.querySelector(".log li:last-child .message")?.textContent ?? "";
+      return document.querySelector('path[data-series="loss"]') !== null && lastLine.startsWith(`step=${points} loss=`) && document.querySelector('[data-testid="artifact-count"]')?.textContent === "0";
     };
     const load = async (jobId: string, points: number) => {
       await page.goto("about:blank");
