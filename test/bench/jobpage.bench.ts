@@ -110,8 +110,8 @@ try {
     // textContent, which (unlike innerText) forces no layout, so the check does not slow the page.
     const isRendered = (points: number) => {
       if (points === 0) return document.querySelector(".job-detail")?.textContent?.includes("Waiting for training.log events…") ?? false;
-      const lastLine = document.querySelector(".log li:last-child .message")?.textContent ?? "";
-      return document.querySelector('path[data-series="loss"]') !== null && lastLine.startsWith(`step=${points} loss=`) && document.querySelector('[data-testid="artifact-count"]')?.textContent === "0";
+      const log = document.querySelector(".log")?.textContent ?? "";
+      return document.querySelector('path[data-series="loss"]') !== null && log.includes(`step=${points} loss=`) && log.includes("0 artifacts") && document.querySelector('[data-testid="artifact-count"]')?.textContent === "0";
     };
     const load = async (jobId: string, points: number) => {
       await page.goto("about:blank");
