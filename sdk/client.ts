@@ -112,10 +112,13 @@ export class CloudClient {
       return response;
     }, options);
   }
-  /** Opens the raw SSE response (for relays that pass the stream through unchanged). */
-  openJobEventStream(jobId: string, lastEventId: number, signal?: AbortSignal): Promise<Response> {
+  /**
+   * Opens the raw SSE response (for relays that pass the stream through unchanged). `batch` asks
+   * for backlogs as `batch` frames (one frame carrying many events; see cloud/routes/jobEvents.ts).
+   */
+  openJobEventStream(jobId: string, lastEventId: number, signal?: AbortSignal, { batch = false }: { batch?: boolean } = {}): Promise<Response> {
     return this.send("GET", `/v1/jobs/${enc(jobId)}/events`, {
-      query: this.optionalScope(),
+      query: { ...this.optionalScope(), ...(batch ? { batch: "1" } : {}) },
       headers: { accept: "text/event-stream", ...(lastEventId > 0 ? { "last-event-id": String(lastEventId) } : {}) },
       signal,
       stream: true,

@@ -16,6 +16,7 @@ import type {
 } from "../sdk/wire.js";
 import { RUN_ID_HEADER } from "../sdk/studioWire.js";
 import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
+import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { chunkDelta, chunkError, completionText, SseParser } from "./sseParser.js";
 import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./transport.js";
 
@@ -89,7 +90,8 @@ export class HttpTransport implements Transport {
   }
 
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
-    const url = `${this.baseUrl}/api/jobs/${seg(jobId)}/events?studioToken=${seg(this.token)}`;
+    // `batch=1`: the history comes as a few `batch` frames, not one message per event (issue 15).
+    const url = `${this.baseUrl}/api/jobs/${seg(jobId)}/events?studioToken=${seg(this.token)}&batch=1`;
     const source = new EventSource(url);
     let closed = false;
     const close = () => {
@@ -101,6 +103,9 @@ export class HttpTransport implements Transport {
         if (!closed) handlers.onEvent({ id: message.lastEventId, type, raw: message.data, data: parseEventData(message.data) });
       });
     }
+    source.addEventListener(JOB_EVENT_BATCH, (message: MessageEvent<string>) => {
+      if (!closed) handlers.onEvents(decodeJobEventBatch(message.data));
+    });
     source.addEventListener("end", () => {
       close(); // SPEC 6: on `end` the client closes the stream, no reconnect.
       handlers.onEnd();

@@ -40,6 +40,11 @@ import type { StudioEnvironment, TrainingStatus } from "../sdk/studioWire.js";
 export interface JobEventHandlers {
   /** A named training event arrived (any frame also clears the "interrupted" banner). */
   onEvent(event: JobStreamEvent): void;
+  /**
+   * Many events arrived in one frame (the history when the page opens, or a backlog after a
+   * reconnect), in order: apply them in one pass, with the same result as calling onEvent on each.
+   */
+  onEvents(events: readonly JobStreamEvent[]): void;
   /** The connection broke; the transport keeps retrying on its own. */
   onError(): void;
   /** The server sent `end`: the stream is closed for good and will not reconnect. */
@@ -83,7 +88,10 @@ export interface Transport {
   getJob(id: string): Promise<Job>;
   cancelJob(id: string): Promise<Job>;
   listArtifacts(jobId: string): Promise<Artifact[]>;
-  /** Live training events of one job (SSE `GET /api/jobs/:id/events`), replayed from the start. */
+  /**
+   * Live training events of one job (SSE `GET /api/jobs/:id/events?batch=1`), replayed from the
+   * start; the history arrives in bulk through `onEvents`.
+   */
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe;
 
   listModels(): Promise<BaseModel[]>;

@@ -7,6 +7,12 @@ export interface SseStream {
   close(): void;
   /** Ends the stream and its connection (shutdown: the socket must not linger as keep-alive). */
   end(): void;
+  /**
+   * Resolves once the socket has taken what was written (or the stream closed), after giving the
+   * event loop a turn: a long backlog goes out page by page, the first bytes leave before the last
+   * page is read, and other requests are served in between.
+   */
+  drained(): Promise<void>;
   /** Resolves when the client goes away or close() is called. */
   closed: Promise<void>;
   isClosed(): boolean;
@@ -67,6 +73,21 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
       finish();
       // Half-close after the last chunk is flushed, so the server's close() has nothing to wait for.
       res.end(() => res.socket?.end());
+    },
+    drained() {
+      return new Promise<void>((resolve) => {
+        if (closed || !res.writableNeedDrain) {
+          setImmediate(resolve);
+          return;
+        }
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.once("drain", done);
+        res.once("close", done);
+      });
     },
     closed: closedPromise,
     isClosed: () => closed,

@@ -72,9 +72,10 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
   app.get("/v1/jobs/:id/events", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.query.projectId);
     const job = await requireJobInProject(ctx, scope, request.params.id);
-    const query = request.query as { lastEventId?: string };
+    const query = request.query as { lastEventId?: string; batch?: string };
     const resumeFrom = Number(request.headers["last-event-id"] ?? query.lastEventId ?? 0);
-    await streamJobEvents(ctx, request, reply, job.id, Number.isFinite(resumeFrom) && resumeFrom > 0 ? resumeFrom : 0);
+    // `?batch=1`: backlogs come as `batch` frames (jobEvents.ts); without it the stream is unchanged.
+    await streamJobEvents(ctx, request, reply, job.id, Number.isFinite(resumeFrom) && resumeFrom > 0 ? resumeFrom : 0, query.batch === "1");
   });
 }
 

@@ -2,14 +2,19 @@
  * A job's training events read by the extension host from the studio's SSE route. Node has no
  * EventSource, so this does what the browser's does for the SPA: parse the stream, and when the
  * connection breaks before the server's `end`, report the break (the view shows its banner) and
- * reconnect with `Last-Event-ID`, so the cloud resumes with no gap and no duplicate.
+ * reconnect with `Last-Event-ID`, so the cloud resumes with no gap and no duplicate. It asks for
+ * `batch` frames (`?batch=1`) and hands each one on as one array, so the panel gets the history in
+ * one postMessage per frame, not one per event.
  */
 import { JOB_EVENT_TYPES, parseEventData, type JobStreamEvent, type JobStreamEventType } from "../../ui-shared/eventLog.js";
+import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
 import { SseParser } from "../../ui-shared/sseParser.js";
 import { errorFrom, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
 
 export interface JobEventSink {
   event(event: JobStreamEvent): void;
+  /** Many events from one `batch` frame, in order. */
+  events(events: JobStreamEvent[]): void;
   interrupted(): void;
 }
 
@@ -28,7 +33,7 @@ const isJobEventType = (name: string): name is JobStreamEventType => (JOB_EVENT_
 /** Resolves at the server's `end` or when `signal` aborts; rejects on an HTTP error (404 unknown job, 403). */
 export async function streamJobEvents(options: JobEventStreamOptions, sink: JobEventSink, signal: AbortSignal): Promise<void> {
   const doFetch = options.fetch ?? fetch;
-  const url = `${options.studioUrl}/api/jobs/${encodeURIComponent(options.jobId)}/events`;
+  const url = `${options.studioUrl}/api/jobs/${encodeURIComponent(options.jobId)}/events?batch=1`;
   let lastEventId: string | undefined;
   while (!signal.aborted) {
     const headers: Record<string, string> = { [TOKEN_HEADER]: options.token, accept: "text/event-stream" };
@@ -61,6 +66,13 @@ async function readEvents(response: Response, sink: JobEventSink, onId: (id: str
       if (done) return false;
       for (const message of parser.feed(decoder.decode(value, { stream: true }))) {
         if (message.event === "end") return true;
+        if (message.event === JOB_EVENT_BATCH) {
+          // The frame's id is its last event's: resuming after it skips exactly this batch.
+          if (message.id !== undefined) onId(message.id);
+          const events = decodeJobEventBatch(message.data);
+          if (events.length > 0) sink.events(events);
+          continue;
+        }
         if (!isJobEventType(message.event)) continue;
         if (message.id !== undefined) onId(message.id);
         sink.event({ id: message.id ?? "", type: message.event, raw: message.data, data: parseEventData(message.data) });

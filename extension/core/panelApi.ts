@@ -69,7 +69,7 @@ export function panelStreamRunner(studio: () => Promise<StudioEndpoint>): Stream
     const { url, token, api } = await studio();
     switch (spec.kind) {
       case "jobEvents":
-        return streamJobEvents({ studioUrl: url, token, jobId: spec.jobId }, { event: sink.data, interrupted: sink.interrupted }, signal);
+        return streamJobEvents({ studioUrl: url, token, jobId: spec.jobId }, { event: sink.data, events: sink.data, interrupted: sink.interrupted }, signal);
       case "training":
         return api.runTraining(sink.data, signal);
       case "chat":

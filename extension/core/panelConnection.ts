@@ -25,7 +25,7 @@ export type RequestHandlers = {
 
 /** Where a running stream delivers its pieces. */
 export interface StreamSink {
-  data(data: JobStreamEvent | string): void;
+  data(data: JobStreamEvent | JobStreamEvent[] | string): void;
   /** The stream broke and is being retried (job events): the view shows its banner. */
   interrupted(): void;
 }

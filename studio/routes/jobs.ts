@@ -41,7 +41,9 @@ export function registerJobRoutes(app: FastifyInstance, ctx: StudioContext): voi
     let upstream: Response;
     try {
       const client = await clientFor();
-      upstream = await client.openJobEventStream(request.params.id, lastEventIdOf(request), abort.signal);
+      // `?batch=1` (the job page) is passed on: the cloud then sends backlogs as `batch` frames.
+      const batch = (request.query as Record<string, unknown> | undefined)?.batch === "1";
+      upstream = await client.openJobEventStream(request.params.id, lastEventIdOf(request), abort.signal, { batch });
     } catch (err) {
       // The cloud is down or restarting: keep the browser's EventSource retrying (streamRetry.ts).
       if (isTransientUpstreamError(err)) return answerRetryLater(reply, (err as Error).message);

@@ -206,7 +206,7 @@ describe("studio server API", function () {
         let interruptions = 0;
         await streamJobEvents(
           { studioUrl: stack.studio.url, token: stack.studio.token, jobId, retryDelayMs: 10 },
-          { event: () => assert.fail("no events while the cloud is down"), interrupted: () => ++interruptions >= 3 && abort.abort() },
+          { event: () => assert.fail("no events while the cloud is down"), events: () => assert.fail("no events while the cloud is down"), interrupted: () => ++interruptions >= 3 && abort.abort() },
           abort.signal,
         );
         assert.equal(interruptions, 3);

@@ -111,7 +111,10 @@ export type ApiMethod = keyof ApiRequests;
 
 /** What a stream carries. */
 export type StreamSpec =
-  /** `GET /api/jobs/:id/events`: data is a `JobStreamEvent`; replayed from the first event. */
+  /**
+   * `GET /api/jobs/:id/events`: data is a `JobStreamEvent`, or a `JobStreamEvent[]` for many
+   * events at once (the history, sent in bulk); replayed from the first event.
+   */
   | { kind: "jobEvents"; jobId: string }
   /** `POST /api/train`: data is a chunk of raw stdout+stderr text. */
   | { kind: "training" }
@@ -123,8 +126,8 @@ export const STREAM_DATA = "stream/didReceive";
 export interface StreamDataParams {
   /** From the `stream/open` response. */
   streamId: string;
-  /** `JobStreamEvent` for jobEvents streams, a text chunk for training and chat streams. */
-  data: JobStreamEvent | string;
+  /** `JobStreamEvent` (or an ordered array of them) for jobEvents streams, a text chunk for training and chat streams. */
+  data: JobStreamEvent | JobStreamEvent[] | string;
 }
 
 /** Host -> view: the stream broke and the host is retrying (job events only; the view shows a banner). */

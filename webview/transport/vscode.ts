@@ -54,7 +54,7 @@ interface PendingRequest {
 }
 
 interface StreamListener {
-  onData(data: JobStreamEvent | string): void;
+  onData(data: JobStreamEvent | JobStreamEvent[] | string): void;
   onInterrupt(): void;
   onEnd(error?: TransportError): void;
 }
@@ -210,7 +210,13 @@ export class VsCodeTransport implements Transport {
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
     const stream = this.openStream(
       { kind: "jobEvents", jobId },
-      { onData: (d) => typeof d !== "string" && handlers.onEvent(d), onInterrupt: () => handlers.onError() },
+      {
+        onData: (d) => {
+          if (Array.isArray(d)) handlers.onEvents(d);
+          else if (typeof d !== "string") handlers.onEvent(d);
+        },
+        onInterrupt: () => handlers.onError(),
+      },
     );
     // Any end (server `end`, or a failure to open) means no more events; the failure shows as the banner.
     stream.done.then(

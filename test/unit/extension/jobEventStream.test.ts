@@ -5,8 +5,8 @@ import { streamJobEvents } from "../../../extension/core/jobEventStream.js";
 import type { JobStreamEvent } from "../../../ui-shared/eventLog.js";
 
 /**
- * A stand-in for the studio's SSE relay: the first connection sends two events and drops, the
- * second must carry Last-Event-ID and gets the rest and `end`.
+ * A stand-in for the studio's SSE relay: the first connection sends a batch of two events, half of
+ * a second batch, and drops; the second must carry Last-Event-ID and gets the rest and `end`.
  */
 async function sseServer(): Promise<{ url: string; lastEventIds: (string | undefined)[]; tokens: (string | undefined)[]; close(): Promise<void> }> {
   const lastEventIds: (string | undefined)[] = [];
@@ -20,8 +20,9 @@ async function sseServer(): Promise<{ url: string; lastEventIds: (string | undef
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
     if (lastEventIds.length === 1) {
-      res.write('id: 1\nevent: training.started\ndata: {"model":"svc-tiny"}\n\n');
-      res.write('id: 2\nevent: training.log\ndata: {"step":1,"loss":2.5}\n\n');
+      res.write('id: 2\nevent: batch\ndata: [{"seq":1,"type":"training.started","data":{"model":"svc-tiny"}},{"seq":2,"type":"training.log","data":{"step":1,"loss":2.5}}]\n\n');
+      // A batch cut off mid-frame is never dispatched: the resume must start after id 2.
+      res.write('id: 4\nevent: batch\ndata: [{"seq":3,"type":"training.log","data":{"step":2,"loss":2.1}},');
       res.end(); // the connection closes before the server sent `end`: a break
       return;
     }
@@ -42,12 +43,25 @@ describe("extension/core/jobEventStream", () => {
     const server = await sseServer();
     try {
       const events: JobStreamEvent[] = [];
+      const deliveries: string[] = [];
       let interruptions = 0;
       await streamJobEvents(
         { studioUrl: server.url, token: "tok", jobId: "j1", retryDelayMs: 10 },
-        { event: (e) => events.push(e), interrupted: () => interruptions++ },
+        {
+          event: (e) => {
+            events.push(e);
+            deliveries.push("event");
+          },
+          events: (batch) => {
+            events.push(...batch);
+            deliveries.push(`batch of ${batch.length}`);
+          },
+          interrupted: () => interruptions++,
+        },
         new AbortController().signal,
       );
+      // The batch frame reaches the panel as one delivery; the half-sent one never does.
+      assert.deepEqual(deliveries, ["batch of 2", "event"]);
       assert.deepEqual(events.map((e) => [e.id, e.type]), [["1", "training.started"], ["2", "training.log"], ["3", "training.log"]]);
       assert.deepEqual(events[2]!.data, { step: 2, loss: 2.1 });
       assert.equal(events[0]!.raw, '{"model":"svc-tiny"}');
@@ -63,7 +77,7 @@ describe("extension/core/jobEventStream", () => {
     const server = await sseServer();
     try {
       await assert.rejects(
-        streamJobEvents({ studioUrl: server.url, token: "t", jobId: "missing" }, { event: () => {}, interrupted: () => {} }, new AbortController().signal),
+        streamJobEvents({ studioUrl: server.url, token: "t", jobId: "missing" }, { event: () => {}, events: () => {}, interrupted: () => {} }, new AbortController().signal),
         { status: 404, message: "job not found" },
       );
     } finally {

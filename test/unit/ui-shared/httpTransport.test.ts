@@ -155,16 +155,18 @@ describe("ui-shared/studioHttpClient job events", () => {
     const seen: string[] = [];
     new HttpTransport("t k").subscribeJobEvents("job/1", {
       onEvent: (e) => seen.push(`${e.id}:${e.type}:${String(e.data.step)}`),
+      onEvents: (events) => seen.push(`batch[${events.map((e) => `${e.id}:${e.type}:${String(e.data.step)}`).join(" ")}]`),
       onError: () => seen.push("error"),
       onEnd: () => seen.push("end"),
     });
     const source = FakeEventSource.last!;
-    assert.equal(source.url, "/api/jobs/job%2F1/events?studioToken=t%20k");
+    assert.equal(source.url, "/api/jobs/job%2F1/events?studioToken=t%20k&batch=1");
+    source.emit("batch", `[{"seq":2,"type":"training.log","data":{"step":8,"loss":2.5}},{"seq":3,"type":"training.log","data":{"step":9}}]`, "3");
     source.emit("training.log", `{"step":10,"loss":2.31}`, "4");
     source.onerror?.();
     source.emit("end", "{}");
     source.emit("training.log", `{"step":11}`, "5"); // After end: ignored.
-    assert.deepEqual(seen, ["4:training.log:10", "error", "end"]);
+    assert.deepEqual(seen, ["batch[2:training.log:8 3:training.log:9]", "4:training.log:10", "error", "end"]);
     assert.equal(source.closed, true);
   });
 });

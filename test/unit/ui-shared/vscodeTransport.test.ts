@@ -55,6 +55,7 @@ describe("webview/transport/vscode", () => {
     const log: string[] = [];
     transport.subscribeJobEvents("j1", {
       onEvent: (e) => log.push(`event ${e.type}`),
+      onEvents: (events) => log.push(`events ${events.map((e) => e.id).join(",")}`),
       onError: () => log.push("error"),
       onEnd: () => log.push("end"),
     });
@@ -62,11 +63,13 @@ describe("webview/transport/vscode", () => {
     assert.deepEqual(open.params, { kind: "jobEvents", jobId: "j1" });
     send({ kind: "response", id: open.id, result: { streamId: "s1" } });
     await tick();
-    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "s1", data: { id: "1", type: "training.started", raw: "{}", data: {} } } });
+    const logEvent = (id: string) => ({ id, type: "training.log", raw: "{}", data: {} });
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "s1", data: [logEvent("1"), logEvent("2")] } });
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "s1", data: { id: "3", type: "training.started", raw: "{}", data: {} } } });
     send({ kind: "notification", method: "stream/didInterrupt", params: { streamId: "s1" } });
     send({ kind: "notification", method: "stream/didEnd", params: { streamId: "s1" } });
     await tick();
-    assert.deepEqual(log, ["event training.started", "error", "end"]);
+    assert.deepEqual(log, ["events 1,2", "event training.started", "error", "end"]);
   });
 
   it("runTraining resolves at the end and rejects with the stream's error", async () => {
