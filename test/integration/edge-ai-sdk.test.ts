@@ -1,10 +1,12 @@
 /**
  * The Vercel AI SDK against the edge (issue 13): its default `openai(model)` speaks the
- * Responses API, `openai.chat(model)` Chat Completions; both run a tool round trip with
- * generateText (call → execute → final answer) and stream text. Real cloud, real llama.cpp.
+ * Responses API, `openai.chat(model)` Chat Completions, and `@ai-sdk/openai-compatible` Chat Completions
+ * as a generic OpenAI-compatible provider; each runs a tool round trip with generateText (call → execute
+ * → final answer) and streams text. Real cloud, real llama.cpp.
  */
 import assert from "node:assert/strict";
 import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { newAccount } from "./harness/api.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
@@ -15,6 +17,7 @@ describe("edge: the Vercel AI SDK", function () {
   this.timeout(180_000);
   let cloud: TestCloud;
   let provider: ReturnType<typeof createOpenAI>;
+  let compatible: ReturnType<typeof createOpenAICompatible>;
   const slug = "aisdk";
 
   before(async () => {
@@ -22,6 +25,7 @@ describe("edge: the Vercel AI SDK", function () {
     const { client } = await newAccount(cloud);
     await client.createDeployment({ slug, target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
     provider = createOpenAI({ baseURL: `${cloud.edgeUrl}/d/${slug}/v1`, apiKey: "unused" });
+    compatible = createOpenAICompatible({ name: "svc", baseURL: `${cloud.edgeUrl}/d/${slug}/v1`, apiKey: "unused" });
   });
   after(async () => cloud?.dispose());
 
@@ -56,8 +60,10 @@ describe("edge: the Vercel AI SDK", function () {
   it("openai(model), the Responses API: a tool round trip with generateText", async () => roundTrip(provider(slug)));
   it("openai.chat(model), Chat Completions: a tool round trip with generateText", async () => roundTrip(provider.chat(slug)));
 
-  it("streamText through both", async () => {
-    for (const model of [provider(slug), provider.chat(slug)]) {
+  it("@ai-sdk/openai-compatible: a tool round trip with generateText", async () => roundTrip(compatible(slug)));
+
+  it("streamText through all three", async () => {
+    for (const model of [provider(slug), provider.chat(slug), compatible(slug)]) {
       const result = streamText({ model, prompt: "Tell me about cats.", maxOutputTokens: 20 });
       let text = "";
       for await (const delta of result.textStream) text += delta;

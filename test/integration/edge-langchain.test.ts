@@ -1,7 +1,8 @@
 /**
  * LangChain's ChatOpenAI against the edge (issue 13): a plain answer, and a tool bound with
  * `bindTools` and forced with `tool_choice` comes back as a parsed `tool_calls` entry whose
- * arguments match the tool's schema; the tool's result then gets a final answer.
+ * arguments match the tool's schema; the tool's result then gets a final answer; `withStructuredOutput`
+ * (response_format json_schema) returns an object matching its schema every time.
  */
 import assert from "node:assert/strict";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
@@ -41,5 +42,16 @@ describe("edge: LangChain ChatOpenAI", function () {
 
     const final = await chat.invoke([question, called as AIMessage, new ToolMessage({ tool_call_id: call.id!, content: "Sunny" })]);
     assert.ok(String(final.content).length > 0);
+  });
+
+  it("withStructuredOutput: an object matching the schema, at temperature 1, every time", async () => {
+    const schema = { type: "object", properties: { city: { type: "string", enum: CITIES } }, required: ["city"], additionalProperties: false };
+    const hot = new ChatOpenAI({ model: slug, apiKey: "unused", maxTokens: 40, temperature: 1, maxRetries: 0, configuration: { baseURL: `${cloud.edgeUrl}/d/${slug}/v1` } });
+    const structured = hot.withStructuredOutput<{ city: string }>(schema, { name: "city_answer", method: "jsonSchema", strict: true });
+    for (let i = 0; i < 5; i++) {
+      const answer = await structured.invoke([new HumanMessage("Which city?")]);
+      assert.deepEqual(Object.keys(answer), ["city"]);
+      assert.ok(CITIES.includes(answer.city), JSON.stringify(answer));
+    }
   });
 });
