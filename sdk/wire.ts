@@ -79,6 +79,8 @@ export interface Deployment {
   customDomain: string | null;
   runRetentionMode: string;
   runRetentionDays: number;
+  /** Browser origins allowed to call the endpoint (CORS), e.g. `["https://app.example.com"]`; null: the edge's default (any origin unless SVC_EDGE_CORS_ORIGINS narrows it). */
+  corsOrigins: string[] | null;
   /** Public edge URL `http://<slug>.<deploy_domain>` (base URL for SDKs is this plus `/v1`). */
   url: string;
   /** Local alternative for clients that cannot resolve `*.localhost`: `http://127.0.0.1:E/d/<slug>`. */
@@ -93,6 +95,8 @@ export interface CreateDeploymentInput {
   enabled?: boolean;
   runRetentionMode?: string;
   runRetentionDays?: number;
+  /** See Deployment.corsOrigins; null restores the edge's default. */
+  corsOrigins?: string[] | null;
 }
 
 export type UpdateDeploymentInput = Partial<Omit<CreateDeploymentInput, "slug">>;

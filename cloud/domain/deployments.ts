@@ -40,6 +40,7 @@ export async function createDeployment(ctx: CloudContext, projectId: string, inp
     custom_domain: null,
     run_retention_mode: input.runRetentionMode ?? DEFAULT_RUN_RETENTION.mode,
     run_retention_days: input.runRetentionDays ?? DEFAULT_RUN_RETENTION.days,
+    cors_origins: input.corsOrigins ? JSON.stringify(input.corsOrigins) : null,
     created_at: now,
     updated_at: now,
     deleted_at: null,
@@ -62,6 +63,7 @@ export async function updateDeployment(ctx: CloudContext, row: DeploymentsTable,
     ...(patch.enabled !== undefined ? { enabled: patch.enabled ? 1 : 0 } : {}),
     ...(patch.runRetentionMode !== undefined ? { run_retention_mode: patch.runRetentionMode } : {}),
     ...(patch.runRetentionDays !== undefined ? { run_retention_days: patch.runRetentionDays } : {}),
+    ...(patch.corsOrigins !== undefined ? { cors_origins: patch.corsOrigins ? JSON.stringify(patch.corsOrigins) : null } : {}),
     updated_at: nowIso(),
   };
   await ctx.db.updateTable("deployments").set(changes).where("id", "=", row.id).execute();
@@ -117,6 +119,10 @@ export function targetOf(row: DeploymentsTable): DeploymentTarget {
   return { kind: "adapter", jobId: row.target_job_id ?? "" };
 }
 
+export function corsOriginsOf(row: Pick<DeploymentsTable, "cors_origins">): string[] | null {
+  return row.cors_origins ? (JSON.parse(row.cors_origins) as string[]) : null;
+}
+
 export function toDeployment(ctx: CloudContext, row: DeploymentsTable): Deployment {
   return {
     id: row.id,
@@ -128,6 +134,7 @@ export function toDeployment(ctx: CloudContext, row: DeploymentsTable): Deployme
     customDomain: row.custom_domain,
     runRetentionMode: row.run_retention_mode,
     runRetentionDays: Number(row.run_retention_days),
+    corsOrigins: corsOriginsOf(row),
     url: `http://${row.slug}.${ctx.deployDomain}`,
     localUrl: `${ctx.edgeUrl}/d/${row.slug}`,
     createdAt: row.created_at,

@@ -1,9 +1,10 @@
 /**
  * CORS for the edge, so browser apps can call an endpoint directly. Every origin is allowed by
  * default, as OpenAI-compatible servers do: an endpoint is protected by its key (or is public by
- * choice), not by the caller's origin. `SVC_EDGE_CORS_ORIGINS` (comma-separated origins) narrows
- * it; then only those origins get the headers. Preflights are answered before authentication,
- * since browsers send them without credentials.
+ * choice), not by the caller's origin. A deployment's own `corsOrigins` list decides for it;
+ * without one, `SVC_EDGE_CORS_ORIGINS` (comma-separated origins) narrows the default; then only
+ * those origins get the headers. Preflights are answered before authentication, since browsers
+ * send them without credentials. Requests without an Origin header (servers, curl) skip all of it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { REQUEST_ID_HEADER } from "../http/requestIds.js";
@@ -17,26 +18,36 @@ export function corsOriginsFromEnv(env: NodeJS.ProcessEnv = process.env): string
   return list.length === 0 || list.includes("*") ? "*" : list;
 }
 
-export function installCors(app: FastifyInstance, origins: string[] | "*"): void {
-  const allowOrigin = (request: FastifyRequest): string | null => {
-    if (origins === "*") return "*";
-    const origin = request.headers.origin;
-    return origin && origins.includes(origin) ? origin : null;
+/** The deployment's own allow-list for a request (null: none set, or no deployment named), for its slug. */
+export type DeploymentOrigins = (slug: string) => Promise<string[] | null>;
+
+/** The slug a request names, in path form (`/d/<slug>/...`) or host form (`<slug>.<deploy domain>`). */
+export type SlugOfRequest = (request: FastifyRequest) => string | null;
+
+export function installCors(app: FastifyInstance, defaults: string[] | "*", slugOf: SlugOfRequest, deploymentOrigins: DeploymentOrigins): void {
+  const originsFor = async (request: FastifyRequest): Promise<string[] | "*"> => {
+    const slug = slugOf(request);
+    const own = slug ? await deploymentOrigins(slug).catch(() => null) : null;
+    return own ? (own.includes("*") ? "*" : own) : defaults;
   };
-  const decorate = (request: FastifyRequest, reply: FastifyReply): boolean => {
-    const origin = allowOrigin(request);
+  const decorate = (request: FastifyRequest, reply: FastifyReply, origins: string[] | "*"): boolean => {
+    const origin = request.headers.origin;
+    const allowed = origins === "*" ? "*" : origin && origins.includes(origin) ? origin : null;
     if (origins !== "*") void reply.header("vary", "Origin");
-    if (!origin) return false;
-    void reply.header("access-control-allow-origin", origin).header("access-control-expose-headers", EXPOSED);
+    if (!allowed) return false;
+    void reply.header("access-control-allow-origin", allowed).header("access-control-expose-headers", EXPOSED);
     return true;
   };
-  // Callback style: an async hook costs a promise per request.
+  // Callback style, and only for browser requests: an async hook costs a promise per request.
   app.addHook("onRequest", (request, reply, done) => {
-    decorate(request, reply);
-    done();
+    if (!request.headers.origin || request.method === "OPTIONS") return done();
+    originsFor(request).then((origins) => {
+      decorate(request, reply, origins);
+      done();
+    }, done);
   });
   app.options("*", async (request, reply) => {
-    if (!decorate(request, reply)) return reply.status(403).send({ error: { message: "this origin may not call the endpoint", type: "invalid_request_error", param: null, code: "cors_origin_not_allowed" } });
+    if (!decorate(request, reply, await originsFor(request))) return reply.status(403).send({ error: { message: "this origin may not call the endpoint", type: "invalid_request_error", param: null, code: "cors_origin_not_allowed" } });
     const asked = request.headers["access-control-request-headers"];
     return reply
       .status(204)

@@ -12,7 +12,7 @@
  */
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
-import { targetOf } from "../domain/deployments.js";
+import { corsOriginsOf, targetOf } from "../domain/deployments.js";
 import type { Backend } from "../inference/index.js";
 
 export interface DeploymentState {
@@ -26,6 +26,8 @@ export interface DeploymentState {
   keys: Map<string, { id: string; hash: string }>;
   /** Display prefixes of the enabled keys (the failed-auth limiter keys its buckets by them). */
   keyPrefixes: Set<string>;
+  /** Browser origins allowed by this deployment (CORS); null: the edge's default. */
+  corsOrigins: string[] | null;
   /**
    * The backend serving the target, when it could be resolved with this state. Unset when it
    * could not (a job's adapter not written yet): the request resolves it again, and reports why not.
@@ -114,6 +116,7 @@ export class DeploymentCache {
       createdAt: row.created_at,
       keys: new Map(keys.map((k) => [k.key_hash, { id: k.id, hash: k.key_hash }])),
       keyPrefixes: new Set(keys.map((k) => k.prefix)),
+      corsOrigins: corsOriginsOf(row),
       // Not resolvable now is not a failed load: the request resolves it again and answers why.
       backend: await this.resolveBackend(target).catch(() => undefined),
     };

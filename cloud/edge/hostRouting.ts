@@ -12,3 +12,9 @@ export function slugFromHost(host: string | undefined, deployDomain: string): st
   // One label only: `a.b.<domain>` is not a deployment.
   return slug && !slug.includes(".") ? slug : null;
 }
+
+/** The slug of a path-form URL, `/d/<slug>/...`, or null. */
+export function pathSlug(url: string): string | null {
+  const match = /^\/d\/([^/?#]+)\//.exec(url);
+  return match ? decodeURIComponent(match[1]) : null;
+}

@@ -8,6 +8,7 @@ import type { InferenceService } from "../inference/index.js";
 import { AuthFailureLimiter } from "./authFailureLimiter.js";
 import { chatRoutes } from "./chatRoutes.js";
 import { corsOriginsFromEnv, installCors } from "./cors.js";
+import { pathSlug, slugFromHost } from "./hostRouting.js";
 import { DeploymentAuth } from "./deploymentAuth.js";
 import { DeploymentCache } from "./deploymentCache.js";
 import { installEdgeErrorHandlers } from "./errors.js";
@@ -42,7 +43,6 @@ export function edgeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EdgeS
 
 export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inference: InferenceService, settings: EdgeSettings = edgeSettingsFromEnv()): Promise<Edge> {
   installEdgeErrorHandlers(app);
-  installCors(app, corsOriginsFromEnv());
   // Clients such as `curl -d` send JSON as form-encoded; read any body as JSON rather than 415.
   app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
     try {
@@ -52,6 +52,7 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
     }
   });
   const cache = new DeploymentCache(ctx, settings.stateTtlMs, (target) => inference.resolve(target));
+  installCors(app, corsOriginsFromEnv(), (request) => pathSlug(request.url) ?? slugFromHost(request.host, ctx.deployDomain), async (slug) => (await cache.get(slug))?.corsOrigins ?? null);
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
   const auth = new DeploymentAuth(cache, limiter, lastUsed);

@@ -22,6 +22,12 @@ export const AuthModeSchema = Type.Union([Type.Literal("fixed_api_key"), Type.Li
  */
 export const TargetShape = Type.Object({}, { additionalProperties: true, errorMessage: "target must be an object" });
 
+const CORS_RULE = 'corsOrigins must be null or a list of up to 20 origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"';
+export const CorsOrigins = Type.Union(
+  [Type.Null(), Type.Array(Type.String({ pattern: "^(\\*|https?://[^/\\s]+)$" }), { maxItems: 20 })],
+  { errorMessage: CORS_RULE },
+);
+
 export const CreateDeploymentBody = Type.Object({
   projectId: Type.Optional(Type.String()),
   slug: Slug,
@@ -30,6 +36,7 @@ export const CreateDeploymentBody = Type.Object({
   enabled: Type.Optional(Type.Boolean({ errorMessage: "enabled must be a boolean" })),
   runRetentionMode: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   runRetentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, errorMessage: "runRetentionDays must be an integer from 0 to 3650" })),
+  corsOrigins: Type.Optional(CorsOrigins),
 });
 export type CreateDeploymentBody = Static<typeof CreateDeploymentBody>;
 
@@ -39,6 +46,7 @@ export const UpdateDeploymentBody = Type.Object({
   enabled: Type.Optional(Type.Boolean({ errorMessage: "enabled must be a boolean" })),
   runRetentionMode: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   runRetentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, errorMessage: "runRetentionDays must be an integer from 0 to 3650" })),
+  corsOrigins: Type.Optional(CorsOrigins),
 });
 export type UpdateDeploymentBody = Static<typeof UpdateDeploymentBody>;
 

@@ -216,6 +216,13 @@ const writeProbe: Migration = {
   },
 };
 
+/** Per-deployment CORS: a JSON array of allowed browser origins; NULL follows the edge's default (SVC_EDGE_CORS_ORIGINS, else any). */
+const deploymentCors: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("deployments").addColumn("cors_origins", "text").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -223,6 +230,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0003_job_claims": jobClaims,
   "0004_job_list_versions": jobListVersions,
   "0005_write_probe": writeProbe,
+  "0006_deployment_cors": deploymentCors,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

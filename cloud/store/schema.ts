@@ -111,6 +111,8 @@ export interface DeploymentsTable {
   custom_domain: string | null;
   run_retention_mode: string;
   run_retention_days: number;
+  /** JSON array of allowed browser origins; null: the edge's default. */
+  cors_origins: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;

@@ -168,6 +168,31 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       assert.match(answer.headers.get("access-control-expose-headers") ?? "", /x-request-id/);
     });
 
+    it("CORS per deployment: its own allow-list decides, in path and host form; null restores the default", async () => {
+      const keyed = await client.createDeployment({ slug: "cors-own", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key", corsOrigins: ["https://app.example.com"] });
+      assert.deepEqual(keyed.corsOrigins, ["https://app.example.com"]);
+      const preflight = (origin: string) =>
+        fetch(`${cloud.edgeUrl}/d/cors-own/v1/chat/completions`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
+      const allowed = await preflight("https://app.example.com");
+      assert.equal(allowed.status, 204);
+      assert.equal(allowed.headers.get("access-control-allow-origin"), "https://app.example.com");
+      assert.equal(allowed.headers.get("vary"), "Origin");
+      assert.equal((await preflight("https://evil.example")).status, 403);
+      // Host form (fetch cannot set Host): the same deployment's list.
+      const hostForm = await rawExchange(cloud.edgeUrl, `OPTIONS /v1/chat/completions HTTP/1.1\r\nhost: cors-own.${cloud.deployDomain}\r\norigin: https://evil.example\r\naccess-control-request-method: POST\r\nconnection: close\r\n\r\n`);
+      assert.equal(hostForm.status, 403);
+      // An answer (here a 401: no key) carries the header only for an allowed origin.
+      const answered = await fetch(`${cloud.edgeUrl}/d/cors-own/v1/models`, { headers: { origin: "https://app.example.com" } });
+      assert.equal(answered.headers.get("access-control-allow-origin"), "https://app.example.com");
+      const refused = await fetch(`${cloud.edgeUrl}/d/cors-own/v1/models`, { headers: { origin: "https://evil.example" } });
+      assert.equal(refused.headers.get("access-control-allow-origin"), null);
+      // Other deployments keep the default, and clearing the list restores it here.
+      assert.equal((await fetch(`${cloud.edgeUrl}/d/${slug}/v1/models`, { headers: { origin: "https://evil.example" } })).headers.get("access-control-allow-origin"), "*");
+      assert.equal((await client.updateDeployment(keyed.id, { corsOrigins: null })).corsOrigins, null);
+      assert.equal((await preflight("https://evil.example")).headers.get("access-control-allow-origin"), "*");
+      await assert.rejects(client.updateDeployment(keyed.id, { corsOrigins: ["https://app.example.com/path"] }), /corsOrigins must be null or a list of up to 20 origins/);
+    });
+
     it("GET /v1/models/{id}: the deployment, or 404 naming the model", async () => {
       const model = await openai.models.retrieve(slug);
       assert.equal(model.id, slug);

@@ -26,6 +26,7 @@ const deployment = (over: Partial<Deployment> = {}): Deployment => ({
   customDomain: null,
   runRetentionMode: "none",
   runRetentionDays: 0,
+  corsOrigins: null,
   url: "http://demo.localhost:7871",
   localUrl: "http://127.0.0.1:7871/d/demo",
   createdAt: "2025-01-01T10:00:00.000Z",
