@@ -49,7 +49,9 @@ function asServerUser(cmd, args) {
 async function runServerCommand(cmd, args) {
   const [file, argv] = asServerUser(cmd, args);
   try {
-    return await execFile(file, argv, { maxBuffer: 16 * 1024 * 1024 });
+    // cwd "/": the server user must not depend on reaching the caller's working directory (initdb
+    // fails with "could not identify current directory" when it cannot).
+    return await execFile(file, argv, { maxBuffer: 16 * 1024 * 1024, cwd: '/' });
   } catch (err) {
     const e = /** @type {{stderr?: string, stdout?: string, message: string}} */ (err);
     throw new Error(`${path.basename(cmd)} failed: ${(e.stderr || e.stdout || e.message).trim()}`);
@@ -121,7 +123,7 @@ export function stopPgClusterSync(dataDir) {
   const [file, argv] = asServerUser(path.join(findPgBinDir(), 'pg_ctl'),
     ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '30']);
   try {
-    execFileSync(file, argv, { stdio: 'pipe' });
+    execFileSync(file, argv, { stdio: 'pipe', cwd: '/' });
   } catch {
     // Already stopped, or pg_ctl could not reach it: the postmaster's own pid decides below.
   }

@@ -63,7 +63,7 @@ describe("a failed event store write (disk full) does not wedge a job", function
       for (let step = 1; step <= 5; step++) stored.push(link.emit(job.id, "training.log", { step, loss: 3 - step / 10 }));
       stored.push(link.emit(job.id, "training.completed", { artifacts: 0, steps: 5 }));
       // The write failed at least once (the cloud says so, or before the fix the worker heard a refusal).
-      await pollUntil(() => /could not store event 2 of job/.test(cloud.stderr()) || linkLog.some((l) => /refused event 2/.test(l)), {
+      await pollUntil(() => /could not store \d+ event\(s\) from worker w-disk-full/.test(cloud.stderr()) || linkLog.some((l) => /refused event 2/.test(l)), {
         timeoutMs: 10_000,
         description: "the first failed event write",
       });

@@ -63,7 +63,8 @@ describe("OAuth refresh: one refresh however many requests meet an expired token
     proxy = await countingProxy(cloud.cloudUrl);
   });
   after(async () => {
-    process.env.SVC_HOME = savedHome;
+    if (savedHome === undefined) delete process.env.SVC_HOME; // assigning undefined would store "undefined"
+    else process.env.SVC_HOME = savedHome;
     await proxy?.close();
     await cloud?.dispose();
   });
