@@ -5,15 +5,15 @@
  * the event stream's time to first byte and to its end through the studio. Also leaves a
  * light-theme screenshot of the big page (test-results/screenshots/jobpage-100k.png).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import WebSocket from "ws";
 import { startCloud } from "../../cloud/serve.js";
 import { CloudClient } from "../../sdk/client.js";
 import { createStudioServer } from "../../studio/index.js";
 import { launchChromium, screenshot } from "../support/chromium.js";
 import { percentile, report } from "./stats.js";
+import { appendTrainingRun } from "./workerRun.js";
 
 const POINTS = 100_000;
 const RUNS = 3;
@@ -22,36 +22,6 @@ const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-jobpage-"));
 const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
 process.env.SVC_HOME = path.join(dir, "home");
 process.env.SVC_CLOUD_URL = cloud.cloudUrl;
-
-/** Appends a whole run to a job exactly as a training worker does (the real worker link). */
-async function appendRun(jobId: string, points: number): Promise<void> {
-  const workerToken = readFileSync(path.join(cloud.ctx.dataDir, "worker-token"), "utf8").trim();
-  const ws = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${workerToken}` } });
-  await new Promise((resolve) => ws.once("open", resolve));
-  ws.send(JSON.stringify({ type: "hello", workerId: `bench-${jobId}`, name: "bench", holding: [] }));
-  ws.send(JSON.stringify({ type: "ready" }));
-  const claim = await new Promise<number>((resolve) =>
-    ws.on("message", (raw) => {
-      const m = JSON.parse(String(raw));
-      if (m.type === "assign") resolve(m.claim);
-    }),
-  );
-  const acked = new Promise<void>((resolve) =>
-    ws.on("message", (raw) => {
-      const m = JSON.parse(String(raw));
-      if (m.type === "ack" && m.seq === points + 2) resolve();
-    }),
-  );
-  const send = (seq: number, eventType: string, data: unknown) => ws.send(JSON.stringify({ type: "event", jobId, claim, seq, eventType, data }));
-  send(1, "training.started", { model: "svc-tiny" });
-  for (let step = 1; step <= points; step++) {
-    const loss = 3 + Math.sin(step / 500) + 1 / Math.sqrt(step);
-    send(step + 1, "training.log", step % 100 === 0 ? { step, loss, evalLoss: loss + 0.1 } : { step, loss });
-  }
-  send(points + 2, "training.completed", { artifacts: 0 });
-  await acked;
-  ws.close();
-}
 
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
@@ -68,7 +38,7 @@ try {
 
   // Jobs are assigned to the bench worker in creation order: the big one gets its events first.
   const bigJob = await client.createJob({ name: "big history", config: { model: "svc-tiny" } });
-  await appendRun(bigJob.id, POINTS);
+  await appendTrainingRun(cloud, bigJob.id, POINTS);
   const emptyJob = await client.createJob({ name: "empty", config: { model: "svc-tiny" } });
 
   // --- the event stream through the studio, as the page asks for it ---------------------------

@@ -5,17 +5,17 @@
  * - SSE relay throughput (`/api/jobs/:id/events`) vs reading the cloud's stream directly;
  * - chart render time for 100,000 points in Chromium vs rendering an empty job page.
  */
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Fastify from "fastify";
-import WebSocket from "ws";
 import { startCloud } from "../../cloud/serve.js";
 import { CloudClient } from "../../sdk/client.js";
 import { createStudioServer } from "../../studio/index.js";
 import { launchChromium } from "../support/chromium.js";
 import { pollUntil } from "../support/poll.js";
 import { latencies, percentile, report } from "./stats.js";
+import { appendTrainingRun } from "./workerRun.js";
 
 const JOBS = 10_000;
 const RELAY_EVENTS = 20_000;
@@ -25,37 +25,6 @@ const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-studio-"));
 const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
 process.env.SVC_HOME = path.join(dir, "home");
 process.env.SVC_CLOUD_URL = cloud.cloudUrl;
-
-/** Appends events to a job exactly as a training worker does (the real worker link). */
-async function appendEvents(jobId: string, count: number): Promise<void> {
-  const workerToken = readFileSync(path.join(cloud.ctx.dataDir, "worker-token"), "utf8").trim();
-  const ws = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${workerToken}` } });
-  await new Promise((resolve) => ws.once("open", resolve));
-  ws.send(JSON.stringify({ type: "hello", workerId: `bench-${jobId}`, name: "bench", holding: [] }));
-  ws.send(JSON.stringify({ type: "ready" }));
-  // Events carry the claim (fencing number) of the job's assignment.
-  const claim = await new Promise<number>((resolve) =>
-    ws.on("message", (raw) => {
-      const m = JSON.parse(String(raw));
-      if (m.type === "assign") resolve(m.claim);
-    }),
-  );
-  const acked = new Promise<void>((resolve) =>
-    ws.on("message", (raw) => {
-      const m = JSON.parse(String(raw));
-      if (m.type === "ack" && m.seq === count + 2) resolve();
-    }),
-  );
-  const send = (seq: number, eventType: string, data: unknown) => ws.send(JSON.stringify({ type: "event", jobId, claim, seq, eventType, data }));
-  send(1, "training.started", {});
-  for (let step = 1; step <= count; step++) {
-    const loss = 3 + Math.sin(step / 500) + 1 / Math.sqrt(step);
-    send(step + 1, "training.log", step % 100 === 0 ? { step, loss, evalLoss: loss + 0.1 } : { step, loss });
-  }
-  send(count + 2, "training.completed", { artifacts: 0 });
-  await acked;
-  ws.close();
-}
 
 try {
   const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
@@ -71,9 +40,9 @@ try {
 
   // Jobs that stream events first (they are assigned to the bench worker in creation order).
   const relayJob = await client.createJob({ name: "relay", config: {} });
-  await appendEvents(relayJob.id, RELAY_EVENTS);
+  await appendTrainingRun(cloud, relayJob.id, RELAY_EVENTS);
   const chartJob = await client.createJob({ name: "chart", config: {} });
-  await appendEvents(chartJob.id, CHART_POINTS);
+  await appendTrainingRun(cloud, chartJob.id, CHART_POINTS);
   const emptyJob = await client.createJob({ name: "empty", config: {} });
 
   // --- /api/jobs with 10,000 jobs ------------------------------------------------------------
