@@ -11,19 +11,14 @@ import { parseChatRequest } from "../inference/openaiRequest.js";
 import { answerChat } from "../inference/answerChat.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
 import type { DeploymentCache, DeploymentState } from "./deploymentCache.js";
-import { EdgeError, edgeNotFound } from "./errors.js";
-import { slugFromHost } from "./hostRouting.js";
+import { EdgeError } from "./errors.js";
+import { slugReaders } from "./hostRouting.js";
 
 /** Names the top-level request fields the edge accepted but does not know (comma-separated). */
 export const IGNORED_FIELDS_HEADER = "x-svc-ignored-fields";
 
 export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService): void {
-  const hostSlug = (request: FastifyRequest) => {
-    const slug = slugFromHost(request.host, ctx.deployDomain);
-    if (!slug) throw edgeNotFound(`no deployment answers at host ${request.host}; use http://<slug>.${ctx.deployDomain}/v1 or ${ctx.edgeUrl}/d/<slug>/v1`);
-    return slug;
-  };
-  const pathSlug = (request: FastifyRequest) => (request.params as { slug: string }).slug.toLowerCase();
+  const { hostSlug, pathSlug } = slugReaders(ctx);
 
   const modelObject = (deployment: DeploymentState) => ({ id: deployment.slug, object: "model", created: Math.floor(Date.parse(deployment.createdAt) / 1000), owned_by: "svc" });
   const models = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest) => {

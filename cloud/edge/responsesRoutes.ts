@@ -11,16 +11,10 @@ import { answerResponses } from "../inference/responsesResponse.js";
 import { IGNORED_FIELDS_HEADER } from "./chatRoutes.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
 import type { DeploymentCache } from "./deploymentCache.js";
-import { edgeNotFound } from "./errors.js";
-import { slugFromHost } from "./hostRouting.js";
+import { slugReaders } from "./hostRouting.js";
 
 export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService): void {
-  const hostSlug = (request: FastifyRequest) => {
-    const slug = slugFromHost(request.host, ctx.deployDomain);
-    if (!slug) throw edgeNotFound(`no deployment answers at host ${request.host}; use http://<slug>.${ctx.deployDomain}/v1 or ${ctx.edgeUrl}/d/<slug>/v1`);
-    return slug;
-  };
-  const pathSlug = (request: FastifyRequest) => (request.params as { slug: string }).slug.toLowerCase();
+  const { hostSlug, pathSlug } = slugReaders(ctx);
 
   const create = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const deployment = await auth.authorize(request, slugOf(request));
