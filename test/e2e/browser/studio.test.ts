@@ -24,9 +24,11 @@ describe("studio in the browser", function () {
   let browser: ChromiumSession;
   let page: Page;
   let consoleWatch: ReturnType<typeof watchConsole>;
-  let jobId: string;
-  let deployment: Deployment;
-  let issuedKey: string;
+  // What several tests need, made once on first use: by the UI test that covers it where that one
+  // ran (the normal order), otherwise through the studio's API, so any test also runs alone (--grep).
+  let completedJob: Promise<string> | undefined;
+  let endpoint: Promise<Deployment> | undefined;
+  let issuedKey: Promise<string> | undefined;
 
   before(async () => {
     // 40 steps: long enough (about 10 s here) to watch the chart fill while the job runs.
@@ -38,6 +40,36 @@ describe("studio in the browser", function () {
     await browser?.close();
     await stack?.stop();
   });
+
+  /** Trains the project through the studio (as Run training does) and returns the completed job's id. */
+  async function trainThroughStudio(): Promise<string> {
+    const run = await studioRequest(stack.studio, "POST", "/api/train"); // answers when `svc start` ends
+    const id = /job (\S+) queued/.exec(run.text)?.[1];
+    assert.ok(id, `svc start printed no job id:\n${run.text}`);
+    const job = await pollUntil(async () => {
+      const current = await projectClient().getJob(id);
+      return current.status === "queued" || current.status === "running" ? undefined : current;
+    }, { timeoutMs: 90_000, description: "the fixture job to end" });
+    assert.equal(job.status, "completed", `fixture job ${id}`);
+    return id;
+  }
+  const ensureCompletedJob = () => (completedJob ??= trainThroughStudio());
+
+  async function createEndpointThroughStudio(): Promise<Deployment> {
+    const jobId = await ensureCompletedJob();
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "e2e-bot", target: { kind: "adapter", jobId } } });
+    assert.equal(created.status, 201, created.text);
+    return created.json as Deployment;
+  }
+  const ensureEndpoint = () => (endpoint ??= createEndpointThroughStudio());
+
+  async function issueKeyThroughStudio(): Promise<string> {
+    const deployment = await ensureEndpoint();
+    const created = await studioRequest(stack.studio, "POST", `/api/deployments/${deployment.id}/keys`, { body: { label: "e2e key" } });
+    assert.equal(created.status, 201, created.text);
+    return (created.json as { key: string }).key;
+  }
+  const ensureIssuedKey = () => (issuedKey ??= issueKeyThroughStudio());
 
   /** The cloud client of the studio's own anonymous user and project (for setup the UI does not do). */
   function projectClient(): CloudClient {
@@ -55,7 +87,7 @@ describe("studio in the browser", function () {
     await page.locator("vscode-button", { hasText: "Run training" }).click();
     const consoleText = page.getByLabel("Training output");
     await consoleText.getByText(/job \S+ queued/).waitFor({ timeout: 60_000 });
-    jobId = /job (\S+) queued/.exec((await consoleText.textContent()) ?? "")![1]!;
+    const jobId = /job (\S+) queued/.exec((await consoleText.textContent()) ?? "")![1]!;
     await screenshotBothThemes(page, "overview-running");
 
     await openRoute(page, stack.studio.url, `#/jobs/${jobId}`);
@@ -87,9 +119,11 @@ describe("studio in the browser", function () {
     const box = (await page.locator("svg.plot").boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await screenshotBothThemes(page, "job-completed");
+    completedJob ??= Promise.resolve(jobId);
   });
 
   it("Jobs: search and status chips", async () => {
+    const jobId = await ensureCompletedJob();
     const client = projectClient();
     // A second job that never trains: cancelled at once (or failed, if the worker got to it
     // first and found no dataset). Either way it is terminal and not "completed".
@@ -133,6 +167,7 @@ describe("studio in the browser", function () {
   });
 
   it("Endpoints: create, 409 on a duplicate slug in red with the form still open", async () => {
+    const jobId = await ensureCompletedJob();
     await openRoute(page, stack.studio.url, "#/endpoints");
     await page.getByText("No endpoints yet").waitFor();
     await screenshotBothThemes(page, "endpoints-empty");
@@ -145,7 +180,8 @@ describe("studio in the browser", function () {
     };
     await createEndpoint("e2e-bot");
     await page.waitForURL(/#\/endpoints\/[\w-]+$/);
-    deployment = (await studioRequest(stack.studio, "GET", "/api/deployments")).json[0];
+    const deployment: Deployment = (await studioRequest(stack.studio, "GET", "/api/deployments")).json[0];
+    endpoint ??= Promise.resolve(deployment);
     assert.equal(deployment.slug, "e2e-bot");
     assert.deepEqual(deployment.target, { kind: "adapter", jobId });
 
@@ -166,23 +202,25 @@ describe("studio in the browser", function () {
   });
 
   it("Endpoint detail: issue a key (plaintext once), toggle enabled", async () => {
+    const deployment = await ensureEndpoint();
     await openRoute(page, stack.studio.url, `#/endpoints/${deployment.id}`);
     await page.getByTestId("quickstart-code").waitFor();
     await page.locator('input[name="label"]').fill("e2e key");
     await page.locator("vscode-button", { hasText: "Issue key" }).click();
     const plaintext = page.getByTestId("issued-key-plaintext");
     await plaintext.waitFor();
-    issuedKey = (await plaintext.textContent())!.trim();
-    assert.match(issuedKey, /^svc_live_[0-9A-Za-z]+$/);
+    const plaintextKey = (await plaintext.textContent())!.trim();
+    issuedKey ??= Promise.resolve(plaintextKey);
+    assert.match(plaintextKey, /^svc_live_[0-9A-Za-z]+$/);
     const keyRow = page.locator("tr[data-key-id]");
     await keyRow.waitFor();
     const prefix = (await keyRow.locator("td.mono").textContent())!.replace("…", "");
-    assert.ok(issuedKey.startsWith(prefix) && prefix.length >= 8, prefix);
+    assert.ok(plaintextKey.startsWith(prefix) && prefix.length >= 8, prefix);
     await plaintext.scrollIntoViewIfNeeded(); // the shell scrolls inside <main>, so a full-page shot would miss it
     await screenshotBothThemes(page, "endpoint-key-issued");
     await page.locator("vscode-button", { hasText: "Done" }).click();
     await plaintext.waitFor({ state: "detached" });
-    assert.equal(await page.getByText(issuedKey).count(), 0, "the plaintext is shown only once");
+    assert.equal(await page.getByText(plaintextKey).count(), 0, "the plaintext is shown only once");
 
     const toggle = page.getByRole("switch", { name: "Enabled" });
     const badge = page.getByTestId("enabled-badge");
@@ -209,10 +247,18 @@ describe("studio in the browser", function () {
       return { status: Number(lines.pop()), body: lines.join("\n") };
     }
 
-    it("the Quick start cURL works exactly as displayed with the issued key", async () => {
+    /** The endpoint's page with its key issued and listed. */
+    async function openEndpointWithKey(): Promise<string> {
+      const [deployment, key] = await Promise.all([ensureEndpoint(), ensureIssuedKey()]);
       await openRoute(page, stack.studio.url, `#/endpoints/${deployment.id}`);
       await page.getByTestId("quickstart-code").waitFor();
-      const { status, body } = await curlAsDisplayed(issuedKey);
+      await page.locator("tr[data-key-id]").first().waitFor();
+      return key;
+    }
+
+    it("the Quick start cURL works exactly as displayed with the issued key", async () => {
+      const key = await openEndpointWithKey();
+      const { status, body } = await curlAsDisplayed(key);
       assert.equal(status, 200, body);
       const completion = JSON.parse(body);
       assert.equal(completion.object, "chat.completion");
@@ -220,12 +266,13 @@ describe("studio in the browser", function () {
     });
 
     it("revoking the key in the UI makes the same call fail", async () => {
+      const key = await openEndpointWithKey();
       await page.getByRole("button", { name: "Revoke key e2e key" }).click();
       await page.locator(".confirm vscode-button").first().click(); // the confirmation's "Revoke"
       await page.locator("tr.revoked").waitFor();
       // The edge applies a revocation within its documented bound (DESIGN.md 7: at most 1 s).
       const refused = await pollUntil(async () => {
-        const result = await curlAsDisplayed(issuedKey);
+        const result = await curlAsDisplayed(key);
         return result.status === 401 ? result : undefined;
       }, { timeoutMs: 5000, intervalMs: 200, description: "the edge to refuse the revoked key" });
       assert.equal(JSON.parse(refused.body).error.type !== undefined, true);
