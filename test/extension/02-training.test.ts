@@ -5,6 +5,7 @@ import type { Job } from "../../sdk/wire.js";
 import type { TrainingOutcome } from "../../extension/core/trainingOutput.js";
 import type { JobTreeNode } from "../../extension/trees/jobsTree.js";
 import { eventually, svcApi } from "./support/extension.js";
+import { completedJob, signedIn } from "./support/fixtures.js";
 import { ScriptedPrompts } from "./support/scriptedPrompts.js";
 
 async function treeJobs(): Promise<{ group: string; job: Job }[]> {
@@ -18,6 +19,7 @@ async function treeJobs(): Promise<{ group: string; job: Job }[]> {
 }
 
 describe("training", () => {
+  before(() => signedIn()); // what the activation suite ends in, so this suite also runs alone
   let prompts: ScriptedPrompts;
   beforeEach(async () => {
     prompts = new ScriptedPrompts();
@@ -52,9 +54,10 @@ describe("training", () => {
     assert.match(prompts.errors()[0]!, /already in progress/);
   });
 
-  it("Open Job re-focuses the one panel of a job instead of opening another", async () => {
+  it("Open Job re-focuses the one panel of a job instead of opening another", async function () {
+    this.timeout(300_000); // trains its job when this test runs alone
     const { services } = await svcApi();
-    const job = (await treeJobs())[0]!.job;
+    const job = await completedJob();
     await vscode.commands.executeCommand("svc.openJob", { kind: "job", job });
     await vscode.commands.executeCommand("svc.openJob", job.id);
     assert.equal(services.jobPanels.openIds.filter((id) => id === job.id).length, 1);
@@ -93,10 +96,20 @@ describe("training", () => {
     assert.match(prompts.errors()[0]!, /not found/i);
   });
 
-  it("the Jobs tree groups by status with one icon per state", async () => {
+  it("the Jobs tree groups by status with one icon per state", async function () {
+    this.timeout(300_000); // trains its job when this test runs alone
     const { services } = await svcApi();
+    await completedJob();
     await services.jobs.refresh();
-    const groups = (await services.jobs.getChildren()).filter((n) => n.kind === "group").map((n) => (n.kind === "group" ? n.group.label : ""));
-    assert.deepEqual(groups, ["Completed", "Cancelled"]);
+    const rows = await treeJobs();
+    const groups = [...new Set(rows.map((row) => row.group))];
+    // Every job sits under its own status, groups in the tree's fixed order, each job once.
+    const order = ["Running", "Queued", "Completed", "Failed", "Cancelled"];
+    assert.deepEqual(groups, order.filter((label) => groups.includes(label)));
+    assert.ok(groups.includes("Completed"));
+    for (const row of rows) assert.equal(row.group.toLowerCase(), row.job.status, row.job.id);
+    assert.equal(rows.length, services.jobs.current.length);
+    const icons = new Set(rows.map((row) => (services.jobs.getTreeItem({ kind: "job", job: row.job } as JobTreeNode).iconPath as vscode.ThemeIcon).id));
+    assert.equal(icons.size, groups.length, "one icon per state");
   });
 });

@@ -3,12 +3,17 @@ import assert from "node:assert/strict";
 import * as vscode from "vscode";
 import type { Deployment } from "../../sdk/wire.js";
 import { eventually, svcApi } from "./support/extension.js";
+import { completedJob, SLUG, testEndpoint } from "./support/fixtures.js";
 import { pickContaining, ScriptedPrompts } from "./support/scriptedPrompts.js";
 
 const MISSING = "00000000-0000-0000-0000-000000000000";
-export const SLUG = `ext-test-${Date.now().toString(36)}`;
 
 describe("endpoints", () => {
+  // What the earlier suites leave (found at once in the normal order), made here when run alone.
+  before(async function () {
+    this.timeout(300_000);
+    await completedJob();
+  });
   let prompts: ScriptedPrompts;
   beforeEach(async () => {
     prompts = new ScriptedPrompts();
@@ -24,9 +29,8 @@ describe("endpoints", () => {
 
   it("Create Endpoint publishes a completed job's adapter and opens its panel", async () => {
     const { services } = await svcApi();
-    await services.jobs.refresh();
-    const completed = services.jobs.current.find((job) => job.status === "completed");
-    assert.ok(completed, "a completed job from the training suite");
+    const completed = await completedJob();
+    await services.jobs.refresh(); // the pick lists the tree's jobs
     prompts.answerPicks(pickContaining(completed.id.slice(0, 8)), pickContaining("fixed_api_key"));
     prompts.answerInputs("", SLUG); // the empty slug is refused by validation first
     const created = await vscode.commands.executeCommand<Deployment>("svc.createEndpoint");
@@ -42,8 +46,8 @@ describe("endpoints", () => {
   });
 
   it("Create Endpoint with a slug that is taken shows the cloud's 409 message", async () => {
-    const { services } = await svcApi();
-    const job = services.jobs.current.find((j) => j.status === "completed")!;
+    await testEndpoint();
+    const job = await completedJob();
     prompts.answerPicks(pickContaining("fixed_api_key"));
     prompts.answerInputs(SLUG);
     const result = await vscode.commands.executeCommand("svc.createEndpoint", { kind: "job", job });
@@ -53,8 +57,7 @@ describe("endpoints", () => {
   });
 
   it("Enable/Disable toggles the endpoint and the tree shows the badge", async () => {
-    const { services } = await svcApi();
-    const deployment = services.endpoints.current.find((d) => d.slug === SLUG)!;
+    const deployment = await testEndpoint();
     const disabled = await vscode.commands.executeCommand<Deployment>("svc.toggleEndpoint", { kind: "endpoint", deployment });
     assert.equal(disabled.enabled, false);
     assert.match(String((await endpointRow(SLUG))?.description), /· disabled$/);
@@ -70,8 +73,7 @@ describe("endpoints", () => {
   });
 
   it("Set Auth Mode switches to none and back", async () => {
-    const { services } = await svcApi();
-    const deployment = services.endpoints.current.find((d) => d.slug === SLUG)!;
+    const deployment = await testEndpoint();
     prompts.answerPicks(pickContaining("none"));
     const open = await vscode.commands.executeCommand<Deployment>("svc.setAuthMode", deployment.id);
     assert.equal(open.authMode, "none");
@@ -86,8 +88,7 @@ describe("endpoints", () => {
   });
 
   it("Copy Endpoint URL puts the endpoint URL on the clipboard", async () => {
-    const { services } = await svcApi();
-    const deployment = services.endpoints.current.find((d) => d.slug === SLUG)!;
+    const deployment = await testEndpoint();
     const url = await vscode.commands.executeCommand<string>("svc.copyEndpointUrl", { kind: "endpoint", deployment });
     assert.equal(url, deployment.url);
     assert.match(url, new RegExp(`^http://${SLUG}\\.`));
@@ -101,7 +102,7 @@ describe("endpoints", () => {
 
   it("Open Endpoint re-focuses the one panel of an endpoint", async () => {
     const { services } = await svcApi();
-    const deployment = services.endpoints.current.find((d) => d.slug === SLUG)!;
+    const deployment = await testEndpoint();
     await vscode.commands.executeCommand("svc.openEndpoint", { kind: "endpoint", deployment });
     await vscode.commands.executeCommand("svc.openEndpoint", deployment.id);
     assert.equal(services.endpointPanels.openIds.filter((id) => id === deployment.id).length, 1);

@@ -3,20 +3,24 @@ import assert from "node:assert/strict";
 import * as vscode from "vscode";
 import type { Deployment, DeploymentKey } from "../../sdk/wire.js";
 import { svcApi } from "./support/extension.js";
+import { activeKey, testEndpoint } from "./support/fixtures.js";
 import { ScriptedPrompts } from "./support/scriptedPrompts.js";
 
 const MISSING = "00000000-0000-0000-0000-000000000000";
 
 describe("keys", () => {
+  // What the earlier suites leave (found at once in the normal order), made here when run alone.
+  before(async function () {
+    this.timeout(300_000);
+    await testEndpoint();
+  });
   let prompts: ScriptedPrompts;
   let deployment: Deployment;
   beforeEach(async () => {
     const { services } = await svcApi();
     prompts = new ScriptedPrompts();
     services.prompts = prompts;
-    await services.endpoints.refresh();
-    deployment = services.endpoints.current.find((d) => d.slug.startsWith("ext-test-"))!;
-    assert.ok(deployment, "the endpoint from the endpoints suite");
+    deployment = await testEndpoint();
   });
 
   it("Issue Key validates the label, shows the plaintext once in a modal and copies it on request", async () => {
@@ -55,7 +59,7 @@ describe("keys", () => {
 
   it("Revoke Key asks first; declining keeps the key, confirming revokes it and the tree marks it", async () => {
     const { services } = await svcApi();
-    const key = (await services.endpoints.keysOf(deployment.id)).find((k) => k.enabled)!;
+    const key = await activeKey(deployment);
     prompts.answerMessages(undefined, "Revoke");
     assert.equal(await vscode.commands.executeCommand("svc.revokeKey", { kind: "key", deploymentId: deployment.id, key }), false);
     assert.equal((await services.endpoints.keysOf(deployment.id)).find((k) => k.id === key.id)?.enabled, true);
