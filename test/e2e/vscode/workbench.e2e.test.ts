@@ -55,8 +55,13 @@ describe("VS Code workbench end to end", function () {
     await extension?.remove();
   });
 
-  it("opens the svc container and gets credentials from the welcome view", async () => {
+  // One user's journey, in one workbench: each step needs what the one before made (credentials, a
+  // completed job, an endpoint), so it is one test, its steps marked below.
+  it("a new user's first hour: credentials, training with a live chart, an endpoint, a key shown once, revoked, endpoint toggled", async function () {
+    this.timeout(600_000);
     const page = browser.page;
+
+    // 1. Open the svc container and get credentials from the welcome view.
     await openSvcContainer(page);
     const button = page.getByRole("button", { name: "Continue Anonymously" });
     await button.waitFor({ state: "visible", timeout: 30_000 });
@@ -64,28 +69,24 @@ describe("VS Code workbench end to end", function () {
     await button.click();
     // Ready: the Jobs welcome now offers Run Training.
     await page.getByRole("button", { name: "Run Training" }).first().waitFor({ state: "visible", timeout: 60_000 });
-  });
 
-  it("runs training from the command palette and the job panel's chart fills", async () => {
-    const page = browser.page;
+    // 2. Run training from the command palette; the job panel's chart fills.
     await runCommand(page, "svc: Run Training");
-    const view = visibleWebview(page);
-    const lossPath = view.locator('path[data-series="loss"]');
+    const jobView = visibleWebview(page);
+    const lossPath = jobView.locator('path[data-series="loss"]');
     await lossPath.waitFor({ state: "attached", timeout: 60_000 });
     const vertices = async () => ((await lossPath.getAttribute("d")) ?? "").split(/[ML]/).filter((s) => s.trim()).length;
     const first = await vertices();
     // More points arrive while the job trains: the chart fills live, not only at the end.
     await pollUntil(async () => (await vertices()) > first, { timeoutMs: 60_000, description: "more loss points in the chart" });
-    await view.locator('[data-testid="job-status"] [data-status="completed"]').waitFor({ state: "visible", timeout: 120_000 });
+    await jobView.locator('[data-testid="job-status"] [data-status="completed"]').waitFor({ state: "visible", timeout: 120_000 });
     assert.ok((await vertices()) >= 20, "every training.log step is plotted");
     await page.locator(".monaco-list-row", { hasText: "quickstart-json-answers" }).first().waitFor({ state: "visible" });
     await screenshot(page, "vscode-job-panel-dark");
     await setColorTheme(page, THEMES.light);
     await screenshot(page, "vscode-job-panel-light");
-  });
 
-  it("creates an endpoint, issues a key (plaintext shown once), revokes it and toggles the endpoint", async () => {
-    const page = browser.page;
+    // 3. Create an endpoint, issue a key (plaintext shown once), revoke it, toggle the endpoint.
     await runCommandAndPick(page, "svc: Create Endpoint", "quickstart-json-answers");
     await answerInput(page, "Create Endpoint (2/3)", slug);
     await pick(page, "API key");
