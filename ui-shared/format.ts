@@ -8,6 +8,26 @@ export function formatDateTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Short relative time (`just now`, `5 min ago`, `3 h ago`, `2 d ago`) for tree rows and key tables; the exact time goes in a tooltip. */
+export function relativeTime(iso: string, now: number = Date.now()): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return "";
+  const elapsed = Math.max(0, now - then);
+  if (elapsed < MINUTE) return "just now";
+  if (elapsed < HOUR) return `${Math.floor(elapsed / MINUTE)} min ago`;
+  if (elapsed < DAY) return `${Math.floor(elapsed / HOUR)} h ago`;
+  return `${Math.floor(elapsed / DAY)} d ago`;
+}
+
+/** A key's best-effort last use (SPEC section 2: a rough check, not auditing). */
+export function keyLastUsed(lastUsedAt: string | null, now: number = Date.now()): string {
+  return lastUsedAt ? `used ${relativeTime(lastUsedAt, now)}` : "never used";
+}
+
 /** Host part of a deployment URL, shown as the slug's suffix in the Endpoints list. */
 export function hostOf(url: string): string {
   try {

@@ -4,8 +4,8 @@
  * asking with a quick pick only when nothing was given.
  */
 import type { Deployment, DeploymentKey, Job } from "../../sdk/wire.js";
+import { relativeTime } from "../../ui-shared/format.js";
 import { targetSummary } from "../../ui-shared/targetSummary.js";
-import { relativeTime } from "../core/jobRows.js";
 import type { Services } from "../services.js";
 
 type Arg = unknown;

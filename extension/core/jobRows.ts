@@ -53,21 +53,6 @@ export function statusIcon(status: JobStatus): StatusIcon {
   }
 }
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** Short relative time for the tree row (`just now`, `5 min ago`, `3 h ago`, `2 d ago`); exact time is in the tooltip. */
-export function relativeTime(iso: string, now: number = Date.now()): string {
-  const then = Date.parse(iso);
-  if (Number.isNaN(then)) return "";
-  const elapsed = Math.max(0, now - then);
-  if (elapsed < MINUTE) return "just now";
-  if (elapsed < HOUR) return `${Math.floor(elapsed / MINUTE)} min ago`;
-  if (elapsed < DAY) return `${Math.floor(elapsed / HOUR)} h ago`;
-  return `${Math.floor(elapsed / DAY)} d ago`;
-}
-
 /** Tooltip: the full id (too long for the row), status and exact creation time. */
 export function jobTooltip(job: Job): string {
   const lines = [job.name, `ID: ${job.id}`, `Status: ${job.status}`, `Created: ${formatDateTime(job.createdAt)}`];

@@ -6,7 +6,8 @@
 import * as vscode from "vscode";
 import { loadList, problemItem } from "./treeShared.js";
 import type { Job } from "../../sdk/wire.js";
-import { groupJobsByStatus, jobContextValue, jobTooltip, relativeTime, statusIcon, type JobGroup } from "../core/jobRows.js";
+import { groupJobsByStatus, jobContextValue, jobTooltip, statusIcon, type JobGroup } from "../core/jobRows.js";
+import { relativeTime } from "../../ui-shared/format.js";
 import type { ProjectStatus } from "../projectStatus.js";
 import type { StudioAccess } from "../studioAccess.js";
 

@@ -187,7 +187,7 @@ describe("studio in the browser: the first hour (issue 12)", function () {
       await openRoute(page, stack.studio.url, `#/jobs/${jobId}`);
       const cancel = page.getByTestId("cancel-job");
       await cancel.click();
-      const confirm = page.getByTestId("cancel-confirm");
+      const confirm = page.getByTestId("cancel-job-confirm");
       await confirm.waitFor({ timeout: 5000 });
       await screenshotBothThemes(page, "first-hour-cancel-confirm");
       await page.keyboard.press("Escape");

@@ -1,8 +1,8 @@
 /**
  * End to end in the real workbench: a user opens the svc container, gets credentials from the
  * welcome view, runs training from the command palette and watches the job panel's chart fill,
- * creates an endpoint, issues a key (seeing its plaintext once), revokes it and toggles the
- * endpoint. Screenshots of the trees and both panels, light and dark, go to
+ * creates an endpoint, issues a key (seeing its plaintext once), revokes it, toggles the endpoint
+ * and deletes it from its panel. Screenshots of the trees and both panels, light and dark, go to
  * test-results/screenshots/vscode-*.png.
  */
 import assert from "node:assert/strict";
@@ -57,7 +57,7 @@ describe("VS Code workbench end to end", function () {
 
   // One user's journey, in one workbench: each step needs what the one before made (credentials, a
   // completed job, an endpoint), so it is one test, its steps marked below.
-  it("a new user's first hour: credentials, training with a live chart, an endpoint, a key shown once, revoked, endpoint toggled", async function () {
+  it("a new user's first hour: credentials, training with a live chart, an endpoint, a key shown once, revoked, endpoint toggled and deleted", async function () {
     this.timeout(600_000);
     const page = browser.page;
 
@@ -122,5 +122,13 @@ describe("VS Code workbench end to end", function () {
     await screenshot(page, "vscode-endpoint-panel-light");
     await setColorTheme(page, THEMES.dark);
     await screenshot(page, "vscode-endpoint-panel-dark");
+
+    // 4. Delete the endpoint from its panel (beyond the spec, issue 12): confirm, the panel says so, the tree drops it.
+    const endpointView = visibleWebview(page);
+    await endpointView.getByTestId("delete-endpoint").click();
+    await endpointView.getByTestId("delete-endpoint-confirm").getByText("Delete endpoint", { exact: true }).click();
+    await endpointView.getByTestId("endpoint-deleted").waitFor({ state: "visible", timeout: 30_000 });
+    await screenshot(page, "vscode-endpoint-deleted-dark");
+    await page.locator(".monaco-list-row", { hasText: slug }).first().waitFor({ state: "detached", timeout: 30_000 });
   });
 });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { Deployment, DeploymentKey, Job, JobStatus } from "../../../sdk/wire.js";
 import { endpointContextValue, endpointDescription, keyContextValue, keyDescription, sortKeys } from "../../../extension/core/endpointRows.js";
-import { groupJobsByStatus, jobContextValue, jobTooltip, relativeTime, statusIcon } from "../../../extension/core/jobRows.js";
+import { groupJobsByStatus, jobContextValue, jobTooltip, statusIcon } from "../../../extension/core/jobRows.js";
+import { keyLastUsed, relativeTime } from "../../../ui-shared/format.js";
 
 const job = (id: string, status: JobStatus, name = `job-${id}`): Job => ({
   id,
@@ -70,6 +71,12 @@ describe("extension/core/jobRows", () => {
     assert.equal(at(3 * 3_600_000), "3 h ago");
     assert.equal(at(2 * 86_400_000), "2 d ago");
     assert.equal(relativeTime("not a date"), "");
+  });
+
+  it("says when a key was last used, or that it never was", () => {
+    const t0 = Date.parse("2025-01-01T10:00:00.000Z");
+    assert.equal(keyLastUsed("2025-01-01T09:57:00.000Z", t0), "used 3 min ago");
+    assert.equal(keyLastUsed(null, t0), "never used");
   });
 
   it("puts the full id in the tooltip and the status in the context value", () => {
