@@ -8,6 +8,7 @@ import type { CloudMetrics } from "./metrics.js";
 import type { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 import type { OpenStreams } from "./http/openStreams.js";
 import type { StorageHealth } from "./http/storageHealth.js";
+import type { ClusterSignals } from "./store/clusterSignals.js";
 
 export interface Principal {
   kind: "anonymous" | "oauth" | "worker";
@@ -39,4 +40,6 @@ export interface CloudContext {
   openStreams: OpenStreams;
   /** Full or read-only storage: turns it into 507s, logs it once, and keeps /readyz failing until writes work. */
   storage: StorageHealth;
+  /** Signals to the other instances sharing the database (PostgreSQL); a no-op on SQLite. */
+  cluster: ClusterSignals;
 }

@@ -1,7 +1,9 @@
 /**
- * Runs one cloud process: lock the data dir, open and migrate the store, listen on the control
- * plane and edge ports, write daemon.json, and shut down gracefully (stop accepting, drain, close
- * the store, release the lock).
+ * Runs one cloud process: lock the data dir (SQLite), open and migrate the store, listen on the
+ * control plane and edge ports, write daemon.json, and shut down gracefully (stop accepting,
+ * drain, close the store, release the lock). On PostgreSQL many instances may share the database
+ * and the data dir (its files: datasets, artifacts, tokens), so there is no lock; they keep each
+ * other current through cluster signals (cloud/store/clusterSignals.ts).
  */
 import { promises as fs } from "node:fs";
 import path from "node:path";
@@ -14,6 +16,7 @@ import { newId, nowIso, randomToken, sha256Hex } from "./domain/ids.js";
 import { acquireDataDirLock } from "./lock.js";
 import { createMetrics } from "./metrics.js";
 import { openStore } from "./store/db.js";
+import { localOnlySignals, postgresSignals } from "./store/clusterSignals.js";
 import { WorkerHub } from "./workers/hub.js";
 import { mountOAuth } from "./oauth/index.js";
 import { mountEdge } from "./edge/index.js";
@@ -57,11 +60,19 @@ export const DEFAULT_DATASET_BYTES = 50 * 1024 * 1024;
 export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const host = options.host ?? "127.0.0.1";
   await fs.mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-  const releaseLock = await acquireDataDirLock(options.dataDir);
+  const releaseLock = options.databaseUrl ? async () => undefined : await acquireDataDirLock(options.dataDir);
   const store = await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl }).catch(async (err) => {
     await releaseLock();
     throw err;
   });
+  const log = (line: string) => process.stderr.write(`svc cloud: ${line}\n`);
+  const cluster = options.databaseUrl
+    ? await postgresSignals(options.databaseUrl, store.db, log).catch(async (err) => {
+        await store.close();
+        await releaseLock();
+        throw err;
+      })
+    : localOnlySignals();
   let ready = false;
   const ctx: CloudContext = {
     db: store.db,
@@ -70,17 +81,18 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     cloudUrl: "",
     edgeUrl: "",
     deployDomain: "",
-    events: new JobEventBus(),
+    events: new JobEventBus(cluster),
     metrics: createMetrics(),
     tokenResolvers: [],
     limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: options.artifactBytes ?? 512 * 1024 * 1024 },
-    deploymentChanges: new DeploymentChangeNotifier(),
+    deploymentChanges: new DeploymentChangeNotifier(cluster),
     openStreams: new OpenStreams(),
     storage: new StorageHealth(options.dataDir, (line) => process.stderr.write(`${line}\n`), async () => {
       await probeDataDir(options.dataDir);
       const at = nowIso();
       await store.db.insertInto("write_probe").values({ id: 1, at }).onConflict((oc) => oc.column("id").doUpdateSet({ at })).execute();
     }),
+    cluster,
   };
   const hub = new WorkerHub(ctx);
   const inference = await startInferenceService(ctx);
@@ -93,6 +105,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     await edge.listen({ port: options.edgePort, host });
   } catch (err) {
     await Promise.allSettled([control.close(), edge.close(), edgeRoutes.close(), inference.close()]);
+    await cluster.close();
     await store.close();
     await releaseLock();
     throw err;
@@ -124,11 +137,19 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
       control.server.closeIdleConnections?.();
       await Promise.allSettled([control.close(), edge.close()]);
       await Promise.allSettled([edgeRoutes.close(), inference.close()]);
+      await cluster.close();
       await store.close();
-      await fs.rm(path.join(options.dataDir, "daemon.json"), { force: true });
+      await removeOwnDaemonFile(options.dataDir);
       await releaseLock();
     })());
   return { ...info, ctx, hub, inference, workerToken, close };
+}
+
+/** Another instance sharing the data dir (PostgreSQL) may have written daemon.json since: keep theirs. */
+async function removeOwnDaemonFile(dataDir: string): Promise<void> {
+  const file = path.join(dataDir, "daemon.json");
+  const pid = (JSON.parse(await fs.readFile(file, "utf8").catch(() => "{}")) as { pid?: number }).pid;
+  if (pid === undefined || pid === process.pid) await fs.rm(file, { force: true });
 }
 
 /** The local workers' token lives in the data dir (0600), so a restarted cloud keeps its workers. */

@@ -100,10 +100,12 @@ export async function requireCurrentClaim(ctx: CloudContext, jobId: string, clai
 
 /**
  * Claims the oldest queued, unclaimed job for a worker: sets its worker and the next fencing
- * number, and restarts the worker's numbering. The conditional update makes one claim win when
- * several cloud instances race on PostgreSQL.
+ * number, and restarts the worker's numbering. On PostgreSQL, where several cloud instances claim
+ * at once, `FOR UPDATE SKIP LOCKED` hands each its own job without waiting on the others' row
+ * locks; on SQLite (one writer) the conditional update alone makes one claim win.
  */
 export async function claimNextJob(ctx: CloudContext, workerId: string): Promise<JobsTable | null> {
+  if (ctx.dialect === "postgres") return claimNextJobSkipLocked(ctx, workerId);
   for (let attempt = 0; attempt < 5; attempt++) {
     const candidate = await ctx.db
       .selectFrom("jobs")
@@ -126,6 +128,26 @@ export async function claimNextJob(ctx: CloudContext, workerId: string): Promise
     if (Number(claimed.numUpdatedRows) === 1) return { ...candidate, worker_id: workerId, claim, worker_seq: 0 };
   }
   return null;
+}
+
+async function claimNextJobSkipLocked(ctx: CloudContext, workerId: string): Promise<JobsTable | null> {
+  const claimed = await ctx.db
+    .updateTable("jobs")
+    .set((eb) => ({ worker_id: workerId, claim: eb("claim", "+", 1), worker_seq: 0 }))
+    .where("id", "=", (eb) =>
+      eb
+        .selectFrom("jobs")
+        .select("id")
+        .where("status", "=", "queued")
+        .where("worker_id", "is", null)
+        .orderBy("created_at")
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  return claimed ? { ...claimed, claim: Number(claimed.claim), worker_seq: 0 } : null;
 }
 
 export async function listJobEventsAfter(ctx: CloudContext, jobId: string, afterSeq: number, limit = 1000): Promise<JobEvent[]> {

@@ -17,8 +17,8 @@ import type { App } from "./types.js";
 export interface JobCanceller {
   /** Asks the worker holding the job to stop; false when no worker holds it. */
   requestCancel(jobId: string): boolean;
-  /** Wakes idle workers after a job was queued; never rejects. */
-  jobQueued(): Promise<void>;
+  /** Wakes idle workers (on every instance) after a job was created; never rejects. */
+  jobCreated(): Promise<void>;
 }
 
 export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): void {
@@ -32,7 +32,7 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
     if (evalDatasetId) await requireDataset(ctx, projectId, evalDatasetId, "evalDatasetId");
     await validateModel(ctx, config);
     const job = await createJob(ctx, { projectId, name, config, datasetId, evalDatasetId });
-    void workers.jobQueued();
+    void workers.jobCreated();
     return reply.status(201).send(job);
   });
 

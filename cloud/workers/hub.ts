@@ -5,6 +5,13 @@
  *
  * Events are stored by group commit: the frames that arrive while one transaction runs are
  * stored together by the next, and each is acknowledged only after its transaction committed.
+ *
+ * Several instances on one PostgreSQL (see cloud/store/clusterSignals.ts): a worker may be linked
+ * to any of them. A job queued or cancelled through one instance is signalled to all (the one that
+ * holds the worker acts); each instance signals, on every hello and then every few seconds, which
+ * jobs its links hold, and a claimed job that no instance has held for the grace period is failed
+ * by whichever instance notices first (the job's state machine lets only one failure in). That
+ * lease also covers an instance killed outright, and a restart, without a timer per job.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -14,6 +21,7 @@ import { resolvePrincipal } from "../http/auth.js";
 import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, toJob, type AppendOutcome } from "../domain/jobs.js";
 import { JobEndedError } from "../domain/jobState.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
+import { LeaseTracker, workerName } from "./leases.js";
 
 type EventFrame = Extract<WorkerMessage, { type: "event" }>;
 
@@ -54,8 +62,23 @@ export class WorkerHub {
   private assignAgain = false;
   /** Set by close(): sockets closing during shutdown must not arm orphan timers on a closed store. */
   private closed = false;
+  /** Shared database only: who holds which claimed job, across instances (replaces the orphan timers). */
+  private readonly leases: LeaseTracker | undefined;
 
-  constructor(private readonly ctx: CloudContext) {}
+  constructor(private readonly ctx: CloudContext) {
+    const cluster = ctx.cluster;
+    if (!cluster?.shared) return;
+    this.leases = new LeaseTracker(ctx, RECONNECT_GRACE_MS, () => this.heldJobs(), (jobId, workerName) => this.failOrphan(jobId, workerName));
+    cluster.on("queued", () => void this.jobQueued());
+    cluster.on("cancel", (message) => void this.cancelLocally(String(message.jobId)));
+    cluster.on("holding", (message) => this.leases?.heldElsewhere(Array.isArray(message.jobs) ? message.jobs.map(String) : []));
+    cluster.onResync(() => void this.jobQueued());
+  }
+
+  /** Every job a worker linked to this instance holds. */
+  private heldJobs(): string[] {
+    return [...this.workers.values()].flatMap((worker) => [...worker.jobs]);
+  }
 
   /** Hook for the HTTP server's `upgrade` event. */
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -85,13 +108,14 @@ export class WorkerHub {
    * that comes back and reports them keeps them; the others are failed with a readable error.
    */
   async recoverClaimedJobs(): Promise<number> {
+    if (this.leases) return this.leases.start(); // the lease sweep judges claimed jobs instead
     const claimed = await this.ctx.db
       .selectFrom("jobs")
       .select(["id", "worker_id"])
       .where("status", "in", ["queued", "running"])
       .where("worker_id", "is not", null)
       .execute();
-    for (const job of claimed) this.startOrphanTimer(job.id, String(job.worker_id).replace(/-[0-9a-f]{8}$/, ""));
+    for (const job of claimed) this.startOrphanTimer(job.id, workerName(job.worker_id));
     return claimed.length;
   }
 
@@ -99,7 +123,14 @@ export class WorkerHub {
     return this.workers.size;
   }
 
+  /** Asks the worker holding the job to stop: here if its link is here, else through the other instances. */
   requestCancel(jobId: string): boolean {
+    if (this.cancelLocally(jobId)) return true;
+    void this.ctx.cluster?.signal("cancel", { jobId });
+    return false;
+  }
+
+  private cancelLocally(jobId: string): boolean {
     for (const worker of this.workers.values()) {
       if (worker.jobs.has(jobId)) {
         send(worker.socket, { type: "cancel", jobId });
@@ -107,6 +138,12 @@ export class WorkerHub {
       }
     }
     return false;
+  }
+
+  /** A job was created: wakes idle workers here and on every other instance. */
+  jobCreated(): Promise<void> {
+    void this.ctx.cluster?.signal("queued");
+    return this.jobQueued();
   }
 
   /** Workers that said they are ready and hold no job (health and tests). */
@@ -142,6 +179,7 @@ export class WorkerHub {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.leases?.stop();
     for (const timer of this.orphanTimers.values()) clearTimeout(timer);
     for (const worker of this.workers.values()) worker.socket.close(1001, "cloud shutting down");
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
@@ -160,6 +198,7 @@ export class WorkerHub {
         worker = { socket, queue: [], storing: false, broken: false, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
         this.workers.set(message.workerId, worker);
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
+        this.leases?.heldHere(message.holding);
         return;
       }
       if (!worker) return socket.close(1008, "send hello first");
@@ -175,6 +214,7 @@ export class WorkerHub {
     socket.on("close", () => {
       if (!worker || this.workers.get(worker.workerId) !== worker) return;
       this.workers.delete(worker.workerId);
+      if (this.leases) return; // the lease runs out unless another instance's link holds the job
       for (const jobId of worker.jobs) this.startOrphanTimer(jobId, worker.name);
     });
     socket.on("error", () => socket.terminate());
@@ -248,6 +288,7 @@ export class WorkerHub {
       if (!job) break;
       worker.idle = false;
       worker.jobs.add(job.id);
+      this.leases?.heldHere([job.id]);
       const base = this.ctx.cloudUrl;
       const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
       const model = await this.ctx.db.selectFrom("base_models").select(["name", "path"]).where("name", "=", modelName).executeTakeFirst();

@@ -92,7 +92,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       });
       const upload = async (file: string, name: string, kind: "checkpoint" | "adapter" | "file", step: number) => {
         // The upload URL carries the claim (fencing number); the file's own fields go beside it.
-        const url = new URL(assign.artifactUploadUrl);
+        const url = new URL(throughCloud(options.cloudUrl, assign.artifactUploadUrl));
         url.searchParams.set("name", name);
         url.searchParams.set("kind", kind);
         url.searchParams.set("step", String(step));
@@ -196,10 +196,21 @@ export function loadProgressReporter(report: (message: string) => void): (progre
   };
 }
 
+/**
+ * The assigning instance names its own address in the URLs it sends; behind a load balancer
+ * (several instances on one PostgreSQL) that instance may be gone by the time the worker uses them,
+ * so each is taken through the cloud URL this worker was given: the same path and query.
+ */
+export function throughCloud(cloudUrl: string, url: string): string {
+  const target = new URL(url);
+  const base = new URL(cloudUrl);
+  return `${base.origin}${base.pathname.replace(/\/$/, "")}${target.pathname}${target.search}`;
+}
+
 async function download(options: TrainerWorkerOptions, url: string | null, what: string): Promise<string> {
   if (!url) throw new Error(`the job has no ${what}`);
   // Datasets are bounded by the upload limit (50 MiB by default): one overall deadline is enough.
-  const res = await fetch(url, { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
+  const res = await fetch(throughCloud(options.cloudUrl, url), { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
   if (!res.ok) throw new Error(`downloading the ${what} failed: HTTP ${res.status}`);
   return res.text();
 }
@@ -223,7 +234,7 @@ async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Prom
   } catch {
     const stall = stallTimeout(workerStallMs(), `downloading the base model ${assign.model.name}`);
     try {
-      const res = await fetch(assign.model.url, { headers: { authorization: `Bearer ${options.token}` }, signal: stall.signal });
+      const res = await fetch(throughCloud(options.cloudUrl, assign.model.url), { headers: { authorization: `Bearer ${options.token}` }, signal: stall.signal });
       if (!res.ok || !res.body) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
       // Streamed to disk: a base model may be larger than this worker's free memory.
       await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), createWriteStream(`${file}.part`), { signal: stall.signal });

@@ -52,7 +52,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const claimed = (await claimNextJob(ctx, `w-${name}`))!;
       assert.equal(claimed.id, job.id);
       published = [];
-      ctx.events.subscribe(job.id, (event) => published.push({ jobId: job.id, event }));
+      ctx.events.subscribe(job.id, (event) => published.push({ jobId: job.id, event: event! }));
       const worker = (seq: number, type: EventToAppend["type"], data: Record<string, unknown> = {}, claim = claimed.claim): EventToAppend => ({
         jobId: job.id,
         type,
