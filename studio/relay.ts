@@ -4,20 +4,13 @@
  * them, and the browser's own `Last-Event-ID` resume works through the relay. When the browser
  * goes away, the upstream request is aborted so the cloud stops streaming to nobody.
  */
-import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { drainedOrClosed, writeEventStreamHead } from "../server-shared/eventStream.js";
 
 export async function relayStream(request: FastifyRequest, reply: FastifyReply, upstream: Response, upstreamAbort: AbortController): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(upstream.status, {
-    "content-type": upstream.headers.get("content-type") ?? "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-    "x-content-type-options": "nosniff",
-  });
-  res.flushHeaders();
+  writeEventStreamHead(res, upstream.status, upstream.headers.get("content-type") ?? undefined);
   const onClientGone = () => upstreamAbort.abort();
   request.raw.once("close", onClientGone);
   res.once("close", onClientGone);
@@ -35,19 +28,6 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
     upstreamAbort.abort();
     if (!res.destroyed) res.end();
   }
-}
-
-/** Waits for room in the socket buffer (or for the browser to leave), leaving no listener behind. */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.once("drain", done);
-    res.once("close", done);
-  });
 }
 
 /** The `Last-Event-ID` of a reconnecting EventSource, or `?lastEventId=` for clients that resume by hand. */

@@ -14,6 +14,13 @@ export class OpenStreams {
     void stream.closed.then(() => this.streams.delete(stream));
   }
 
+  /** Bytes the open streams hold for clients that have not taken them yet (slow readers). */
+  bufferedBytes(): number {
+    let total = 0;
+    for (const stream of this.streams) total += stream.bufferedBytes();
+    return total;
+  }
+
   /** Ends every open stream; clients see a clean end of body (EventSource then retries). */
   closeAll(): void {
     for (const stream of [...this.streams]) stream.end();

@@ -1,5 +1,6 @@
 /** Minimal Server-Sent Events writer over a hijacked Fastify reply. */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { drainedOrClosed, writeEventStreamHead } from "../../server-shared/eventStream.js";
 
 export interface SseStream {
   send(event: { id?: number | string; event?: string; data: unknown }): void;
@@ -10,9 +11,11 @@ export interface SseStream {
   /**
    * Resolves once the socket has taken what was written (or the stream closed), after giving the
    * event loop a turn: a long backlog goes out page by page, the first bytes leave before the last
-   * page is read, and other requests are served in between.
+   * page is read, and other requests are served in between; a slow reader holds the writer back.
    */
   drained(): Promise<void>;
+  /** Bytes written but not yet taken by the socket (what a slow reader makes the server hold). */
+  bufferedBytes(): number;
   /** Resolves when the client goes away or close() is called. */
   closed: Promise<void>;
   isClosed(): boolean;
@@ -24,14 +27,7 @@ const HEARTBEAT_MS = 15_000;
 export function beginEventStream(reply: FastifyReply): FastifyReply["raw"] {
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    connection: "keep-alive",
-    // Proxies such as nginx would otherwise buffer the stream.
-    "x-accel-buffering": "no",
-  });
-  res.flushHeaders();
+  writeEventStreamHead(res);
   return res;
 }
 
@@ -74,21 +70,11 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
       // Half-close after the last chunk is flushed, so the server's close() has nothing to wait for.
       res.end(() => res.socket?.end());
     },
-    drained() {
-      return new Promise<void>((resolve) => {
-        if (closed || !res.writableNeedDrain) {
-          setImmediate(resolve);
-          return;
-        }
-        const done = () => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.once("drain", done);
-        res.once("close", done);
-      });
+    async drained() {
+      if (!closed) await drainedOrClosed(res);
+      await new Promise((resolve) => setImmediate(resolve));
     },
+    bufferedBytes: () => res.writableLength,
     closed: closedPromise,
     isClosed: () => closed,
   };

@@ -55,8 +55,10 @@ export async function streamJobEvents(
             for (const event of page) sse.send({ id: event.seq, event: event.type, data: event.data });
           }
           if (page.length > 0) cursor = page[page.length - 1].seq;
+          // Nothing more is read until the client has taken this page: a slow reader holds one
+          // page in the server, not every event appended since it fell behind.
+          if (page.length > 0) await sse.drained();
           if (page.length < pageSize || sse.isClosed()) break;
-          await sse.drained(); // more to read: let this page reach the client first
         }
         const job = await findJob(ctx, jobId);
         if (!job || (isTerminal(job.status) && cursor >= Number(job.last_seq))) {

@@ -14,9 +14,10 @@ import { repoRoot } from "../../integration/harness/cloud.js";
 const MAY_IMPORT: Record<string, readonly string[]> = {
   sdk: ["engine"],
   engine: [],
-  cloud: ["sdk", "engine"],
+  cloud: ["sdk", "engine", "server-shared"],
   cli: ["sdk", "cloud", "engine", "studio"],
-  studio: ["sdk"],
+  studio: ["sdk", "server-shared"],
+  "server-shared": [],
   "ui-shared": ["sdk"],
   webview: ["ui-shared", "sdk"],
   extension: ["ui-shared", "sdk", "studio"],

@@ -1,0 +1,37 @@
+/**
+ * The one way svc's HTTP servers (the cloud and the studio) write an event stream: the same
+ * headers (no caching or transforming proxies, no buffering by nginx), sent at once, and
+ * backpressure, so a slow reader slows the writer down instead of filling the server's memory.
+ * Node built-ins only: both servers may import it (ARCHITECTURE.md, Folders).
+ */
+import type { ServerResponse } from "node:http";
+
+/** Sends the status and headers of an event stream right away. */
+export function writeEventStreamHead(res: ServerResponse, status = 200, contentType = "text/event-stream; charset=utf-8"): void {
+  res.writeHead(status, {
+    "content-type": contentType,
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    // Proxies such as nginx would otherwise buffer the stream.
+    "x-accel-buffering": "no",
+    "x-content-type-options": "nosniff",
+  });
+  res.flushHeaders();
+}
+
+/**
+ * Resolves once the socket has taken what was written, or the response closed; at once when
+ * nothing waits. Leaves no listener behind.
+ */
+export function drainedOrClosed(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
+}
