@@ -11,11 +11,12 @@ import type { Dataset } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, notFound } from "../http/errors.js";
 import type { DatasetsTable } from "../store/schema.js";
-import { validateChatJsonl } from "../../sdk/jsonl.js";
+import { validateChatJsonlYielding } from "../../sdk/jsonl.js";
 import { newId, nowIso } from "./ids.js";
 
 export async function saveDataset(ctx: CloudContext, projectId: string, name: string, body: Buffer): Promise<Dataset> {
-  const report = validateChatJsonl(body.toString("utf8"));
+  // In slices: the same event loop serves the edge, which must not stall behind a large upload.
+  const report = await validateChatJsonlYielding(body.toString("utf8"));
   if (report.errors.length > 0) throw badRequest(`dataset ${name} is invalid:\n${report.errors.join("\n")}`, "invalid_dataset");
   const id = newId();
   const dir = path.join(ctx.dataDir, "datasets");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { validateChatJsonl } from "../../../sdk/jsonl.js";
+import { validateChatJsonl, validateChatJsonlYielding } from "../../../sdk/jsonl.js";
 
 const line = (messages: unknown) => JSON.stringify({ messages });
 const ok = line([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
@@ -38,5 +38,30 @@ describe("validateChatJsonl (the report svc start and the cloud show)", () => {
     const errors = validateChatJsonl(Array(25).fill("nope").join("\n")).errors;
     assert.equal(errors.length, 21);
     assert.equal(errors[20], "... and 5 more invalid lines");
+  });
+});
+
+describe("validateChatJsonlYielding (the cloud's upload check)", () => {
+  const bad = line([{ role: "user", content: "no answer" }]);
+  const mixed = ["\uFEFF" + ok, "", "{not json", ok, bad, "\r", ok, ...Array(30).fill("nope"), ok].join("\n") + "\r\n";
+
+  it("reports exactly what the one-piece check reports, whatever the slice size", async () => {
+    const whole = validateChatJsonl(mixed);
+    for (const slice of [1, 7, 40, 100, 1 << 20]) assert.deepEqual(await validateChatJsonlYielding(mixed, {}, slice), whole, `slices of ${slice}`);
+    assert.deepEqual(await validateChatJsonlYielding("\n\n", {}, 1), validateChatJsonl("\n\n"), "empty");
+  });
+
+  it("lets the event loop run between slices", async () => {
+    const big = Array(20_000).fill(ok).join("\n");
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      const report = await validateChatJsonlYielding(big, {}, 16 * 1024);
+      assert.equal(report.exampleCount, 20_000);
+    } finally {
+      clearInterval(timer);
+    }
+    // The one-piece check would hold the loop from start to end: no timer could fire.
+    assert.ok(turns > 0, "timers ran during the validation");
   });
 });
