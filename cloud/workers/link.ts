@@ -32,6 +32,8 @@ export class WorkerLink {
   /** Each job's fencing number, from its assignment; sent with every event of the job. */
   private readonly claims = new Map<string, number>();
   private readonly ackWaiters = new Map<string, { seq: number; resolve: () => void }[]>();
+  /** Jobs that ended here while events were still unacknowledged: dropped once the cloud answered them all. */
+  private readonly finished = new Set<string>();
   private closed = false;
   private wantsWork = false;
   /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
@@ -107,13 +109,27 @@ export class WorkerLink {
     });
   }
 
-  /** Forgets a finished job's counters once all its events are acknowledged. */
+  /**
+   * Forgets a finished job: now if the cloud has answered all its events, else as soon as it has
+   * (a long-lived worker must not keep something for every job it ever ran).
+   */
   forget(jobId: string): void {
-    if ((this.outbox.get(jobId) ?? []).length === 0) {
-      this.outbox.delete(jobId);
-      this.nextSeq.delete(jobId);
-      this.claims.delete(jobId);
-    }
+    this.finished.add(jobId);
+    this.dropIfAnswered(jobId);
+  }
+
+  /** Jobs the link still keeps anything for (counters, unacknowledged events, waiters). */
+  trackedJobs(): number {
+    return new Set([...this.outbox.keys(), ...this.nextSeq.keys(), ...this.claims.keys(), ...this.ackWaiters.keys()]).size;
+  }
+
+  private dropIfAnswered(jobId: string): void {
+    if (!this.finished.has(jobId) || (this.outbox.get(jobId) ?? []).length > 0) return;
+    this.outbox.delete(jobId);
+    this.nextSeq.delete(jobId);
+    this.claims.delete(jobId);
+    this.ackWaiters.delete(jobId);
+    this.finished.delete(jobId);
   }
 
   close(): void {
@@ -167,6 +183,7 @@ export class WorkerLink {
       const waiters = this.ackWaiters.get(message.jobId) ?? [];
       for (const w of waiters) if (w.seq <= message.seq) w.resolve();
       this.ackWaiters.set(message.jobId, waiters.filter((w) => w.seq > message.seq));
+      this.dropIfAnswered(message.jobId);
       if (message.type === "ack") return;
       this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);
     }
