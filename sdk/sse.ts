@@ -2,7 +2,7 @@
  * Reads a job's event stream as an async iterator and resumes after a dropped connection with
  * `Last-Event-ID`, so the caller sees every event exactly once, in order, until `end`.
  */
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { SseParser } from "./sseParser.js";
 import type { JobEvent, JobEventType } from "./wire.js";
 
 export interface EventStreamOptions {
@@ -26,19 +26,16 @@ export async function* readJobEvents(open: OpenStream, options: EventStreamOptio
     options.signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const response = await open(cursor, controller.signal);
-      const queue: EventSourceMessage[] = [];
-      const parser = createParser({ onEvent: (message) => queue.push(message) });
+      const parser = new SseParser();
       const decoder = new TextDecoder();
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        parser.feed(decoder.decode(chunk, { stream: true }));
-        while (queue.length > 0) {
-          const message = queue.shift()!;
+        for (const message of parser.feed(decoder.decode(chunk, { stream: true }))) {
           if (message.event === "end") return;
           const seq = Number(message.id);
           if (!Number.isFinite(seq) || seq <= cursor) continue; // never yield a duplicate
           cursor = seq;
           failures = 0;
-          yield { seq, type: (message.event ?? "message") as JobEventType, data: JSON.parse(message.data), createdAt: "" };
+          yield { seq, type: message.event as JobEventType, data: JSON.parse(message.data), createdAt: "" };
         }
       }
       // The server closed without `end`: reconnect from the cursor.

@@ -17,7 +17,8 @@ import type {
 import { RUN_ID_HEADER } from "../sdk/studioWire.js";
 import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
-import { chunkDelta, chunkError, completionText, SseParser } from "./sseParser.js";
+import { SseParser } from "../sdk/sseParser.js";
+import { chunkDelta, chunkError, completionText } from "./chatChunks.js";
 import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";

@@ -8,6 +8,7 @@ import type { ClientRequest, IncomingMessage } from "node:http";
 import { InferenceError, type ChatCall, type ChatEvent, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
 import type { UpstreamPool } from "./upstreamPool.js";
 import { ToolCallDeltas, upstreamFinishReason, upstreamMessages, upstreamToolCalls } from "./upstreamTools.js";
+import { SseParser } from "../../sdk/sseParser.js";
 
 export interface UpstreamTimeouts {
   /** Until the upstream's response headers arrive. */
@@ -166,24 +167,13 @@ function toUsage(u: { prompt_tokens?: number; completion_tokens?: number; total_
 async function* sseData(body: IncomingMessage, idle: NodeJS.Timeout): AsyncGenerator<string> {
   // The decoder of setEncoding keeps a character split across two chunks whole.
   body.setEncoding("utf8");
-  let buffer = "";
-  let data: string[] = [];
+  const parser = new SseParser();
   for await (const text of body as AsyncIterable<string>) {
     idle.refresh();
-    buffer += text;
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, "");
-      buffer = buffer.slice(newline + 1);
-      if (line === "") {
-        if (data.length) yield data.join("\n");
-        data = [];
-      } else if (line.startsWith("data:")) {
-        data.push(line.slice(5).replace(/^ /, ""));
-      }
-    }
+    for (const message of parser.feed(text)) yield message.data;
   }
-  if (data.length) yield data.join("\n");
+  // A body cut without its final blank line still ends the event it carried.
+  for (const message of parser.feed("\n\n")) yield message.data;
 }
 
 function parseJson(text: string): any {

@@ -8,7 +8,7 @@
  */
 import { JOB_EVENT_TYPES, parseEventData, type JobStreamEvent, type JobStreamEventType } from "../../ui-shared/eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
-import { SseParser } from "../../ui-shared/sseParser.js";
+import { SseParser } from "../../sdk/sseParser.js";
 import { errorFrom, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
 
 export interface JobEventSink {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
 import type { JobStreamEvent } from "../../ui-shared/eventLog.js";
-import { SseParser, type SseMessage } from "../../ui-shared/sseParser.js";
+import { SseParser, type SseMessage } from "../../sdk/sseParser.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { newAccount, type Account } from "./harness/api.js";
 import { TestWorker } from "./harness/worker.js";

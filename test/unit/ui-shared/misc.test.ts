@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parseRoute } from "../../../ui-shared/routes.js";
 import { visibleWindow } from "../../../ui-shared/virtualWindow.js";
-import { chunkDelta, SseParser } from "../../../ui-shared/sseParser.js";
+import { SseParser } from "../../../sdk/sseParser.js";
+import { chunkDelta } from "../../../ui-shared/chatChunks.js";
 import { keyLabelProblem } from "../../../ui-shared/format.js";
 
 describe("ui-shared routes, window, sse, format", () => {

@@ -1,7 +1,9 @@
 /**
- * Incremental Server-Sent Events parser for streams read with fetch (the chat endpoint is a POST,
- * which EventSource cannot send). Follows the WHATWG event-stream rules that matter here:
- * CRLF/LF/CR line ends, multi-line `data:`, comments, `event:` and `id:`.
+ * The one incremental Server-Sent Events parser of svc, for every stream read with fetch or
+ * node:http: the SDK's job event reader, the extension's job streams and chat, the studio HTTP
+ * client, and the cloud's upstream proxy (the browser's EventSource is the only other reader).
+ * Follows the WHATWG event-stream rules: CRLF/LF/CR line ends, multi-line `data:`, comments,
+ * `event:` and `id:` (which persists, as the last event id does). Browser-safe: no Node built-ins.
  */
 export interface SseMessage {
   event: string;
@@ -52,37 +54,5 @@ export class SseParser {
     else if (field === "event") this.eventName = value;
     else if (field === "id" && !value.includes("\0")) this.lastId = value;
     return undefined;
-  }
-}
-
-/** Text delta of one OpenAI `chat.completion.chunk`, or "" for role-only / usage-only chunks. */
-export function chunkDelta(data: string): string {
-  try {
-    const chunk = JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] };
-    const content = chunk.choices?.[0]?.delta?.content;
-    return typeof content === "string" ? content : "";
-  } catch {
-    return "";
-  }
-}
-
-/** Error message carried in a streamed chunk (`{"error":{"message"}}`), if any. */
-export function chunkError(data: string): string | undefined {
-  try {
-    const chunk = JSON.parse(data) as { error?: { message?: unknown } };
-    return typeof chunk.error?.message === "string" ? chunk.error.message : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Reply text of a whole (non-streamed) OpenAI `chat.completion`, or "" when it carries none. */
-export function completionText(data: string): string {
-  try {
-    const completion = JSON.parse(data) as { choices?: { message?: { content?: unknown } }[] };
-    const content = completion.choices?.[0]?.message?.content;
-    return typeof content === "string" ? content : "";
-  } catch {
-    return "";
   }
 }

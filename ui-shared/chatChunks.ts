@@ -1,0 +1,32 @@
+/** What the chat UIs read from OpenAI-format chat answers, streamed (chunks) or whole. */
+/** Text delta of one OpenAI `chat.completion.chunk`, or "" for role-only / usage-only chunks. */
+export function chunkDelta(data: string): string {
+  try {
+    const chunk = JSON.parse(data) as { choices?: { delta?: { content?: unknown } }[] };
+    const content = chunk.choices?.[0]?.delta?.content;
+    return typeof content === "string" ? content : "";
+  } catch {
+    return "";
+  }
+}
+
+/** Error message carried in a streamed chunk (`{"error":{"message"}}`), if any. */
+export function chunkError(data: string): string | undefined {
+  try {
+    const chunk = JSON.parse(data) as { error?: { message?: unknown } };
+    return typeof chunk.error?.message === "string" ? chunk.error.message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reply text of a whole (non-streamed) OpenAI `chat.completion`, or "" when it carries none. */
+export function completionText(data: string): string {
+  try {
+    const completion = JSON.parse(data) as { choices?: { message?: { content?: unknown } }[] };
+    const content = completion.choices?.[0]?.message?.content;
+    return typeof content === "string" ? content : "";
+  } catch {
+    return "";
+  }
+}
