@@ -10,6 +10,7 @@
  */
 import type { FastifyReply } from "fastify";
 import { ApiError, ConnectionError } from "../sdk/errors.js";
+import { writeEventStreamHead } from "../server-shared/eventStream.js";
 
 /** Reconnect delay the browser is told to use; loopback, so a second costs nothing. */
 export const STREAM_RETRY_MS = 1000;
@@ -23,11 +24,7 @@ export function isTransientUpstreamError(err: unknown): boolean {
 export function answerRetryLater(reply: FastifyReply, reason: string): void {
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    "x-content-type-options": "nosniff",
-  });
+  writeEventStreamHead(res);
   // A comment line is ignored by EventSource; it tells a human reading the stream what happened.
   res.end(`retry: ${STREAM_RETRY_MS}\n: ${reason.replace(/[\r\n]+/g, " ")}\n\n`);
 }

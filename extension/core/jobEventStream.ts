@@ -8,7 +8,7 @@
  */
 import { JOB_EVENT_TYPES, parseEventData, type JobStreamEvent, type JobStreamEventType } from "../../ui-shared/eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
-import { SseParser } from "../../sdk/sseParser.js";
+import { readEventStream } from "../../sdk/eventStreamReader.js";
 import { errorFrom, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
 
 export interface JobEventSink {
@@ -34,63 +34,25 @@ const isJobEventType = (name: string): name is JobStreamEventType => (JOB_EVENT_
 export async function streamJobEvents(options: JobEventStreamOptions, sink: JobEventSink, signal: AbortSignal): Promise<void> {
   const doFetch = options.fetch ?? fetch;
   const url = `${options.studioUrl}/api/jobs/${encodeURIComponent(options.jobId)}/events?batch=1`;
-  let lastEventId: string | undefined;
-  while (!signal.aborted) {
+  const open = async (lastEventId: string | undefined, attempt: AbortSignal) => {
     const headers: Record<string, string> = { [TOKEN_HEADER]: options.token, accept: "text/event-stream" };
     if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
-    let ended = false;
-    try {
-      const response = await doFetch(url, { headers, signal });
-      if (!response.ok) throw await errorFrom(response);
-      ended = await readEvents(response, sink, (id) => (lastEventId = id));
-    } catch (error) {
-      if (signal.aborted) return;
-      // HTTP errors are final (EventSource gives up on them too); network breaks are retried.
-      if (error && typeof error === "object" && "status" in error && (error as { status: number }).status > 0) throw error;
-    }
-    if (ended || signal.aborted) return;
-    sink.interrupted();
-    await delay(options.retryDelayMs ?? 1000, signal);
-  }
-}
-
-/** Returns true when the server sent `end`. */
-async function readEvents(response: Response, sink: JobEventSink, onId: (id: string) => void): Promise<boolean> {
-  if (!response.body) return false;
-  const parser = new SseParser();
-  const decoder = new TextDecoder();
-  const reader = response.body.getReader();
+    const response = await doFetch(url, { headers, signal: attempt });
+    if (!response.ok) throw await errorFrom(response);
+    return response;
+  };
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return false;
-      for (const message of parser.feed(decoder.decode(value, { stream: true }))) {
-        if (message.event === "end") return true;
-        if (message.event === JOB_EVENT_BATCH) {
-          // The frame's id is its last event's: resuming after it skips exactly this batch.
-          if (message.id !== undefined) onId(message.id);
-          const events = decodeJobEventBatch(message.data);
-          if (events.length > 0) sink.events(events);
-          continue;
-        }
-        if (!isJobEventType(message.event)) continue;
-        if (message.id !== undefined) onId(message.id);
+    const messages = readEventStream(open, { signal, retryDelayMs: () => options.retryDelayMs ?? 1000, onInterrupted: () => sink.interrupted() });
+    for await (const message of messages) {
+      if (message.event === JOB_EVENT_BATCH) {
+        // The frame's id is its last event's: resuming after it skips exactly this batch.
+        const events = decodeJobEventBatch(message.data);
+        if (events.length > 0) sink.events(events);
+      } else if (isJobEventType(message.event)) {
         sink.event({ id: message.id ?? "", type: message.event, raw: message.data, data: parseEventData(message.data) });
       }
     }
-  } finally {
-    reader.releaseLock();
+  } catch (error) {
+    if (!signal.aborted) throw error;
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }
