@@ -28,6 +28,7 @@ import { QUICKSTART_HYPERPARAMETERS as QS } from '../../train/quickstart.js';
 import type { ComputeBackend, OptimizerSettings, TokenBatch } from '../types.js';
 import { detectTorch, startTorchBackend } from './index.js';
 import { torchPythonPath } from './paths.js';
+import { torchProcessEnv } from './env.js';
 
 export interface TorchBenchResult {
   tokensPerSecond: number;
@@ -134,7 +135,7 @@ export function benchAnchor(c: TorchBenchCase): Promise<TorchBenchResult> {
     lora: { r: c.lora.r, alpha: c.lora.alpha, targets }, device: c.device,
   };
   return new Promise((resolve, reject) => {
-    const child = execFile(c.python, [path.join(torchPythonPath(), 'anchor.py')], { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    const child = execFile(c.python, [path.join(torchPythonPath(), 'anchor.py')], { maxBuffer: 1 << 20, env: torchProcessEnv() }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`anchor failed: ${error.message}\n${stderr}`));
       const result = JSON.parse(stdout.trim().split('\n').pop()!);
       resolve({ ...result, device: result.device === 'cpu' ? `cpu` : result.device });

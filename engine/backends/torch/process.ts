@@ -8,6 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { encodeFrame, FrameDecoder, FramingError, type Frame, type WireTensor } from './framing.js';
 import { torchPythonPath } from './paths.js';
+import { torchProcessEnv } from './env.js';
 
 export interface TorchProcessOptions {
   python: string;
@@ -51,10 +52,7 @@ export class TorchProcess {
   readonly exited: Promise<void>;
 
   constructor(private readonly options: TorchProcessOptions) {
-    // No .pyc files: the package may be installed read-only, and they would dirty a checkout.
-    const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
-    if (options.device) env.SVC_TORCH_DEVICE = options.device;
-    if (options.threads) env.SVC_TORCH_THREADS = String(options.threads);
+    const env = torchProcessEnv({ SVC_TORCH_DEVICE: options.device || undefined, SVC_TORCH_THREADS: options.threads ? String(options.threads) : undefined });
     const entry = path.join(torchPythonPath(), 'svc_torch_server.py');
     this.child = spawn(options.python, [entry], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));

@@ -116,7 +116,11 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
       assert.deepEqual(after[name].shape, m.shape);
       let worst = 0;
       for (let i = 0; i < m.data.length; i++) worst = Math.max(worst, Math.abs(after[name].data[i] - m.data[i]));
-      assert.ok(worst < 1e-4, `${name} after 5 steps: max |torch - tfjs| = ${worst}`);
+      // Five AdamW steps move an element by at most 5 · lr = 0.025. The two float32 engines sum in
+      // different orders (and torch's BLAS differently again by thread count); Adam's m/√v turns a
+      // last-bit difference in a near-zero gradient into a visible one, measured up to 1.6e-4. A
+      // wrong formula is off by a step's size (≈ lr = 5e-3) or more: 2% of the whole move tells them apart.
+      assert.ok(worst < 5e-4, `${name} after 5 steps: max |torch - tfjs| = ${worst}`);
       assert.ok(maxAbs(after[name].data.map((x, i) => x - start[name].data[i])) > 1e-3, `${name} did not move`);
     }
     // Not disposed: the tfjs backend here only borrows the loaded weights, which `after` frees.

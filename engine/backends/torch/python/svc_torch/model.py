@@ -68,6 +68,7 @@ class Model:
         self.head_dim = int(cfg["headDim"])
         self.checkpoint_blocks = False
         self._rope_cache: Dict[int, tuple] = {}
+        self._causal_cache: Dict[int, torch.Tensor] = {}
         self._has_sdpa = hasattr(F, "scaled_dot_product_attention")
 
     # RoPE as ggml_rope_ext: pair i turns by pos · freqScale · base^(-2i/headDim) / factor_i.
@@ -87,6 +88,14 @@ class Model:
         sin = torch.tensor(np.sin(theta), dtype=torch.float32, device=self.device)
         self._rope_cache[length] = (cos, sin)
         return cos, sin
+
+    def causal_mask(self, length: int) -> torch.Tensor:
+        """True above the diagonal: what a position may not attend to. Made once per length."""
+        mask = self._causal_cache.get(length)
+        if mask is None:
+            mask = torch.ones(length, length, dtype=torch.bool, device=self.device).triu(1)
+            self._causal_cache[length] = mask
+        return mask
 
     def rope(self, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         """h [B, H, T, hd] float32; 'normal' rotates (2i, 2i+1), 'neox' rotates (i, i + hd/2)."""
@@ -131,8 +140,7 @@ class Model:
             context = F.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), is_causal=True)
         else:
             scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))
-            causal = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
-            scores = scores.masked_fill(causal, float("-inf"))
+            scores = scores.masked_fill(self.causal_mask(length), float("-inf"))
             context = torch.matmul(torch.softmax(scores, dim=-1).to(v.dtype), v)
         merged = context.transpose(1, 2).reshape(batch, length, heads * hd)
         return self.linear(merged, block, "attn_output", lora)
