@@ -18,6 +18,7 @@ import { workerFileRoutes } from "./routes/workerFiles.js";
 import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
 import type { App } from "./routes/types.js";
+import { contractValidation } from "../server-shared/serveRoute.js";
 
 /**
  * The proxies (addresses or CIDR ranges, comma-separated in SVC_TRUSTED_PROXIES) whose X-Forwarded-For the cloud
@@ -38,22 +39,7 @@ function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<Fa
     // X-Forwarded-For is believed only from the hops listed in SVC_TRUSTED_PROXIES: trusting anyone's
     // would let a client pick its own address and dodge the failed-auth limiter.
     trustProxy: trustedProxies(),
-    ajv: {
-      // verbose: the formatter below needs each error's parentSchema to read our errorMessage.
-      customOptions: { allErrors: false, verbose: true },
-      // `errorMessage` is our own schema annotation, declared so ajv's strict mode accepts it.
-      plugins: [((ajv: { addKeyword(keyword: string): unknown }) => ajv.addKeyword("errorMessage")) as never],
-    },
-    schemaErrorFormatter(errors, dataVar) {
-      type Annotated = (typeof errors)[number] & { parentSchema?: { errorMessage?: string } };
-      // A failed union reports each branch and then the union itself; the annotated one names the field.
-      const custom = (errors as Annotated[]).find((e) => e.parentSchema?.errorMessage)?.parentSchema?.errorMessage;
-      if (custom) return new Error(custom);
-      const first = errors[0];
-      const field = (first?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
-      if (first?.keyword === "required") return new Error(`${(first.params as { missingProperty: string }).missingProperty} is required`);
-      return new Error(`${field || dataVar} ${first?.message ?? "is invalid"}`);
-    },
+    ...contractValidation,
   };
   const app = Fastify({ ...options, ...extra }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   // Callback-style hooks, here and below: an async hook costs a promise per request.

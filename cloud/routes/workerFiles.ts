@@ -11,9 +11,9 @@ import { newId, nowIso } from "../domain/ids.js";
 import { requireWorker } from "../http/auth.js";
 import { storageProblemOf } from "../http/storageHealth.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
-import { IdParams } from "../http/schemas.js";
 import type { App } from "./types.js";
 
+const IdParams = Type.Object({ id: Type.String() });
 const ArtifactQuery = Type.Object({
   name: Type.String({ pattern: "^[A-Za-z0-9._-]{1,120}$", errorMessage: "name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'" }),
   kind: Type.Union([Type.Literal("checkpoint"), Type.Literal("adapter"), Type.Literal("file")], { errorMessage: 'kind must be "checkpoint", "adapter" or "file"' }),
