@@ -9,14 +9,16 @@
  * const { key } = await client.createDeploymentKey(deployment.id, { label: "teammate" });
  */
 import { ApiError, ConnectionError } from "./errors.js";
-import { readJobEvents, type EventStreamOptions } from "./sse.js";
-import { anonymousTokenRoute } from "./api/accounts.js";
+import { readEventStream } from "./eventStreamReader.js";
+import { accountsApi, anonymousTokenRoute } from "./api/accounts.js";
 import { uploadDatasetRoute } from "./api/datasets.js";
-import { cloudApi, type CloudApi } from "./api/index.js";
+import { deploymentsApi } from "./api/deployments.js";
 import { inferenceChatRoute, type InferenceChatInput } from "./api/inference.js";
 import { jobEventsRoute, jobsApi } from "./api/jobs.js";
+import { keysApi } from "./api/keys.js";
+import { modelsApi } from "./api/models.js";
 import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type ResponseOf, type RouteMethods } from "./api/route.js";
-import type { JobEvent } from "./wire.js";
+import type { Dataset, JobEvent, JobEventType } from "./wire.js";
 
 export interface CloudClientOptions {
   /** Control-plane URL, e.g. `http://127.0.0.1:7870`. */
@@ -33,10 +35,21 @@ export interface CloudClientOptions {
 
 export type { CreateJobInput, InferenceChatInput } from "./wire.js";
 
+export interface EventStreamOptions {
+  /** Resume after this seq (0 = from the start). */
+  lastEventId?: number;
+  signal?: AbortSignal;
+  /** Reconnect attempts in a row without receiving anything before giving up. */
+  maxRetries?: number;
+}
+
 type Query = Record<string, string | number | undefined>;
 
+/** The cloud's JSON routes, one method each (its streams and uploads are written out below). */
+const cloudApi = { ...accountsApi, ...jobsApi, ...deploymentsApi, ...keysApi, ...modelsApi };
+
 /** The derived methods (`listJobs`, `getJob`, `createDeployment`, ...), installed at the end of this file. */
-export interface CloudClient extends RouteMethods<CloudApi> {}
+export interface CloudClient extends RouteMethods<typeof cloudApi> {}
 
 export class CloudClient {
   readonly baseUrl: string;
@@ -65,9 +78,24 @@ export class CloudClient {
   openJobList(ifNoneMatch?: string): Promise<Response> {
     return this.open(jobsApi.listJobs, {}, { headers: ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}, notModified: true });
   }
-  /** The job's events, resuming automatically after a dropped connection, until the job ends. */
-  jobEvents(jobId: string, options: EventStreamOptions = {}): AsyncGenerator<JobEvent> {
-    return readJobEvents((lastEventId, signal) => this.openJobEventStream(jobId, lastEventId, signal), options);
+  /**
+   * The job's events until the job ends, resuming after a dropped connection with `Last-Event-ID`
+   * (sdk/eventStreamReader.ts), so each event is seen exactly once, in order.
+   */
+  async *jobEvents(jobId: string, options: EventStreamOptions = {}): AsyncGenerator<JobEvent> {
+    let cursor = options.lastEventId ?? 0;
+    const messages = readEventStream((lastEventId, signal) => this.openJobEventStream(jobId, Number(lastEventId ?? 0), signal), {
+      signal: options.signal,
+      lastEventId: cursor > 0 ? String(cursor) : undefined,
+      maxRetries: options.maxRetries ?? 8,
+      retryDelayMs: (failures) => Math.min(250 * 2 ** failures, 5000),
+    });
+    for await (const message of messages) {
+      const seq = Number(message.id);
+      if (!Number.isFinite(seq) || seq <= cursor) continue; // never yield a duplicate
+      cursor = seq;
+      yield { seq, type: message.event as JobEventType, data: JSON.parse(message.data), createdAt: "" };
+    }
   }
   /**
    * Opens the raw SSE response (for relays that pass the stream through unchanged). `batch` asks
@@ -82,9 +110,8 @@ export class CloudClient {
     });
   }
 
-  async uploadDataset(name: string, jsonl: string | Uint8Array): Promise<ResponseOf<typeof uploadDatasetRoute>> {
-    const response = await this.open(uploadDatasetRoute, {}, { query: { name }, rawBody: jsonl, headers: { "content-type": "application/jsonl" } });
-    return response.json();
+  uploadDataset(name: string, jsonl: string | Uint8Array): Promise<Dataset> {
+    return this.call(uploadDatasetRoute, {}, { query: { name }, rawBody: jsonl, headers: { "content-type": "application/jsonl" } });
   }
 
   /**

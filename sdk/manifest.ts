@@ -3,13 +3,9 @@
  * and the Run training panel's three texts (SPEC section 4, verbatim), shared by the CLI and the UI.
  */
 import type { Static } from "@sinclair/typebox";
-import * as T from "./api/t.js";
+import * as T from "@sinclair/typebox/type";
 
-export const Manifest = T.Union([
-  T.Object({ status: T.Literal("ok"), trainer: T.Object({ name: T.String() }) }),
-  T.Object({ status: T.Literal("none") }),
-  T.Object({ status: T.Literal("error"), error: T.String() }),
-]);
+export const Manifest = T.Union([T.Object({ status: T.Literal("ok"), trainer: T.Object({ name: T.String() }) }), T.Object({ status: T.Literal("none") }), T.Object({ status: T.Literal("error"), error: T.String() })]);
 export type Manifest = Static<typeof Manifest>;
 
 export const NO_TRAINER_TEXT = "No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.";

@@ -1,10 +1,6 @@
 /**
- * Serving contract routes (sdk/api/) on Fastify, for the cloud and the studio: the declared query
- * and body are validated (with `contractValidation`, so both servers refuse alike, in the words of
- * each schema's `errorMessage`), the handler's request and answer are typed by the declaration, and
- * the declared success status is set. A handler returns the answer, or the reply when it sent or
- * streamed one itself. Answers are not serialised through the response schema: handlers return the
- * wire types' objects, and fast-json-stringify would silently drop whatever a schema left out.
+ * Contract routes (sdk/api/) served on Fastify by the cloud and the studio: query and body validated, the handler typed
+ * by the declaration (it returns the answer, or the reply it sent itself), the declared status set.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, RouteShorthandOptions } from "fastify";
 import type { AnyRoute, BodyOf, ParamsOf, QueryOf, ResponseOf, Routes } from "../sdk/api/route.js";
@@ -15,7 +11,8 @@ export type RouteHandler<R extends AnyRoute> = (request: RouteRequest<R>, reply:
 export type RouteHandlers<T extends Routes> = { [K in keyof T]: RouteHandler<T[K]> };
 
 /** Any Fastify app, whatever its type provider. */
-type AnyApp = { route: FastifyInstance["route"] } | { route(options: never): unknown };
+type AnyApp = { route(options: never): unknown };
+type RouteOptions = Pick<RouteShorthandOptions, "bodyLimit" | "config">;
 
 export function serveRoute<R extends AnyRoute>(app: AnyApp, route: R, handler: RouteHandler<R>, options: RouteOptions = {}): void {
   (app as FastifyInstance).route({
@@ -31,17 +28,11 @@ export function serveRoute<R extends AnyRoute>(app: AnyApp, route: R, handler: R
   });
 }
 
-type RouteOptions = Pick<RouteShorthandOptions, "bodyLimit" | "config">;
-
 export function serveRoutes<T extends Routes>(app: AnyApp, routes: T, handlers: RouteHandlers<NoInfer<T>>, options: { [K in keyof T]?: RouteOptions } = {}): void {
   for (const name of Object.keys(routes)) serveRoute(app, routes[name], handlers[name], options[name]);
 }
 
-/**
- * Fastify's ajv set up for the contract's schemas: `errorMessage` is the contract's own annotation
- * (declared so strict mode accepts it) and becomes the 400's message; otherwise the message names
- * the field.
- */
+/** Fastify's ajv for the contract's schemas: their `errorMessage` annotation becomes the 400's message, else it names the field. */
 export const contractValidation: Pick<FastifyServerOptions, "ajv" | "schemaErrorFormatter"> = {
   ajv: {
     // verbose: the formatter below needs each error's parentSchema to read our errorMessage.

@@ -19,8 +19,6 @@ export function readStudioToken(doc: Document = document): string {
   return doc.querySelector<HTMLMetaElement>(`meta[name="${TOKEN_META}"]`)?.content ?? "";
 }
 
-const seg = encodeURIComponent;
-
 /** The JSON routes' methods (`listJobs`, `getJob`, ...), installed from the contract at the end of this file. */
 export interface HttpTransport extends RouteMethods<StudioApi> {}
 
@@ -62,7 +60,7 @@ export class HttpTransport implements Transport {
 
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
     // `batch=1`: the history comes as a few `batch` frames, not one message per event (issue 15).
-    const url = `${this.baseUrl}${pathOf(studioStreams.jobEvents.path, { id: jobId })}?studioToken=${seg(this.token)}&batch=1`;
+    const url = `${this.baseUrl}${pathOf(studioStreams.jobEvents.path, { id: jobId })}?studioToken=${encodeURIComponent(this.token)}&batch=1`;
     const source = new EventSource(url);
     let closed = false;
     const close = () => {

@@ -48,11 +48,7 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
-/**
- * One method per JSON route of the studio's contract (sdk/api/studio.ts), named by its key and
- * derived from it (`getJob(id)`, `issueKey(deploymentId, label)`, ...), plus the streams and the
- * clipboard, which each transport does its own way.
- */
+/** One method per JSON route of the studio's contract (sdk/api/studio.ts: `getJob(id)`, ...), and the streams and clipboard. */
 export interface Transport extends RouteMethods<StudioApi> {
   /**
    * Runs the project's trainer (`POST /api/train`), calling `onOutput` with each chunk of raw

@@ -4,9 +4,9 @@ import { requireUser } from "../http/auth.js";
 import { notFound } from "../http/errors.js";
 import { accountsApi, anonymousTokenRoute } from "../../sdk/api/accounts.js";
 import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
-import type { App } from "./types.js";
+import type { FastifyInstance } from "fastify";
 
-export function accountRoutes(app: App, ctx: CloudContext): void {
+export function accountRoutes(app: FastifyInstance, ctx: CloudContext): void {
   serveRoute(app, anonymousTokenRoute, async () => {
     const { token, userId } = await createAnonymousUser(ctx);
     return { token, userId, kind: "anonymous" as const };

@@ -5,11 +5,11 @@ import { requireUser } from "../http/auth.js";
 import { badRequest } from "../http/errors.js";
 import { uploadDatasetRoute } from "../../sdk/api/datasets.js";
 import { serveRoute } from "../../server-shared/serveRoute.js";
-import type { App } from "./types.js";
+import type { FastifyInstance } from "fastify";
 
 const JSONL_TYPES = ["application/jsonl", "application/x-ndjson", "application/jsonlines", "text/plain"];
 
-export function datasetRoutes(app: App, ctx: CloudContext): void {
+export function datasetRoutes(app: FastifyInstance, ctx: CloudContext): void {
   app.addContentTypeParser(JSONL_TYPES, { parseAs: "buffer", bodyLimit: ctx.limits.datasetBytes }, (_request, body, done) => done(null, body));
 
   serveRoute(

@@ -1,3 +1,4 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CloudContext } from "../context.js";
 import { createDeployment, deleteDeployment, listDeployments, requireDeployment, toDeployment, updateDeployment } from "../domain/deployments.js";
 import { createKey, listKeys, revokeKey } from "../domain/deploymentKeys.js";
@@ -8,9 +9,12 @@ import { deploymentsApi } from "../../sdk/api/deployments.js";
 import { KEY_LABEL_RULE, keysApi } from "../../sdk/api/keys.js";
 import { serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
-import type { App } from "./types.js";
 
-export function deploymentRoutes(app: App, ctx: CloudContext): void {
+export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext): void {
+  /** The deployment `:id` names, in the request's project scope (404 outside it). */
+  const deploymentOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) =>
+    requireDeployment(ctx, await projectScope(ctx, request, request.query.projectId), request.params.id);
+
   serveRoutes(app, deploymentsApi, {
     listDeployments: async (request) => {
       const [projectId] = await projectScope(ctx, request, requiredProjectId(request.query.projectId));
@@ -23,35 +27,25 @@ export function deploymentRoutes(app: App, ctx: CloudContext): void {
       ctx.deploymentChanges.changed(deployment.slug);
       return deployment;
     },
-    getDeployment: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      return toDeployment(ctx, await requireDeployment(ctx, scope, request.params.id));
-    },
+    getDeployment: async (request) => toDeployment(ctx, await deploymentOf(request)),
     updateDeployment: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const row = await requireDeployment(ctx, scope, request.params.id);
+      const row = await deploymentOf(request);
       const { target, ...rest } = request.body;
       const updated = await updateDeployment(ctx, row, { ...rest, ...(target !== undefined ? { target: parseTarget(target) } : {}) });
       ctx.deploymentChanges.changed(row.slug);
       return updated;
     },
     deleteDeployment: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const row = await requireDeployment(ctx, scope, request.params.id);
+      const row = await deploymentOf(request);
       await deleteDeployment(ctx, row);
       ctx.deploymentChanges.changed(row.slug);
     },
   });
 
   serveRoutes(app, keysApi, {
-    listDeploymentKeys: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const row = await requireDeployment(ctx, scope, request.params.id);
-      return listKeys(ctx, row.id);
-    },
+    listDeploymentKeys: async (request) => listKeys(ctx, (await deploymentOf(request)).id),
     createDeploymentKey: async (request, reply) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const row = await requireDeployment(ctx, scope, request.params.id);
+      const row = await deploymentOf(request);
       if (!isValidKeyLabel(request.body.label)) throw badRequest(KEY_LABEL_RULE);
       // The only response that ever carries a key's plaintext; never cache it anywhere.
       reply.header("cache-control", "no-store");
@@ -60,8 +54,7 @@ export function deploymentRoutes(app: App, ctx: CloudContext): void {
       return key;
     },
     revokeDeploymentKey: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const row = await requireDeployment(ctx, scope, request.params.id);
+      const row = await deploymentOf(request);
       await revokeKey(ctx, row.id, request.params.keyId);
       ctx.deploymentChanges.changed(row.slug);
     },

@@ -12,11 +12,11 @@ import { InferenceError, type InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
 import { answerChat } from "../inference/answerChat.js";
 import { projectScope } from "./scope.js";
-import type { App } from "./types.js";
+import type { FastifyInstance } from "fastify";
 import { inferenceChatRoute } from "../../sdk/api/inference.js";
 import { serveRoute } from "../../server-shared/serveRoute.js";
 
-export function inferenceRoutes(app: App, ctx: CloudContext, inference: InferenceService): void {
+export function inferenceRoutes(app: FastifyInstance, ctx: CloudContext, inference: InferenceService): void {
   serveRoute(app, inferenceChatRoute, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.body.projectId);
     const target = parseTarget(request.body.target);

@@ -1,3 +1,4 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { TRAINING_BACKENDS } from "../../sdk/trainer/config.js";
 import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
@@ -12,7 +13,6 @@ import { jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js";
 import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
 import { streamJobEvents } from "./jobEvents.js";
-import type { App } from "./types.js";
 
 /** How a job's cancellation reaches the worker running it (the worker hub implements it). */
 export interface JobCanceller {
@@ -22,8 +22,13 @@ export interface JobCanceller {
   jobCreated(): Promise<void>;
 }
 
-export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): void {
+export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobCanceller): void {
   const jobLists = new JobListCache();
+  /** The job `:id` names, in the request's project scope (404 outside it), and that scope. */
+  const jobOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) => {
+    const scope = await projectScope(ctx, request, request.query.projectId);
+    return { scope, job: await requireJobInProject(ctx, scope, request.params.id) };
+  };
 
   serveRoutes(app, jobsApi, {
     createJob: async (request) => {
@@ -49,18 +54,10 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
       if (request.headers["if-none-match"] === etag) return reply.code(304).send();
       return reply.type("application/json; charset=utf-8").send(list.body);
     },
-    getJob: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      return toJob(await requireJobInProject(ctx, scope, request.params.id));
-    },
-    listArtifacts: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const job = await requireJobInProject(ctx, scope, request.params.id);
-      return listArtifacts(ctx, job.id);
-    },
+    getJob: async (request) => toJob((await jobOf(request)).job),
+    listArtifacts: async (request) => listArtifacts(ctx, (await jobOf(request)).job.id),
     cancelJob: async (request) => {
-      const scope = await projectScope(ctx, request, request.query.projectId);
-      const job = await requireJobInProject(ctx, scope, request.params.id);
+      const { scope, job } = await jobOf(request);
       // The cloud ends the job itself, so cancel works with the worker gone or wedged; then the
       // worker is told to stop, and its own late events for the job are refused.
       if (await cancelJob(ctx, job.id)) workers.requestCancel(job.id);
@@ -69,8 +66,7 @@ export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): v
   });
 
   serveRoute(app, jobEventsRoute, async (request, reply) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const job = await requireJobInProject(ctx, scope, request.params.id);
+    const { job } = await jobOf(request);
     const resumeFrom = Number(request.headers["last-event-id"] ?? request.query.lastEventId ?? 0);
     // `?batch=1`: backlogs come as `batch` frames (jobEvents.ts); without it the stream is unchanged.
     await streamJobEvents(ctx, request, reply, job.id, Number.isFinite(resumeFrom) && resumeFrom > 0 ? resumeFrom : 0, request.query.batch === "1");

@@ -3,9 +3,9 @@ import { listModels, registerModel } from "../domain/models.js";
 import { requireUser, requireWorker } from "../http/auth.js";
 import { modelsApi } from "../../sdk/api/models.js";
 import { serveRoutes } from "../../server-shared/serveRoute.js";
-import type { App } from "./types.js";
+import type { FastifyInstance } from "fastify";
 
-export function modelRoutes(app: App, ctx: CloudContext): void {
+export function modelRoutes(app: FastifyInstance, ctx: CloudContext): void {
   serveRoutes(app, modelsApi, {
     listModels: async (request) => {
       await requireUser(ctx, request);

@@ -1,28 +1,24 @@
 /**
- * The studio's own `/api`, declared once for the studio server (studio/routes/) and both UI
- * transports (ui-shared/studioHttpClient.ts, webview/transport/vscode.ts) and the panels' host
- * (extension/core/panelApi.ts): most routes relay a cloud route under the studio's path, with the
- * studio's session choosing the project.
+ * The studio's own `/api`, for the studio server (studio/routes/), the UI's transports and the panels' host: most
+ * routes relay a cloud route under the studio's path, the studio's session choosing the project.
  */
 import type { Static } from "@sinclair/typebox";
+import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
 import { jobEventsRoute, jobsApi } from "./jobs.js";
 import { deploymentsApi, TargetBody } from "./deployments.js";
-import { CreatedDeploymentKey, CreateKeyBody, keysApi } from "./keys.js";
+import { keysApi } from "./keys.js";
 import { modelsApi } from "./models.js";
-import { ChatMessage } from "./inference.js";
+import type { ChatMessage } from "./inference.js";
 import { relay, route } from "./route.js";
-import * as T from "./t.js";
 
 /** `GET /api/environment`: facts about the studio's machine. */
-export const StudioEnvironment = T.Object({
-  /** Whether Node on the studio's machine resolves `<slug>.localhost` (Quick start picks its URL form from it). */
-  localhostSubdomainsResolve: T.Boolean(),
-});
+/** `localhostSubdomainsResolve`: whether Node on the studio's machine resolves `<slug>.localhost` (Quick start picks its URL form from it). */
+const StudioEnvironment = T.Object({ localhostSubdomainsResolve: T.Boolean() });
 export type StudioEnvironment = Static<typeof StudioEnvironment>;
 
 /** `GET /api/train`: whether a run is in flight, for every tab and panel, and how the last one ended. */
-export const TrainingStatus = T.Object({
+const TrainingStatus = T.Object({
   running: T.Boolean(),
   /** ISO time the run in flight started. */
   startedAt: T.Optional(T.String()),
@@ -35,16 +31,11 @@ export type TrainingStatus = Static<typeof TrainingStatus>;
 export const RUN_ID_HEADER = "x-svc-run-id";
 
 /** Which credentials the studio uses (never the token); `minted`: anonymous ones were just created. */
-export const CredentialsInfo = T.Object({ kind: T.Union([T.Literal("anonymous"), T.Literal("oauth")]), cloudUrl: T.String(), minted: T.Boolean() });
+const CredentialsInfo = T.Object({ kind: T.Union([T.Literal("anonymous"), T.Literal("oauth")]), cloudUrl: T.String(), minted: T.Boolean() });
 
-/** Body of `POST /api/inference/chat` (the Playground); the studio asks the cloud for a stream. */
-export const ChatRequest = T.Object(
-  {
-    target: TargetBody,
-    messages: T.Unsafe<ChatMessage[]>({}),
-    temperature: T.Optional(T.Unsafe<number>({})),
-    maxTokens: T.Optional(T.Unsafe<number>({})),
-  },
+/** Body of `POST /api/inference/chat` (the Playground), checked by the cloud once the studio relays it (studio/chatBody.ts). */
+const ChatRequest = T.Object(
+  { target: TargetBody, messages: T.Unsafe<ChatMessage[]>({}), temperature: T.Optional(T.Unsafe<number>({})), maxTokens: T.Optional(T.Unsafe<number>({})) },
   { additionalProperties: true },
 );
 export type ChatRequest = Static<typeof ChatRequest>;
@@ -68,14 +59,7 @@ export const studioApi = {
   updateDeployment: relay(deploymentsApi.updateDeployment, "/api/deployments/:id"),
   deleteDeployment: relay(deploymentsApi.deleteDeployment, "/api/deployments/:id"),
   listKeys: relay(keysApi.listDeploymentKeys, "/api/deployments/:id/keys"),
-  issueKey: route({
-    method: "POST",
-    path: "/api/deployments/:id/keys",
-    body: CreateKeyBody,
-    args: (deploymentId: string, label: string) => ({ params: { id: deploymentId }, body: { label } }),
-    response: CreatedDeploymentKey,
-    status: 201,
-  }),
+  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string) => ({ params: { id: deploymentId }, body: { label } })),
   revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
 };
 export type StudioApi = typeof studioApi;
