@@ -28,13 +28,13 @@ export function decodeJobEventBatch(text: string): JobStreamEvent[] {
     if (item === null || typeof item !== "object" || typeof item.type !== "string" || !KNOWN.has(item.type)) continue;
     const data = item.data;
     const isObject = data !== null && typeof data === "object" && !Array.isArray(data);
-    events.push({
-      id: String(item.seq),
-      type: item.type as JobStreamEventType,
-      // The text a named frame would have carried: the cloud sends payloads as JSON.stringify wrote them.
-      raw: JSON.stringify(data),
-      data: isObject ? (data as Record<string, unknown>) : {},
-    });
+    // An object payload's text is JSON.stringify(data) (the cloud's encoding), made on demand by
+    // `rawText`; only a non-object payload (which `data` cannot hold) keeps its text here.
+    events.push(
+      isObject
+        ? { id: String(item.seq), type: item.type as JobStreamEventType, data: data as Record<string, unknown> }
+        : { id: String(item.seq), type: item.type as JobStreamEventType, raw: JSON.stringify(data), data: {} },
+    );
   }
   return events;
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseRoute } from "../../../ui-shared/routes.js";
+import { compareHref, parseRoute, playgroundHref } from "../../../ui-shared/routes.js";
 import { visibleWindow } from "../../../ui-shared/virtualWindow.js";
 import { SseParser } from "../../../sdk/sseParser.js";
 import { chunkDelta } from "../../../ui-shared/chatChunks.js";
@@ -15,6 +15,15 @@ describe("ui-shared routes, window, sse, format", () => {
     assert.deepEqual(parseRoute("#/endpoints/d1"), { view: "endpoint", id: "d1" });
     assert.deepEqual(parseRoute("#/playground"), { view: "playground" });
     assert.equal(parseRoute("#/nope").view, "notFound");
+  });
+
+  it("parses the compare route and the Playground's job preset (query after the path)", () => {
+    assert.deepEqual(parseRoute("#/compare?ids=a,b,%20c,,a"), { view: "compare", ids: ["a", "b", "c"] });
+    assert.deepEqual(parseRoute("#/compare"), { view: "compare", ids: [] });
+    assert.deepEqual(parseRoute(compareHref(["x-1", "y-2"])), { view: "compare", ids: ["x-1", "y-2"] });
+    assert.deepEqual(parseRoute(playgroundHref("job-9")), { view: "playground", jobId: "job-9" });
+    assert.deepEqual(parseRoute("#/playground?job="), { view: "playground" });
+    assert.deepEqual(parseRoute("#/jobs?x=1"), { view: "jobs" });
   });
 
   it("computes the visible row window", () => {
