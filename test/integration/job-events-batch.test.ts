@@ -103,7 +103,7 @@ describe("job event stream in batch mode", () => {
     // The same events, payloads and raw texts as the stream without batch mode (a batch leaves
     // an object payload's text to `rawText`, which gives what the named frame carried).
     const named = eventsOf(await readFrames(`${cloud.cloudUrl}/v1/jobs/${job.id}/events`, auth));
-    const withText = (events: JobStreamEvent[]) => events.map((e) => ({ ...e, raw: rawText(e) }));
+    const withText = (events: JobStreamEvent[]) => events.map((e) => ({ id: e.id, type: e.type, data: e.data, raw: rawText(e) }));
     assert.deepEqual(withText(all), withText(named));
     assert.equal(named[0]!.raw, JSON.stringify({ model: "svc-tiny", note: "line\nbreak" }));
 

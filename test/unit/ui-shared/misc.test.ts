@@ -47,6 +47,34 @@ describe("ui-shared routes, window, sse, format", () => {
     ]);
   });
 
+  it("SSE parser: any chunking gives the same messages (CR, LF, CRLF split anywhere)", () => {
+    const stream = "id: 1\r\nevent: a\r\ndata: one\r\n\r\nid: 2\rdata: two\r\rdata: three\n\n: note\r\ndata: x\r\ndata: y\r\n\r\n";
+    const whole = new SseParser().feed(stream);
+    assert.deepEqual(whole, [
+      { event: "a", data: "one", id: "1" },
+      { event: "message", data: "two", id: "2" },
+      { event: "message", data: "three", id: "2" },
+      { event: "message", data: "x\ny", id: "2" },
+    ]);
+    for (let size = 1; size <= 7; size++) {
+      const parser = new SseParser();
+      const got = [];
+      for (let i = 0; i < stream.length; i += size) got.push(...parser.feed(stream.slice(i, i + size)));
+      assert.deepEqual(got, whole, `chunks of ${size}`);
+    }
+  });
+
+  it("SSE parser: a multi-megabyte line in 64 KB chunks comes out whole", () => {
+    const data = `[${Array.from({ length: 60_000 }, (_, i) => `{"seq":${i},"type":"training.log","data":{"step":${i},"loss":2.5}}`).join(",")}]`;
+    const text = `id: 9\nevent: batch\ndata: ${data}\n\n`;
+    const parser = new SseParser();
+    const got = [];
+    for (let i = 0; i < text.length; i += 65_536) got.push(...parser.feed(text.slice(i, i + 65_536)));
+    assert.equal(got.length, 1);
+    assert.equal(got[0].event, "batch");
+    assert.equal(got[0].data, data);
+  });
+
   it("extracts chat deltas", () => {
     assert.equal(chunkDelta(`{"choices":[{"delta":{"content":"Hi"}}]}`), "Hi");
     assert.equal(chunkDelta(`{"choices":[{"delta":{"role":"assistant"}}]}`), "");
