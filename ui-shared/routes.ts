@@ -10,6 +10,8 @@ export type Route =
   | { view: "notFound"; hash: string };
 
 export function parseRoute(hash: string): Route {
+  // A link opened through VS Code (openExternal) arrives with its fragment percent-encoded: `#%2Fjobs`.
+  if (/^#?%2F/i.test(hash)) hash = safeDecode(hash);
   const [rawPath, query = ""] = hash.replace(/^#/, "").split("?", 2);
   const path = rawPath.replace(/\/+$/, "") || "/";
   const params = new URLSearchParams(query);
@@ -25,6 +27,14 @@ export function parseRoute(hash: string): Route {
     return jobId ? { view: "playground", jobId } : { view: "playground" };
   }
   return { view: "notFound", hash };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** `a,b,,a` -> `[a, b]`: trimmed, no empties, no repeats, in the given order. */

@@ -24,6 +24,8 @@ describe("ui-shared routes, window, sse, format", () => {
     assert.deepEqual(parseRoute(playgroundHref("job-9")), { view: "playground", jobId: "job-9" });
     assert.deepEqual(parseRoute("#/playground?job="), { view: "playground" });
     assert.deepEqual(parseRoute("#/jobs?x=1"), { view: "jobs" });
+    // VS Code's openExternal percent-encodes the fragment.
+    assert.deepEqual(parseRoute("#%2Fplayground%3Fjob%3Djob-9"), { view: "playground", jobId: "job-9" });
   });
 
   it("computes the visible row window", () => {
