@@ -23,7 +23,12 @@ export function scaleTicks(extent: Extent, scale: ValueScale, count = 5): number
   if (scale === "linear") return niceTicks(extent, count);
   const low = 10 ** extent.min;
   const high = 10 ** extent.max;
-  if (extent.max - extent.min < 1) return niceTicks({ min: low, max: high }, count).filter((t) => t > 0);
+  if (extent.max - extent.min < 1) {
+    // Nice steps suit a linear axis; on a log one they can leave most of the height unlabelled
+    // (0.2 to 1.3 gets only 0.5 and 1), so ask for finer ones then.
+    const ticks = niceTicks({ min: low, max: high }, count).filter((t) => t > 0);
+    return ticks.length >= 3 ? ticks : niceTicks({ min: low, max: high }, count * 2).filter((t) => t > 0);
+  }
   const ticks: number[] = [];
   const multiples = extent.max - extent.min <= 3 ? [1, 2, 5] : [1];
   for (let power = Math.floor(extent.min); power <= Math.ceil(extent.max); power++) {

@@ -16,6 +16,8 @@ describe("ui-shared/chartScale", () => {
   it("log ticks within a decade are nice values of the data", () => {
     const ticks = scaleTicks({ min: Math.log10(1.8), max: Math.log10(3.5) }, "log", 4);
     assert.deepEqual(ticks, [2, 2.5, 3, 3.5]);
+    // Where coarse nice steps would leave two labels, finer ones.
+    assert.deepEqual(scaleTicks({ min: Math.log10(0.2), max: Math.log10(1.3) }, "log", 5), [0.2, 0.4, 0.6, 0.8, 1, 1.2]);
   });
 
   it("log ticks across decades are 1, 2, 5 per decade, thinned to powers of ten when crowded", () => {
