@@ -157,14 +157,8 @@ function round1(n: number): number {
  */
 export function nearestIndex(sorted: readonly number[], target: number, from = 0, to = sorted.length): number {
   if (to <= from) return -1;
-  let low = from;
-  let high = to - 1;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (sorted[mid] < target) low = mid + 1;
-    else high = mid;
-  }
-  // `low` is the first element >= target; its left neighbour may be closer.
+  // The first element >= target in [from, to - 1] (the last one when none is); its left neighbour may be closer.
+  const low = from + firstIndex(to - 1 - from, (i) => sorted[from + i] >= target);
   if (low > from && target - sorted[low - 1] <= sorted[low] - target) return low - 1;
   return low;
 }
@@ -188,40 +182,31 @@ export function insertByStep(points: ChartPoint[], point: ChartPoint): void {
   else points.splice(low, 0, point);
 }
 
-/** Index of the first point whose step is >= `step` (points.length when none): binary search. */
-export function lowerBoundByStep(points: readonly ChartPoint[], step: number): number {
+/** The first index in `[0, count)` for which `isPast` holds (count when none), given it holds from some index on. */
+function firstIndex(count: number, isPast: (index: number) => boolean): number {
   let low = 0;
-  let high = points.length;
+  let high = count;
   while (low < high) {
     const mid = (low + high) >> 1;
-    if (points[mid].step < step) low = mid + 1;
-    else high = mid;
+    if (isPast(mid)) high = mid;
+    else low = mid + 1;
   }
   return low;
+}
+
+/** Index of the first point whose step is >= `step` (points.length when none). */
+export function lowerBoundByStep(points: readonly ChartPoint[], step: number): number {
+  return firstIndex(points.length, (i) => points[i].step >= step);
 }
 
 /** First index of the ascending `sorted` whose element is >= `value`. */
 export function lowerBound(sorted: readonly number[], value: number): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (sorted[mid] < value) low = mid + 1;
-    else high = mid;
-  }
-  return low;
+  return firstIndex(sorted.length, (i) => sorted[i] >= value);
 }
 
 /** First index of the ascending `sorted` whose element is > `value`. */
 export function upperBound(sorted: readonly number[], value: number): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (sorted[mid] <= value) low = mid + 1;
-    else high = mid;
-  }
-  return low;
+  return firstIndex(sorted.length, (i) => sorted[i] > value);
 }
 
 /** The value at exactly `step`, or undefined (binary search; series hold one point per step). */

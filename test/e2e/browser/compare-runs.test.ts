@@ -10,13 +10,11 @@ import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
-import { CloudClient } from "../../../sdk/client.js";
 import type { Job } from "../../../sdk/wire.js";
-import type { StudioServer } from "../../../studio/index.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { copyQuickstart, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { copyQuickstart, projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
 
 const STEPS_A = 30;
 const STEPS_B = 20;
@@ -39,37 +37,19 @@ describe("studio compare runs (issue 12)", function () {
     await stack?.stop();
   });
 
-  /** Trains the project behind `studio` (as Run training does); the completed job. */
-  async function train(studio: StudioServer): Promise<Job> {
-    const run = await studioRequest(studio, "POST", "/api/train");
-    const id = /job (\S+) queued/.exec(run.text)?.[1];
-    assert.ok(id, `svc start printed no job id:\n${run.text}`);
-    const job = await pollUntil(async () => {
-      const current = (await studioRequest(studio, "GET", `/api/jobs/${id}`)).json as Job;
-      return current.status === "completed" || current.status === "failed" ? current : undefined;
-    }, { timeoutMs: 150_000, description: "the fixture job to end" });
-    assert.equal(job.status, "completed", `fixture job ${id}: ${job.error}`);
-    return job;
-  }
-
   /** The quickstart as is, then a variant (learning rate 1e-3, fewer steps) from a second folder of the same cloud project. */
   async function trainBoth(): Promise<[Job, Job]> {
-    const first = await train(stack.studio);
+    const first = await trainThroughStudio(stack.studio, 150_000);
     const variantDir = copyQuickstart(path.join(stack.tmp.path, "variant"), STEPS_B);
     const source = path.join(variantDir, "src", "svc", "index.ts");
     writeFileSync(source, readFileSync(source, "utf8").replace(/learningRate: [\d.e-]+/, "learningRate: 1e-3"));
     mkdirSync(path.join(variantDir, ".svc"), { recursive: true });
     copyFileSync(path.join(stack.projectDir, ".svc", "state.json"), path.join(variantDir, ".svc", "state.json"));
-    const second = await train(await stack.studioFor(variantDir));
+    const second = await trainThroughStudio(await stack.studioFor(variantDir), 150_000);
     return [first, second];
   }
   const trainedRuns = () => (runs ??= trainBoth());
 
-  function projectClient(): CloudClient {
-    const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
-    const { projectId } = JSON.parse(readFileSync(path.join(stack.projectDir, ".svc", "state.json"), "utf8"));
-    return new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId });
-  }
 
   const row = (id: string) => page.locator(`tr[data-job-id="${id}"]`);
   const checkbox = (id: string) => row(id).getByTestId("compare-select");
@@ -78,7 +58,7 @@ describe("studio compare runs (issue 12)", function () {
   it("Jobs: checkboxes pick jobs by keyboard; Compare needs 2 and takes at most 5", async () => {
     const [a, b] = await trainedRuns();
     // Four more (never trained: cancelled at once) so there are six to choose from.
-    const client = projectClient();
+    const client = projectClient(stack);
     const extra: Job[] = [];
     for (let i = 1; i <= 4; i++) {
       const job = await client.createJob({ name: `extra-${i}`, config: {} });

@@ -8,14 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import path from "node:path";
 import type { Locator, Page } from "playwright-core";
-import { CloudClient } from "../../../sdk/client.js";
 import type { Job, JobEvent } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
 
 const STEPS = 30;
 
@@ -37,19 +35,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     await stack?.stop();
   });
 
-  /** Trains the quickstart through the studio (as Run training does); the completed job. */
-  async function train(): Promise<Job> {
-    const run = await studioRequest(stack.studio, "POST", "/api/train"); // answers when `svc start` ends
-    const id = /job (\S+) queued/.exec(run.text)?.[1];
-    assert.ok(id, `svc start printed no job id:\n${run.text}`);
-    const job = await pollUntil(async () => {
-      const current = (await studioRequest(stack.studio, "GET", `/api/jobs/${id}`)).json as Job;
-      return current.status === "completed" || current.status === "failed" ? current : undefined;
-    }, { timeoutMs: 120_000, description: "the fixture job to end" });
-    assert.equal(job.status, "completed", `fixture job ${id}: ${job.error}`);
-    return job;
-  }
-  const completedJob = () => (completed ??= train());
+  const completedJob = () => (completed ??= trainThroughStudio(stack.studio));
 
   /** The job's training.log payloads as the cloud stored them (what the page must show and export). */
   async function trainingLogs(jobId: string): Promise<Record<string, number>[]> {
@@ -256,9 +242,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
   it("offers Open in Playground only for completed jobs", async () => {
     await completedJob(); // the worker is free for the next one
     // A job with no dataset: the worker fails it at once. Made through the cloud, as no UI does that.
-    const { token } = JSON.parse(await readFile(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
-    const { projectId } = JSON.parse(await readFile(path.join(stack.projectDir, ".svc", "state.json"), "utf8"));
-    const failed = await new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId }).createJob({ name: "no-dataset", config: { model: "svc-tiny" } });
+    const failed = await projectClient(stack).createJob({ name: "no-dataset", config: { model: "svc-tiny" } });
     await openRoute(page, stack.studio.url, `#/jobs/${failed.id}`);
     await page.getByTestId("failure-banner").waitFor({ timeout: 60_000 });
     assert.equal(await page.getByTestId("base-model").textContent(), "svc-tiny");

@@ -8,56 +8,29 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { startCodeServer, type CodeServer } from "../../support/code-server.js";
-import { launchChromium, screenshot, type ChromiumSession } from "../../support/chromium.js";
+import { screenshot } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
-import type { TempDir } from "../../support/tmp.js";
-import { cloudForVsCode, quickstartWorkspace, stageExtension, type StagedExtension } from "./fixtures.js";
+import { screenshotIfFailed, startWorkbenchSession, THEMES, type WorkbenchSession } from "./session.js";
 import { openSvcContainer, runCommand, setColorTheme, visibleWebview } from "./workbench.js";
 
-const THEMES = { light: "Default Light Modern", dark: "Default Dark Modern" } as const;
 const STEPS = 20;
 
 describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", function () {
   this.timeout(240_000);
-  let cloud: Awaited<ReturnType<typeof cloudForVsCode>>;
-  let workspace: TempDir;
-  let extension: StagedExtension;
-  let server: CodeServer;
-  let browser: ChromiumSession;
+  let session: WorkbenchSession;
 
   before(async () => {
-    extension = await stageExtension();
-    cloud = await cloudForVsCode();
-    workspace = await quickstartWorkspace({ maxSteps: STEPS, evalSteps: 5, saveSteps: 10 });
-    server = await startCodeServer({
-      workspace: workspace.path,
-      extensionDevelopmentPath: extension.path,
-      settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0, "workbench.colorTheme": THEMES.light, "remote.autoForwardPorts": false },
-    });
-    browser = await launchChromium({ viewport: { width: 1440, height: 1000 } });
-    await browser.page.goto(server.url);
-    await browser.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+    session = await startWorkbenchSession({ shape: { maxSteps: STEPS, evalSteps: 5, saveSteps: 10 }, theme: "light", viewport: { width: 1440, height: 1000 } });
   });
-
   afterEach(async function () {
-    if (this.currentTest?.state === "failed" && browser) {
-      await screenshot(browser.page, `vscode-failed-${this.currentTest.title.replace(/\W+/g, "-").slice(0, 40)}`).catch(() => undefined);
-    }
+    await screenshotIfFailed(this, session);
   });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    cloud?.restoreEnv();
-    await cloud?.dispose();
-    await workspace?.remove();
-    await extension?.remove();
-  });
+  after(async () => session?.dispose());
 
   // One workbench, one user: two runs, then their chart and comparison (each step needs the runs).
   it("the Job panel's zoom, log scale, smoothing and extra series; CSV saved through the save dialog; Open in Playground; Compare Jobs", async function () {
     this.timeout(600_000);
+    const { browser, workspace } = session;
     const page = browser.page;
     await openSvcContainer(page);
     await page.getByRole("button", { name: "Continue Anonymously" }).click({ timeout: 30_000 });
