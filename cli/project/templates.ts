@@ -19,8 +19,8 @@ export type TemplateName = keyof typeof TEMPLATES;
 export const TEMPLATE_FILES = ["src/svc/index.ts", "data/train.jsonl", "data/eval.jsonl"] as const;
 
 export class UnknownTemplateError extends Error {
-  constructor(readonly name: string) {
-    super(`unknown template "${name}"; choose one of: ${templateNames().join(", ")} (or no --template for the quickstart)`);
+  constructor(readonly template: string) {
+    super(`unknown template "${template}"; choose one of: ${templateNames().join(", ")} (or no --template for the quickstart)`);
   }
 }
 
