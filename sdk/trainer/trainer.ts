@@ -51,6 +51,8 @@ export interface CreateTrainerOptions extends TrainerConfig {
 export interface Trainer {
   readonly name: string;
   readonly config: JobTrainingConfig;
+  /** The dataset files as the trainer names them (relative to the project folder). */
+  readonly datasets: { dataset: string; evalDataset?: string };
   /** Whether the trainer was created with `dryRun: true`: `svc start` then runs `dryRun()` instead of `start()`. */
   readonly isDryRun: boolean;
   /** Validates and uploads the datasets, then queues the job. Refused for a trainer created with `dryRun: true`. */
@@ -83,6 +85,7 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     name: config.name,
     config,
     isDryRun: options.dryRun === true,
+    datasets: { dataset: options.dataset, ...(options.evalDataset !== undefined ? { evalDataset: options.evalDataset } : {}) },
     async start() {
       if (options.dryRun) throw new Error(`trainer "${config.name}" has dryRun: true, so it trains nothing: call trainer.dryRun() (svc start does), or remove dryRun to train`);
       if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
