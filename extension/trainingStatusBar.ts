@@ -98,7 +98,8 @@ export class TrainingStatusBar implements vscode.Disposable {
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.accessibilityInformation = { label: view.accessibilityLabel, role: "button" };
-    this.item.command = { command: "svc.openJob", title: "Open Job", arguments: [followed.job.id] };
+    // The Job itself, so the panel opens titled with its name.
+    this.item.command = { command: "svc.openJob", title: "Open Job", arguments: [followed.job] };
     this.item.show();
   }
 
