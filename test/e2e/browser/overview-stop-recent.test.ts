@@ -5,7 +5,7 @@
  * Screenshots: test-results/screenshots/studio-overview-*.png.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { CloudClient } from "../../../sdk/client.js";
@@ -14,7 +14,8 @@ import type { Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { copyQuickstart, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { replaceOnce } from "../../support/text.js";
 
 describe("studio in the browser: Overview's Stop and Recent jobs", function () {
   this.timeout(240_000);
@@ -130,5 +131,26 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
     assert.equal(new URL(page.url()).hash, `#/jobs/${created[5].id}`);
     await page.getByRole("heading", { name: "recent-6" }).waitFor();
     assert.deepEqual(consoleWatch.errors, []);
+  });
+
+  it("Run training of a trainer with dryRun: true shows the dry run's report and says nothing was trained", async () => {
+    const jobsBefore = (await jobs()).length;
+    const into = path.join(stack.tmp.path, "dry");
+    mkdirSync(into, { recursive: true });
+    const dir = copyQuickstart(into);
+    const source = path.join(dir, "src", "svc", "index.ts");
+    writeFileSync(source, replaceOnce(readFileSync(source, "utf8"), "  seed: 42,\n", "  seed: 42,\n  dryRun: true,\n"));
+    const studio = await stack.studioFor(dir);
+    await page.goto(`${studio.url}/#/`);
+    await page.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers").waitFor({ timeout: 60_000 });
+    await page.locator("vscode-button", { hasText: "Run training" }).click();
+    await page.getByText("The dry run finished: nothing was uploaded and no job was created.").waitFor({ timeout: 90_000 });
+    const output = (await page.getByLabel("Training output").textContent())!;
+    assert.match(output, /dry run of "quickstart-json-answers" on svc-tiny/);
+    assert.match(output, /train {2}data\/train\.jsonl: 137 conversations/);
+    assert.match(output, /ok: svc start would upload these datasets and train/);
+    assert.equal(await page.getByRole("alert").count(), 0);
+    await screenshotBothThemes(page, "overview-dry-run");
+    assert.equal((await jobs()).length, jobsBefore, "no job was created");
   });
 });
