@@ -6,58 +6,34 @@
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { startCodeServer, type CodeServer } from "../../support/code-server.js";
-import { launchChromium, screenshot, type ChromiumSession } from "../../support/chromium.js";
-import type { TempDir } from "../../support/tmp.js";
-import { cloudForVsCode, quickstartWorkspace, stageExtension, type StagedExtension } from "./fixtures.js";
+import { screenshot } from "../../support/chromium.js";
 import { openSvcContainer, runCommand, setColorTheme, visibleWebview } from "./workbench.js";
-
-const THEMES = { light: "Default Light Modern", dark: "Default Dark Modern" } as const;
+import { startWorkbench, THEMES, type WorkbenchSession } from "./workbenchSession.js";
 
 describe("VS Code workbench: Problems and the status bar", function () {
   this.timeout(300_000);
-  let cloud: Awaited<ReturnType<typeof cloudForVsCode>>;
-  let workspace: TempDir;
-  let extension: StagedExtension;
-  let server: CodeServer;
-  let browser: ChromiumSession;
+  let session: WorkbenchSession | undefined;
 
   before(async () => {
-    extension = await stageExtension();
-    cloud = await cloudForVsCode();
     // A long run: the status bar is looked at mid-run, and the run is stopped from the notification.
-    workspace = await quickstartWorkspace({ maxSteps: 5000, evalSteps: 50, saveSteps: 0 });
-    server = await startCodeServer({
-      workspace: workspace.path,
-      extensionDevelopmentPath: extension.path,
-      settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0, "workbench.colorTheme": THEMES.dark, "remote.autoForwardPorts": false },
-    });
-    browser = await launchChromium({ viewport: { width: 1440, height: 900 } });
-    await browser.page.goto(server.url);
-    await browser.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
-    await openSvcContainer(browser.page);
-    await browser.page.getByRole("button", { name: "Continue Anonymously" }).click();
-    await browser.page.getByRole("button", { name: "Run Training" }).first().waitFor({ state: "visible", timeout: 60_000 });
+    session = await startWorkbench({ maxSteps: 5000, evalSteps: 50, saveSteps: 0 });
+    const page = session.browser.page;
+    await openSvcContainer(page);
+    await page.getByRole("button", { name: "Continue Anonymously" }).click();
+    await page.getByRole("button", { name: "Run Training" }).first().waitFor({ state: "visible", timeout: 60_000 });
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === "failed" && browser) {
-      await screenshot(browser.page, `vscode-failed-${this.currentTest.title.replace(/\W+/g, "-").slice(0, 40)}`).catch(() => undefined);
-    }
+    await session?.failureScreenshot(this.currentTest);
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.stop();
-    cloud?.restoreEnv();
-    await cloud?.dispose();
-    await workspace?.remove();
-    await extension?.remove();
+    await session?.stop();
   });
 
   it("the Problems panel lists a dataset's invalid lines by number", async () => {
-    const page = browser.page;
-    const file = path.join(workspace.path, "data", "eval.jsonl");
+    const page = session!.browser.page;
+    const file = path.join(session!.workspace.path, "data", "eval.jsonl");
     const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
     await writeFile(file, [lines[0], "{not json", ...lines.slice(1), JSON.stringify({ messages: [{ role: "user", content: "no answer" }] })].join("\n") + "\n");
     try {
@@ -79,7 +55,7 @@ describe("VS Code workbench: Problems and the status bar", function () {
   });
 
   it("a running job's step and loss sit in the status bar; a click opens its panel; Cancel on the notification stops the run", async () => {
-    const page = browser.page;
+    const page = session!.browser.page;
     await runCommand(page, "svc: Run Training");
     const item = page.locator(".statusbar-item", { hasText: /svc: step \d+\/5000 · loss \d+\.\d{4}/ });
     await item.waitFor({ state: "visible", timeout: 120_000 });
