@@ -77,9 +77,11 @@ async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile
 async function train(trainer: Trainer, json: boolean): Promise<number> {
   // Ctrl-C (or the studio's Stop: SIGTERM) cancels the job; the worker stops within a second; a
   // second Ctrl-C exits at once. Listening from the start: a signal while the datasets upload
-  // must not leave a job that trains with nobody watching, so it is cancelled once it exists.
+  // stops before the job is created, and one while it is being created cancels it once it exists,
+  // so no job trains with nobody watching.
   let job: Job | undefined;
   let interrupted = false;
+  const beforeJob = new AbortController();
   const cancel = (created: Job) => {
     process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
     trainer.cancel().catch((err: unknown) => {
@@ -93,14 +95,19 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
     if (interrupted) process.exit(130);
     interrupted = true;
     if (job) cancel(job);
-    else process.stderr.write("svc: stopping before the job starts (Ctrl-C again to exit now)\n");
+    else {
+      process.stderr.write("svc: stopping before the job is created (Ctrl-C again to exit now)\n");
+      beforeJob.abort();
+    }
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
     try {
-      job = await trainer.start();
+      job = await trainer.start({ signal: beforeJob.signal });
     } catch (err) {
+      // By name: the trainer's SDK is the project bundle's import of dist/sdk.mjs, not this module.
+      if ((err as Error).name === "TrainerStoppedError") throw new CliError(`stopped: ${(err as Error).message}`, 130);
       throw new CliError((err as Error).message);
     }
     if (!json) process.stdout.write(`job ${job.id} queued: ${job.name}\n`);

@@ -55,8 +55,12 @@ export interface Trainer {
   readonly datasets: { dataset: string; evalDataset?: string };
   /** Whether the trainer was created with `dryRun: true`: `svc start` then runs `dryRun()` instead of `start()`. */
   readonly isDryRun: boolean;
-  /** Validates and uploads the datasets, then queues the job. Refused for a trainer created with `dryRun: true`. */
-  start(): Promise<Job>;
+  /**
+   * Validates and uploads the datasets, then queues the job. Refused for a trainer created with
+   * `dryRun: true`. A `signal` (or the trainer's `abortSignal`) aborted before the job is created
+   * stops it there with a TrainerStoppedError: no job is left behind.
+   */
+  start(options?: { signal?: AbortSignal }): Promise<Job>;
   /**
    * Everything start() checks, and what the run would cost, with nothing uploaded and no job:
    * per-split conversation and token counts (the model's own tokenizer), the longest conversation
@@ -86,7 +90,10 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     config,
     isDryRun: options.dryRun === true,
     datasets: { dataset: options.dataset, ...(options.evalDataset !== undefined ? { evalDataset: options.evalDataset } : {}) },
-    async start() {
+    async start(startOptions) {
+      const checkStopped = () => {
+        if (startOptions?.signal?.aborted || options.abortSignal?.aborted) throw new TrainerStoppedError(`trainer "${config.name}" was stopped before its job was created`);
+      };
       if (options.dryRun) throw new Error(`trainer "${config.name}" has dryRun: true, so it trains nothing: call trainer.dryRun() (svc start does), or remove dryRun to train`);
       if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
       const dir = projectDir();
@@ -103,10 +110,14 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
         checkLengths(train, options.dataset, "dataset", limit);
         if (evalData) checkLengths(evalData, options.evalDataset!, "evalDataset", limit);
       }
+      checkStopped();
       const dataset = await client.uploadDataset(path.basename(options.dataset), train);
       const evalDataset = evalData ? await client.uploadDataset(path.basename(options.evalDataset!), evalData) : undefined;
+      checkStopped();
       job = await client.createJob({ name: config.name, config: { ...config }, datasetId: dataset.id, evalDatasetId: evalDataset?.id });
-      options.abortSignal?.addEventListener("abort", () => void trainer.cancel(), { once: true });
+      // Aborted while the job was being created: the listener would never fire, so cancel now.
+      if (options.abortSignal?.aborted) void trainer.cancel();
+      else options.abortSignal?.addEventListener("abort", () => void trainer.cancel(), { once: true });
       return job;
     },
     async wait(observer) {
@@ -138,6 +149,14 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     },
   };
   return trainer;
+}
+
+/** start() was stopped (its signal aborted) before the job existed; nothing was left in the cloud but uploaded datasets. */
+export class TrainerStoppedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TrainerStoppedError";
+  }
 }
 
 function inferAt(client: CloudClient, jobId: string, step: number): InferFn {
