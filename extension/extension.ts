@@ -15,6 +15,8 @@ import { StudioAccess } from "./studioAccess.js";
 import { EndpointsTree } from "./trees/endpointsTree.js";
 import { JobsTree } from "./trees/jobsTree.js";
 import { vscodePrompts } from "./ui/prompts.js";
+import { DatasetDiagnostics } from "./datasetDiagnostics.js";
+import { TrainingStatusBar } from "./trainingStatusBar.js";
 
 /** What activate() returns: used by the extension tests and the benchmark, not a public API. */
 export interface SvcExtensionApi {
@@ -39,6 +41,8 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     jobPanels: new DetailPanels<JobDetailState>(JOB_PANEL, context.extensionUri, studio, onPanelChange),
     endpointPanels: new DetailPanels<EndpointDetailState>(ENDPOINT_PANEL, context.extensionUri, studio, onPanelChange),
     output: vscode.window.createOutputChannel("svc"),
+    datasets: new DatasetDiagnostics(project),
+    trainingStatus: new TrainingStatusBar(studio, project),
     prompts: vscodePrompts(),
   };
   active = services;
@@ -56,6 +60,8 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     services.jobPanels,
     services.endpointPanels,
     services.output,
+    services.datasets,
+    services.trainingStatus,
     vscode.window.registerWebviewPanelSerializer(JOB_PANEL.viewType, services.jobPanels),
     vscode.window.registerWebviewPanelSerializer(ENDPOINT_PANEL.viewType, services.endpointPanels),
     ...registerCommands(services),
