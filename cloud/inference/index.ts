@@ -8,6 +8,7 @@
 import os from "node:os";
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
+import type { CancelSignal } from "./clientGone.js";
 import { FairQueue } from "./fairQueue.js";
 import { resolveBackend } from "./targets.js";
 import { localToolPlan } from "./tools.js";
@@ -23,7 +24,8 @@ export interface ChatOptions {
   stream: boolean;
   /** Fairness key (deployment or project): waiting requests are served round-robin by key. */
   queueKey: string;
-  signal?: AbortSignal;
+  /** The client went away (an AbortSignal, or the cheaper ClientGone of clientGone.ts). */
+  signal?: CancelSignal;
 }
 
 export interface InferenceService {
