@@ -17,6 +17,8 @@ import { StudioAccess } from "./studioAccess.js";
 import { EndpointsTree } from "./trees/endpointsTree.js";
 import { JobsTree } from "./trees/jobsTree.js";
 import { vscodePrompts } from "./ui/prompts.js";
+import { DatasetDiagnostics } from "./datasetDiagnostics.js";
+import { TrainingStatusBar } from "./trainingStatusBar.js";
 
 /** What activate() returns: used by the extension tests and the benchmark, not a public API. */
 export interface SvcExtensionApi {
@@ -43,6 +45,8 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     endpointPanels: new DetailPanels<EndpointDetailState>(ENDPOINT_PANEL, context.extensionUri, studio, host, onPanelChange),
     comparePanels: new DetailPanels<CompareJobsState>(COMPARE_PANEL, context.extensionUri, studio, host, onPanelChange),
     output: vscode.window.createOutputChannel("svc"),
+    datasets: new DatasetDiagnostics(project),
+    trainingStatus: new TrainingStatusBar(studio, project),
     prompts: vscodePrompts(),
   };
   active = services;
@@ -62,6 +66,8 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     services.endpointPanels,
     services.comparePanels,
     services.output,
+    services.datasets,
+    services.trainingStatus,
     vscode.window.registerWebviewPanelSerializer(JOB_PANEL.viewType, services.jobPanels),
     vscode.window.registerWebviewPanelSerializer(ENDPOINT_PANEL.viewType, services.endpointPanels),
     vscode.window.registerWebviewPanelSerializer(COMPARE_PANEL.viewType, services.comparePanels),

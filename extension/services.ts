@@ -9,6 +9,8 @@ import type { StudioAccess } from "./studioAccess.js";
 import type { EndpointsTree } from "./trees/endpointsTree.js";
 import type { JobsTree } from "./trees/jobsTree.js";
 import type { Prompts } from "./ui/prompts.js";
+import type { DatasetDiagnostics } from "./datasetDiagnostics.js";
+import type { TrainingStatusBar } from "./trainingStatusBar.js";
 
 export interface Services {
   studio: StudioAccess;
@@ -21,6 +23,10 @@ export interface Services {
   comparePanels: DetailPanels<CompareJobsState>;
   /** "svc": `svc start` output and the extension's own notes. Never receives a key's plaintext. */
   output: vscode.OutputChannel;
+  /** Invalid dataset lines in the Problems panel. */
+  datasets: DatasetDiagnostics;
+  /** The running job's step and loss in the status bar. */
+  trainingStatus: TrainingStatusBar;
   /** Replaced member by member in extension tests (see ui/prompts.ts). */
   prompts: Prompts;
 }

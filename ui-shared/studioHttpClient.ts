@@ -77,6 +77,10 @@ export class HttpTransport implements Transport {
     return this.json("GET", "/api/train");
   }
 
+  stopTraining(): Promise<TrainingStatus> {
+    return this.json("DELETE", "/api/train");
+  }
+
   listJobs(): Promise<Job[]> {
     return this.json("GET", "/api/jobs");
   }
@@ -198,8 +202,14 @@ export function downloadInBrowser(file: SaveFileRequest): void {
 
 /** What the Run training panel says when `svc start` ended with an error (its own output says why). */
 export function runFailedMessage(exitCode: number | null): string {
-  return exitCode === null ? "The run was stopped before it finished." : `The run failed: svc start exited with code ${exitCode}. Its output below says why.`;
+  if (exitCode === null) return "The run was stopped before it finished.";
+  // 130: svc start was interrupted (Stop, Ctrl-C) and cancelled its job.
+  if (exitCode === STOPPED_EXIT_CODE) return "The run was stopped: its job was cancelled.";
+  return `The run failed: svc start exited with code ${exitCode}. Its output below says why.`;
 }
+
+/** `svc start`'s exit code after an interrupt (SIGINT/SIGTERM, the Stop button): the shell's 128 + SIGINT. */
+export const STOPPED_EXIT_CODE = 130;
 
 /** Builds a TransportError from the studio's `{"error":{"code","message"}}` envelope (or whatever came back). */
 export async function errorFrom(response: Response): Promise<TransportError> {

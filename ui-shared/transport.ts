@@ -93,6 +93,11 @@ export interface Transport {
   runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void>;
   /** Whether a run is in flight, whichever tab or panel started it (`GET /api/train`). */
   getTrainingStatus(): Promise<TrainingStatus>;
+  /**
+   * Stops the run in flight, whichever tab or panel started it (`DELETE /api/train`): `svc start`
+   * cancels its job as on Ctrl-C. Resolves once it exited, with the status saying how it ended.
+   */
+  stopTraining(): Promise<TrainingStatus>;
 
   listJobs(): Promise<Job[]>;
   getJob(id: string): Promise<Job>;

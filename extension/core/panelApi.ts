@@ -42,6 +42,7 @@ export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host
     "api/getManifest": async () => (await api()).getManifest(),
     "api/getEnvironment": async () => (await api()).getEnvironment(),
     "api/getTrainingStatus": async () => (await api()).getTrainingStatus(),
+    "api/stopTraining": async () => (await api()).stopTraining(),
     "api/listJobs": async () => (await api()).listJobs(),
     "api/getJob": async ({ id }) => (await api()).getJob(id),
     "api/cancelJob": ({ id }) => changing({ kind: "job", id }, async () => (await api()).cancelJob(id)),

@@ -45,6 +45,16 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: StudioContext):
   /** Whether a run is in flight (any tab, any panel may have started it) and how the last run ended. */
   app.get("/api/train", async () => ctx.training.status());
 
+  /**
+   * Stop: ends the run in flight, whichever tab or panel started it, the way Ctrl-C does (SIGTERM:
+   * `svc start` cancels its job, or the job it is about to create), and answers once it exited,
+   * with the status that says how. With no run in flight there is nothing to do: the same answer.
+   */
+  app.delete("/api/train", async () => {
+    await ctx.training.stop();
+    return ctx.training.status();
+  });
+
   app.get("/api/models", async () => (await ctx.sessions.open()).client().listModels());
 
   const credentials = async () => ctx.sessions.describe();

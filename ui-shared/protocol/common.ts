@@ -89,6 +89,7 @@ export interface ApiRequests {
   "api/getManifest": { params: Record<string, never>; result: Manifest };
   "api/getEnvironment": { params: Record<string, never>; result: StudioEnvironment };
   "api/getTrainingStatus": { params: Record<string, never>; result: TrainingStatus };
+  "api/stopTraining": { params: Record<string, never>; result: TrainingStatus };
   "api/listJobs": { params: Record<string, never>; result: Job[] };
   "api/getJob": { params: { id: string }; result: Job };
   "api/cancelJob": { params: { id: string }; result: Job };

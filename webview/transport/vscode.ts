@@ -190,6 +190,10 @@ export class VsCodeTransport implements Transport {
     return this.request("api/getTrainingStatus", {});
   }
 
+  stopTraining(): Promise<TrainingStatus> {
+    return this.request("api/stopTraining", {});
+  }
+
   async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {
     await this.openStream({ kind: "training" }, { onData: (d) => typeof d === "string" && onOutput(d), onInterrupt: () => {} }, signal).done;
   }

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { screenshot } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
-import { screenshotIfFailed, startWorkbenchSession, THEMES, type WorkbenchSession } from "./session.js";
+import { startWorkbench, THEMES, type WorkbenchSession } from "./workbenchSession.js";
 import { openSvcContainer, runCommand, setColorTheme, visibleWebview } from "./workbench.js";
 
 const STEPS = 20;
@@ -20,12 +20,12 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
   let session: WorkbenchSession;
 
   before(async () => {
-    session = await startWorkbenchSession({ shape: { maxSteps: STEPS, evalSteps: 5, saveSteps: 10 }, theme: "light", viewport: { width: 1440, height: 1000 } });
+    session = await startWorkbench({ maxSteps: STEPS, evalSteps: 5, saveSteps: 10 });
   });
   afterEach(async function () {
-    await screenshotIfFailed(this, session);
+    await session?.failureScreenshot(this.currentTest);
   });
-  after(async () => session?.dispose());
+  after(async () => session?.stop());
 
   // One workbench, one user: two runs, then their chart and comparison (each step needs the runs).
   it("the Job panel's zoom, log scale, smoothing and extra series; CSV saved through the save dialog; Open in Playground; Compare Jobs", async function () {
@@ -64,10 +64,10 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     await jobView.getByTestId("job-chart-zoom").waitFor({ state: "visible" });
     assert.ok((await vertices()) < STEPS, "zoomed in");
     await page.mouse.move(box.x + box.width * 0.55, box.y + box.height / 2);
-    await screenshot(page, "vscode-job-extras-light");
-    await setColorTheme(page, THEMES.dark);
-    await page.mouse.move(box.x + box.width * 0.55, box.y + box.height / 2);
     await screenshot(page, "vscode-job-extras-dark");
+    await setColorTheme(page, THEMES.light);
+    await page.mouse.move(box.x + box.width * 0.55, box.y + box.height / 2);
+    await screenshot(page, "vscode-job-extras-light");
     await plot.dblclick();
     await jobView.getByTestId("job-chart-zoom").waitFor({ state: "detached" });
 
@@ -81,7 +81,7 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
       return /quickstart-json-answers-[0-9a-f]{8}-metrics\.csv$/.test(value) ? value : undefined;
     }, { timeoutMs: 10_000, description: "the suggested file name in the save dialog" });
     assert.equal(path.dirname(suggested), workspace.path, "suggested in the workspace folder");
-    await screenshot(page, "vscode-job-extras-save-dialog-dark");
+    await screenshot(page, "vscode-job-extras-save-dialog-light");
     await page.keyboard.press("Enter");
     const saved = path.join(workspace.path, path.basename(suggested));
     await pollUntil(() => (existsSync(saved) ? true : undefined), { timeoutMs: 20_000, description: "the CSV file" });
@@ -106,9 +106,9 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     await compareView.locator('path[data-series="loss-1"]').waitFor({ state: "attached", timeout: 60_000 });
     assert.equal(await compareView.locator("tr[data-config-key]").first().getAttribute("data-config-key"), "name");
     await compareView.getByText("The configs are identical.").waitFor();
-    await screenshot(page, "vscode-compare-dark");
-    await setColorTheme(page, THEMES.light);
     await screenshot(page, "vscode-compare-light");
+    await setColorTheme(page, THEMES.dark);
+    await screenshot(page, "vscode-compare-dark");
     // A run's name opens its Job panel.
     await compareView.getByTestId("compare-run").first().getByRole("button").click();
     await visibleWebview(page).locator('path[data-series="loss"]').waitFor({ state: "attached", timeout: 30_000 });

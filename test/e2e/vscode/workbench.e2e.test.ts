@@ -8,28 +8,32 @@
 import assert from "node:assert/strict";
 import { screenshot } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
-import { screenshotIfFailed, startWorkbenchSession, THEMES, type WorkbenchSession } from "./session.js";
 import { answerInput, dialog, openSvcContainer, pick, runCommand, runCommandAndPick, setColorTheme, visibleWebview } from "./workbench.js";
+import { startWorkbench, THEMES, type WorkbenchSession } from "./workbenchSession.js";
 
 describe("VS Code workbench end to end", function () {
   this.timeout(240_000);
-  let session: WorkbenchSession;
+  let session: WorkbenchSession | undefined;
   const slug = `e2e-${Date.now().toString(36)}`;
 
   before(async () => {
-    session = await startWorkbenchSession({ shape: { maxSteps: 30, evalSteps: 5, saveSteps: 15 }, theme: "dark" });
-    await session.browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: session.server.baseUrl });
+    session = await startWorkbench({ maxSteps: 30, evalSteps: 5, saveSteps: 15 });
   });
+
   afterEach(async function () {
-    await screenshotIfFailed(this, session);
+    // What the workbench looked like when a step failed, beside the regular screenshots.
+    await session?.failureScreenshot(this.currentTest);
   });
-  after(async () => session?.dispose());
+
+  after(async () => {
+    await session?.stop();
+  });
 
   // One user's journey, in one workbench: each step needs what the one before made (credentials, a
   // completed job, an endpoint), so it is one test, its steps marked below.
   it("a new user's first hour: credentials, training with a live chart, an endpoint, a key shown once, revoked, endpoint toggled and deleted", async function () {
     this.timeout(600_000);
-    const page = session.browser.page;
+    const page = session!.browser.page;
 
     // 1. Open the svc container and get credentials from the welcome view.
     await openSvcContainer(page);

@@ -30,7 +30,7 @@ const NAMED_EXCEPTIONS: Record<string, readonly string[]> = {
 };
 
 /** sdk modules with no Node built-ins and nothing else of ours but each other: what browser bundles may import. */
-const BROWSER_SAFE_SDK = ["sdk/wire.ts", "sdk/studioWire.ts", "sdk/manifest.ts", "sdk/modelFacts.ts", "sdk/keyLabel.ts", "sdk/logMessage.ts", "sdk/sseParser.ts"];
+const BROWSER_SAFE_SDK = ["sdk/wire.ts", "sdk/studioWire.ts", "sdk/manifest.ts", "sdk/modelFacts.ts", "sdk/keyLabel.ts", "sdk/logMessage.ts", "sdk/sseParser.ts", "sdk/trainer/dryRunReport.ts"];
 
 /** Folders bundled for the browser or a webview: no Node built-ins, and only the browser-safe sdk modules. */
 const BROWSER_FOLDERS = ["webview", "ui-shared"];
