@@ -2,6 +2,7 @@
 import type * as vscode from "vscode";
 import type { EndpointDetailState } from "../ui-shared/protocol/endpointDetail.js";
 import type { JobDetailState } from "../ui-shared/protocol/jobDetail.js";
+import type { CompareJobsState } from "../ui-shared/protocol/compareJobs.js";
 import type { DetailPanels } from "./panels/detailPanels.js";
 import type { ProjectStatus } from "./projectStatus.js";
 import type { StudioAccess } from "./studioAccess.js";
@@ -18,6 +19,8 @@ export interface Services {
   endpoints: EndpointsTree;
   jobPanels: DetailPanels<JobDetailState>;
   endpointPanels: DetailPanels<EndpointDetailState>;
+  /** The one Compare Jobs panel. */
+  comparePanels: DetailPanels<CompareJobsState>;
   /** "svc": `svc start` output and the extension's own notes. Never receives a key's plaintext. */
   output: vscode.OutputChannel;
   /** Invalid dataset lines in the Problems panel. */

@@ -19,7 +19,7 @@ import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
 import { chunkDelta, chunkError, completionText } from "./chatChunks.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./transport.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type SaveFileRequest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
 export const TOKEN_META = "svc-studio-token";
@@ -180,6 +180,24 @@ export class HttpTransport implements Transport {
   copyText(text: string): Promise<void> {
     return copyWithFallback(text);
   }
+
+  async saveFile(file: SaveFileRequest): Promise<void> {
+    downloadInBrowser(file);
+  }
+}
+
+/** A browser download of generated text: an object URL on a temporary `<a download>`. */
+export function downloadInBrowser(file: SaveFileRequest): void {
+  const url = URL.createObjectURL(new Blob([file.text], { type: `${file.mimeType};charset=utf-8` }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = file.name;
+  link.style.display = "none";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has started once click() returns; the URL is no longer needed after this turn.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
 /** What the Run training panel says when `svc start` ended with an error (its own output says why). */

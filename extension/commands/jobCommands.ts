@@ -1,10 +1,12 @@
-/** Run Training, Open Job, Cancel Job. */
+/** Run Training, Open Job, Cancel Job, Compare Jobs. */
 import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
 import { TransportError } from "../../ui-shared/transport.js";
 import { manifestProblem } from "../core/projectState.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";
+import { COMPARE_MAX, COMPARE_MIN, compareSelectionProblem } from "../../ui-shared/compareRuns.js";
+import { relativeTime } from "../../ui-shared/format.js";
 import { jobFromArg, pickJob } from "./args.js";
 import { setupProblem } from "./setup.js";
 
@@ -87,4 +89,38 @@ export async function cancelJob(s: Services, arg: unknown): Promise<Job | undefi
   const job = await api.cancelJob(target.id);
   await s.jobs.refresh();
   return job;
+}
+
+/**
+ * Opens the Compare Jobs panel (the studio's Compare runs view) on 2 to 5 jobs: the jobs selected
+ * in the Jobs tree (Ctrl/Shift-click, then "Compare Jobs" in the context menu), a list of ids
+ * (tests, other commands), or else the ones picked in a multi-select quick pick.
+ */
+export async function compareJobs(s: Services, arg: unknown, selection?: unknown): Promise<string[] | undefined> {
+  const given = (Array.isArray(selection) && selection.length > 1 ? selection : Array.isArray(arg) ? arg : [])
+    .map((item) => jobFromArg(item)?.id)
+    .filter((id): id is string => id !== undefined);
+  const ids = given.length > 0 ? given : await pickJobsToCompare(s);
+  if (!ids) return undefined;
+  const problem = compareSelectionProblem(ids);
+  if (problem) {
+    void s.prompts.error(problem);
+    return undefined;
+  }
+  s.comparePanels.show({ jobIds: ids });
+  return ids;
+}
+
+async function pickJobsToCompare(s: Services): Promise<string[] | undefined> {
+  await s.jobs.refresh();
+  const jobs = s.jobs.current;
+  if (jobs.length < COMPARE_MIN) {
+    void s.prompts.info(`Comparing needs at least ${COMPARE_MIN} jobs; this project has ${jobs.length}.`, {});
+    return undefined;
+  }
+  const picked = await s.prompts.quickPickMany(
+    jobs.map((job) => ({ label: job.name, description: `${job.status} · ${relativeTime(job.createdAt)}`, detail: job.id, job })),
+    { title: `Compare Jobs: pick ${COMPARE_MIN} to ${COMPARE_MAX}`, matchOnDescription: true, matchOnDetail: true },
+  );
+  return picked?.map((item) => item.job.id);
 }

@@ -3,7 +3,7 @@
  * makes (through the same HttpTransport, so both surfaces share one code path and one error
  * envelope), and streams are the studio's streams read in the host.
  */
-import type { Transport } from "../../ui-shared/transport.js";
+import { TransportError, type SaveFileRequest, type Transport } from "../../ui-shared/transport.js";
 import type { RequestHandlers, StreamRunner } from "./panelConnection.js";
 import { streamJobEvents } from "./jobEventStream.js";
 
@@ -13,14 +13,24 @@ export interface StudioEndpoint {
   api: Transport;
 }
 
+/** What the host does for a panel beyond the studio API (VS Code's clipboard, dialogs, other panels). */
+export interface PanelHost {
+  copyText(text: string): Promise<void>;
+  /** Asks where to save and writes the file; the path written, or undefined when the user dismissed the dialog. */
+  saveFile(file: SaveFileRequest): Promise<string | undefined>;
+  /** Opens the browser studio at a hash route (VS Code has no Playground panel). */
+  openInStudio(hash: string): Promise<void>;
+  /** Opens (or focuses) a job's Job detail panel. */
+  openJob(jobId: string): Promise<void>;
+}
+
+/** Hash routes a panel may open in the studio: the Playground with a job's adapter, nothing else. */
+const STUDIO_HASH = /^#\/playground\?job=[\w%.-]+$/;
+
 /** What a panel changed, so the trees (and other panels) can reload. */
 export type PanelChange = { kind: "job"; id: string } | { kind: "deployment"; id: string };
 
-export function panelRequestHandlers(
-  studio: () => Promise<StudioEndpoint>,
-  copyText: (text: string) => Promise<void>,
-  onChange: (change: PanelChange) => void = () => {},
-): RequestHandlers {
+export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host: PanelHost, onChange: (change: PanelChange) => void = () => {}): RequestHandlers {
   const api = async () => (await studio()).api;
   /** Runs a mutating call and reports it once it succeeded. */
   const changing = async <T>(change: PanelChange, call: () => Promise<T>): Promise<T> => {
@@ -59,7 +69,18 @@ export function panelRequestHandlers(
         return null;
       }),
     "host/copyText": async ({ text }) => {
-      await copyText(text);
+      await host.copyText(text);
+      return null;
+    },
+    "host/saveFile": async (file) => ({ path: (await host.saveFile(file)) ?? null }),
+    "host/openInStudio": async ({ hash }) => {
+      // A webview's message decides only which job; the page it opens is fixed here.
+      if (!STUDIO_HASH.test(hash)) throw new TransportError(400, "bad_request", `Not a studio page a panel may open: ${hash}`);
+      await host.openInStudio(hash);
+      return null;
+    },
+    "host/openJob": async ({ jobId }) => {
+      await host.openJob(jobId);
       return null;
     },
   };

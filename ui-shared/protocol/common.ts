@@ -19,7 +19,7 @@ import type {
   UpdateDeploymentInput,
 } from "../../sdk/wire.js";
 import type { JobStreamEvent } from "../eventLog.js";
-import type { ChatRequest, Manifest, StudioEnvironment, TrainingStatus } from "../transport.js";
+import type { ChatRequest, Manifest, SaveFileRequest, StudioEnvironment, TrainingStatus } from "../transport.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {
@@ -105,6 +105,18 @@ export interface ApiRequests {
   "api/revokeKey": { params: { deploymentId: string; keyId: string }; result: null };
   /** Clipboard writes go through `vscode.env.clipboard`: the webview's own clipboard may be blocked. */
   "host/copyText": { params: { text: string }; result: null };
+  /**
+   * A webview cannot download: the host asks where to save (a save dialog) and writes the file.
+   * `path` is where it went, null when the user dismissed the dialog.
+   */
+  "host/saveFile": { params: SaveFileRequest; result: { path: string | null } };
+  /**
+   * Opens the browser studio at a hash route (`#/playground?job=<id>`): VS Code has no Playground
+   * panel, so "Open in Playground" opens the studio's.
+   */
+  "host/openInStudio": { params: { hash: string }; result: null };
+  /** Opens (or focuses) the Job detail panel of a job, e.g. from the Compare Jobs panel. */
+  "host/openJob": { params: { jobId: string }; result: null };
   /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */
   "stream/open": { params: StreamSpec; result: { streamId: string } };
 }

@@ -31,7 +31,7 @@ import {
   type StreamSpec,
   type ViewToHostMessage,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type SaveFileRequest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -264,5 +264,19 @@ export class VsCodeTransport implements Transport {
 
   async copyText(text: string): Promise<void> {
     await this.request("host/copyText", { text });
+  }
+
+  async saveFile(file: SaveFileRequest): Promise<void> {
+    await this.request("host/saveFile", file);
+  }
+
+  /** VS Code only: opens the browser studio at a hash route (there is no Playground panel). */
+  async openInStudio(hash: string): Promise<void> {
+    await this.request("host/openInStudio", { hash });
+  }
+
+  /** VS Code only: opens a job's Job detail panel. */
+  async openJob(jobId: string): Promise<void> {
+    await this.request("host/openJob", { jobId });
   }
 }
