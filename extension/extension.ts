@@ -6,15 +6,19 @@
 import * as vscode from "vscode";
 import type { EndpointDetailState } from "../ui-shared/protocol/endpointDetail.js";
 import type { JobDetailState } from "../ui-shared/protocol/jobDetail.js";
+import type { CompareJobsState } from "../ui-shared/protocol/compareJobs.js";
 import { registerCommands } from "./commands/index.js";
 import { DetailPanels } from "./panels/detailPanels.js";
-import { ENDPOINT_PANEL, JOB_PANEL } from "./panels/kinds.js";
+import { COMPARE_PANEL, ENDPOINT_PANEL, JOB_PANEL } from "./panels/kinds.js";
+import { vscodePanelHost } from "./panels/panelHost.js";
 import { ProjectStatus } from "./projectStatus.js";
 import type { Services } from "./services.js";
 import { StudioAccess } from "./studioAccess.js";
 import { EndpointsTree } from "./trees/endpointsTree.js";
 import { JobsTree } from "./trees/jobsTree.js";
 import { vscodePrompts } from "./ui/prompts.js";
+import { DatasetDiagnostics } from "./datasetDiagnostics.js";
+import { TrainingStatusBar } from "./trainingStatusBar.js";
 
 /** What activate() returns: used by the extension tests and the benchmark, not a public API. */
 export interface SvcExtensionApi {
@@ -31,19 +35,24 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
   const jobs = new JobsTree(studio, project);
   const endpoints = new EndpointsTree(studio, project);
   const onPanelChange = () => void Promise.all([jobs.refresh(), endpoints.refresh()]);
+  const host = vscodePanelHost(() => services);
   const services: Services = {
     studio,
     project,
     jobs,
     endpoints,
-    jobPanels: new DetailPanels<JobDetailState>(JOB_PANEL, context.extensionUri, studio, onPanelChange),
-    endpointPanels: new DetailPanels<EndpointDetailState>(ENDPOINT_PANEL, context.extensionUri, studio, onPanelChange),
+    jobPanels: new DetailPanels<JobDetailState>(JOB_PANEL, context.extensionUri, studio, host, onPanelChange),
+    endpointPanels: new DetailPanels<EndpointDetailState>(ENDPOINT_PANEL, context.extensionUri, studio, host, onPanelChange),
+    comparePanels: new DetailPanels<CompareJobsState>(COMPARE_PANEL, context.extensionUri, studio, host, onPanelChange),
     output: vscode.window.createOutputChannel("svc"),
+    datasets: new DatasetDiagnostics(project),
+    trainingStatus: new TrainingStatusBar(studio, project),
     prompts: vscodePrompts(),
   };
   active = services;
 
-  const jobsView = vscode.window.createTreeView("svc.jobs", { treeDataProvider: jobs, showCollapseAll: true });
+  // Several jobs can be selected (Ctrl/Shift-click) for "Compare Jobs" in the context menu.
+  const jobsView = vscode.window.createTreeView("svc.jobs", { treeDataProvider: jobs, showCollapseAll: true, canSelectMany: true });
   jobs.attach(jobsView);
   const endpointsView = vscode.window.createTreeView("svc.endpoints", { treeDataProvider: endpoints, showCollapseAll: true });
   context.subscriptions.push(
@@ -55,9 +64,13 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     endpointsView,
     services.jobPanels,
     services.endpointPanels,
+    services.comparePanels,
     services.output,
+    services.datasets,
+    services.trainingStatus,
     vscode.window.registerWebviewPanelSerializer(JOB_PANEL.viewType, services.jobPanels),
     vscode.window.registerWebviewPanelSerializer(ENDPOINT_PANEL.viewType, services.endpointPanels),
+    vscode.window.registerWebviewPanelSerializer(COMPARE_PANEL.viewType, services.comparePanels),
     ...registerCommands(services),
   );
 

@@ -19,8 +19,11 @@ export class ProjectStatus implements vscode.Disposable {
   /** In flight or done; shared by overlapping refreshes so a focus change cannot drop the answer. */
   private manifestRequest: Promise<Manifest> | undefined;
   private readonly changed = new vscode.EventEmitter<ProjectState>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
+  private readonly manifestChanged = new vscode.EventEmitter<Manifest>();
+  private readonly disposables: vscode.Disposable[] = [this.changed, this.manifestChanged];
   readonly onDidChange = this.changed.event;
+  /** A fresh manifest arrived (the trainer, its datasets); fires even when the state stays the same. */
+  readonly onDidChangeManifest = this.manifestChanged.event;
 
   constructor(private readonly studio: StudioAccess) {
     // Project files and the CLI appearing (after `npm i -D svc` or `svc init`) change the welcome.
@@ -78,6 +81,7 @@ export class ProjectStatus implements vscode.Disposable {
       if (request !== this.manifestRequest) return this.current; // a newer refresh owns the state
       this.manifest = manifest;
       this.set(projectState({ ...facts, manifest }));
+      this.manifestChanged.fire(manifest);
     }
     return this.current;
   }

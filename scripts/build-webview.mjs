@@ -6,7 +6,7 @@
  *   node scripts/build-webview.mjs [--out dist/webview] [--minify]
  *
  * Output: index.html (with the `__SVC_STUDIO_TOKEN__` meta placeholder the studio replaces),
- * app.js + app.css, jobDetail.js/.css, endpointDetail.js/.css, codicon.css + codicon.ttf.
+ * app.js + app.css, jobDetail.js/.css, endpointDetail.js/.css, compareJobs.js/.css, codicon.css + codicon.ttf.
  * Type-checking is a separate `tsc --noEmit` step, as esbuild only strips types.
  */
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
@@ -26,6 +26,7 @@ const ENTRY_POINTS = {
   app: "webview/app/main.ts",
   jobDetail: "webview/panels/jobDetail.ts",
   endpointDetail: "webview/panels/endpointDetail.ts",
+  compareJobs: "webview/panels/compareJobs.ts",
 };
 
 /**

@@ -1,5 +1,5 @@
 /** Small file helpers with the semantics credentials and state files need. */
-import { promises as fs } from "node:fs";
+import { promises as fs, readFileSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -23,7 +23,11 @@ export async function writeFileAtomic(file: string, content: string, mode = 0o60
 export async function readJsonFile<T>(file: string): Promise<T | null> {
   let text: string;
   try {
-    text = await fs.readFile(file, "utf8");
+    // Synchronous on purpose: these are small local files (credentials, project state, daemon
+    // info) that a studio request reads up to three of. An async read is four thread-pool round
+    // trips, 72 µs alone and 385 µs for three at once on a busy 2-core machine, against 4.5 µs
+    // for the read itself (issue 15: the studio's /api/jobs spent a quarter of its overhead here).
+    text = readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw err;

@@ -13,6 +13,8 @@ export { readProjectState, writeProjectState, type ProjectState } from "./state.
 export { validateChatJsonl, type ChatMessage, type JsonlReport } from "./jsonl.js";
 export type * from "./wire.js";
 export { TERMINAL_JOB_STATUSES } from "./wire.js";
-export { createTrainer, createSvc, type Trainer, type TrainerCallbacks, type CreateTrainerOptions, type Svc, type InferFn } from "./trainer/trainer.js";
+export { createTrainer, createSvc, TrainerStoppedError, type Trainer, type TrainerCallbacks, type CreateTrainerOptions, type Svc, type InferFn } from "./trainer/trainer.js";
+export type { DryRunReport, DryRunSplit, DryRunPlan, DryRunEstimate } from "./trainer/dryRunReport.js";
+export type { DryRunOptions } from "./trainer/dryRun.js";
 export { SUPPORTED_MODELS, TrainerConfigError, type TrainerConfig, type LoraConfig } from "./trainer/config.js";
 export { logMessage } from "./logMessage.js";

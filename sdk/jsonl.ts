@@ -35,6 +35,14 @@ export function validateChatJsonl(text: string, options: JsonlValidationOptions 
 }
 
 /**
+ * The same check as line-numbered issues, all of them (line 0: the whole file, e.g. empty), for
+ * editors that mark each bad line (VS Code's Problems panel).
+ */
+export function chatJsonlIssues(text: string, options: JsonlValidationOptions = {}): { line: number; message: string }[] {
+  return validateExamples(text, options).issues;
+}
+
+/**
  * The same check, a slice of lines at a time with a turn of the event loop between slices: a
  * server validating a 50 MB upload (about 0.75 s of work in one piece) keeps answering its other
  * requests meanwhile, the edge's among them.

@@ -2,7 +2,7 @@
  * The one-line log message of a job event, in the spec's exact forms (SPEC.md section 6):
  * `step=10 loss=2.3100`, `step=20 evalLoss=2.2000`, `step=30` (checkpoint), `1 artifact`,
  * the error of a failure, the raw JSON payload of training.started, and the sentence of a
- * training.progress event (e.g. "loading the base model: 40% (1.0 of 2.4 GB)").
+ * training.progress event (e.g. "loading the base model: 40% (0.96 GB of 2.4 GB)").
  * Used by `svc start` and the UI alike, so the terminal and the studio read the same.
  */
 

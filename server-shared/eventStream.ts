@@ -6,8 +6,13 @@
  */
 import type { ServerResponse } from "node:http";
 
-/** Sends the status and headers of an event stream right away. */
-export function writeEventStreamHead(res: ServerResponse, status = 200, contentType = "text/event-stream; charset=utf-8"): void {
+/**
+ * Sets the status and headers of an event stream and, unless `flush` is false, sends them right
+ * away. A writer that has its first event in hand passes false: the headers then leave in the same
+ * socket write as that event (Node joins a response's writes within one turn of the event loop,
+ * but flushed headers would be a write, and a read for the client, of their own).
+ */
+export function writeEventStreamHead(res: ServerResponse, status = 200, contentType = "text/event-stream; charset=utf-8", flush = true): void {
   res.writeHead(status, {
     "content-type": contentType,
     "cache-control": "no-cache, no-transform",
@@ -16,7 +21,7 @@ export function writeEventStreamHead(res: ServerResponse, status = 200, contentT
     "x-accel-buffering": "no",
     "x-content-type-options": "nosniff",
   });
-  res.flushHeaders();
+  if (flush) res.flushHeaders();
 }
 
 /**

@@ -5,8 +5,9 @@
  * mid-run, the child keeps running (its job lives in the cloud and stays visible under Jobs), and
  * only the output after that point is discarded. Killing it would send `svc start` a signal that
  * cancels the job, and an accidental reload must not throw away a training run. The next
- * `POST /api/train` gets 409 until the run ends. `stop()` (the studio closing) sends SIGTERM,
- * which makes `svc start` cancel its job cleanly instead of leaving an orphan process.
+ * `POST /api/train` gets 409 until the run ends. `stop()` (the Stop button's `DELETE /api/train`,
+ * or the studio closing) sends SIGTERM, which makes `svc start` cancel its job cleanly (as on
+ * Ctrl-C) instead of leaving an orphan process.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";

@@ -27,13 +27,27 @@ export function valueExtent(...series: readonly (readonly ChartPoint[])[]): Exte
   let min = Infinity;
   let max = -Infinity;
   for (const points of series) {
-    for (const p of points) {
-      if (p.value < min) min = p.value;
-      if (p.value > max) max = p.value;
-    }
+    const range = valueRange(points, 0, points.length);
+    if (range.min < min) min = range.min;
+    if (range.max > max) max = range.max;
   }
   if (min === Infinity) return undefined;
   return padFlat({ min, max });
+}
+
+/**
+ * Unpadded min and max of `points[from..to)` (Infinity / -Infinity when empty). A plain indexed
+ * loop: it runs on 100,000 points while the job page opens, often before the JIT has warmed up.
+ */
+export function valueRange(points: readonly ChartPoint[], from: number, to: number): Extent {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = from; i < to; i++) {
+    const v = points[i].value;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return { min, max };
 }
 
 /** Step range of all series (x axis). */
@@ -51,7 +65,7 @@ export function stepExtent(...series: readonly (readonly ChartPoint[])[]): Exten
 }
 
 /** A flat extent (one point, or a constant loss) would divide by zero; widen it symmetrically. */
-function padFlat(extent: Extent): Extent {
+export function padFlat(extent: Extent): Extent {
   if (extent.max > extent.min) return extent;
   const half = Math.abs(extent.min) * 0.05 || 0.5;
   return { min: extent.min - half, max: extent.max + half };
@@ -78,35 +92,47 @@ export function stepForX(x: number, steps: Extent, area: PlotArea): number {
 /**
  * Keeps, for every pixel column, the first, min, max and last point of that column (in step order,
  * deduplicated). A polyline through these is pixel-identical to one through all points, while the
- * vertex count is bounded by 4 x width.
+ * vertex count is bounded by 4 x width. `from`/`to` limit it to a slice (a zoomed chart) without
+ * copying the series. The column arithmetic is inlined: this loop is the chart's hot path.
  */
-export function decimate(points: readonly ChartPoint[], steps: Extent, area: PlotArea): ChartPoint[] {
-  if (points.length <= area.width * 4) return points.slice();
+export function decimate(points: readonly ChartPoint[], steps: Extent, area: PlotArea, from = 0, to = points.length): ChartPoint[] {
+  if (to - from <= area.width * 4) return points.slice(from, to);
   const out: ChartPoint[] = [];
-  let column = NaN;
-  let first = 0;
-  let minIndex = 0;
-  let maxIndex = 0;
-  const flush = (last: number) => {
-    const picked = [first, minIndex, maxIndex, last].sort((a, b) => a - b);
-    let previous = -1;
-    for (const index of picked) {
-      if (index !== previous) out.push(points[index]);
-      previous = index;
+  const scale = area.width / (steps.max - steps.min);
+  const offset = area.left - steps.min * scale;
+  let column = Math.floor(points[from].step * scale + offset);
+  let first = from;
+  let minIndex = from;
+  let maxIndex = from;
+  let minValue = points[from].value;
+  let maxValue = minValue;
+  for (let i = from + 1; i <= to; i++) {
+    const c = i < to ? Math.floor(points[i].step * scale + offset) : NaN;
+    if (c === column) {
+      const v = points[i].value;
+      if (v < minValue) {
+        minValue = v;
+        minIndex = i;
+      }
+      if (v > maxValue) {
+        maxValue = v;
+        maxIndex = i;
+      }
+      continue;
     }
-  };
-  for (let i = 0; i < points.length; i++) {
-    const c = Math.floor(xForStep(points[i].step, steps, area));
-    if (c !== column) {
-      if (i > 0) flush(i - 1);
-      column = c;
-      first = minIndex = maxIndex = i;
-    } else {
-      if (points[i].value < points[minIndex].value) minIndex = i;
-      if (points[i].value > points[maxIndex].value) maxIndex = i;
-    }
+    // The column ended at i - 1: emit first, min, max, last in index order, each once.
+    const last = i - 1;
+    const low = minIndex < maxIndex ? minIndex : maxIndex;
+    const high = minIndex < maxIndex ? maxIndex : minIndex;
+    out.push(points[first]);
+    if (low !== first) out.push(points[low]);
+    if (high !== low) out.push(points[high]);
+    if (last !== high) out.push(points[last]);
+    if (i === to) break;
+    column = c;
+    first = minIndex = maxIndex = i;
+    minValue = maxValue = points[i].value;
   }
-  flush(points.length - 1);
   return out;
 }
 
@@ -125,18 +151,15 @@ function round1(n: number): number {
   return Math.round(n * 10) / 10;
 }
 
-/** Index of the element of the ascending `sorted` closest to `target` (ties go to the lower one); -1 when empty. */
-export function nearestIndex(sorted: readonly number[], target: number): number {
-  if (sorted.length === 0) return -1;
-  let low = 0;
-  let high = sorted.length - 1;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (sorted[mid] < target) low = mid + 1;
-    else high = mid;
-  }
-  // `low` is the first element >= target; its left neighbour may be closer.
-  if (low > 0 && target - sorted[low - 1] <= sorted[low] - target) return low - 1;
+/**
+ * Index of the element of the ascending `sorted` closest to `target` (ties go to the lower one),
+ * looking only at `[from, to)`; -1 when that is empty.
+ */
+export function nearestIndex(sorted: readonly number[], target: number, from = 0, to = sorted.length): number {
+  if (to <= from) return -1;
+  // The first element >= target in [from, to - 1] (the last one when none is); its left neighbour may be closer.
+  const low = from + firstIndex(to - 1 - from, (i) => sorted[from + i] >= target);
+  if (low > from && target - sorted[low - 1] <= sorted[low] - target) return low - 1;
   return low;
 }
 
@@ -154,38 +177,89 @@ export function insertByStep(points: ChartPoint[], point: ChartPoint): void {
     points[points.length - 1] = point; // A replayed frame for the same step replaces, never duplicates.
     return;
   }
-  // Binary search for the first point at or after the step (O(log n), no copy of the series).
-  let low = 0;
-  let high = points.length - 1;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (points[mid].step < point.step) low = mid + 1;
-    else high = mid;
-  }
+  const low = lowerBoundByStep(points, point.step); // O(log n), no copy of the series
   if (points[low].step === point.step) points[low] = point;
   else points.splice(low, 0, point);
 }
 
-export interface HoverReadout {
+/** The first index in `[0, count)` for which `isPast` holds (count when none), given it holds from some index on. */
+function firstIndex(count: number, isPast: (index: number) => boolean): number {
+  let low = 0;
+  let high = count;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (isPast(mid)) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
+/** Index of the first point whose step is >= `step` (points.length when none). */
+export function lowerBoundByStep(points: readonly ChartPoint[], step: number): number {
+  return firstIndex(points.length, (i) => points[i].step >= step);
+}
+
+/** First index of the ascending `sorted` whose element is >= `value`. */
+export function lowerBound(sorted: readonly number[], value: number): number {
+  return firstIndex(sorted.length, (i) => sorted[i] >= value);
+}
+
+/** First index of the ascending `sorted` whose element is > `value`. */
+export function upperBound(sorted: readonly number[], value: number): number {
+  return firstIndex(sorted.length, (i) => sorted[i] > value);
+}
+
+/** The value at exactly `step`, or undefined (binary search; series hold one point per step). */
+export function valueAtStep(points: readonly ChartPoint[], step: number): number | undefined {
+  const index = lowerBoundByStep(points, step);
+  return index < points.length && points[index].step === step ? points[index].value : undefined;
+}
+
+/** Which points of a series a step window shows. */
+export interface WindowIndices {
+  /** `[first, end)`: the points with `window.min <= step <= window.max`. */
+  first: number;
+  end: number;
+  /**
+   * `[from, to)`: the same widened by one point on each side, so a zoomed line runs on to the
+   * plot's edges (the plot clips it) instead of stopping short of them.
+   */
+  from: number;
+  to: number;
+}
+
+export function windowIndices(points: readonly ChartPoint[], window: Extent): WindowIndices {
+  const first = lowerBoundByStep(points, window.min);
+  let end = lowerBoundByStep(points, window.max);
+  while (end < points.length && points[end].step <= window.max) end++;
+  return { first, end, from: Math.max(0, first - 1), to: Math.min(points.length, end + 1) };
+}
+
+export interface HoverReadout<K extends string = string> {
   step: number;
-  loss: number | undefined;
-  evalLoss: number | undefined;
+  /** The value of each series at exactly that step, where it has one. */
+  values: Partial<Record<K, number>>;
 }
 
 /**
- * Hover: the step nearest to `targetStep` among both series, and whichever values exist there.
- * `stepIndex` is the merged ascending list of steps; the maps give the value at an exact step.
+ * Hover: the step nearest to `targetStep` in `stepIndex` (ascending steps of the series the cursor
+ * follows), and the value every series has at exactly that step.
  */
-export function hoverReadout(
+export function hoverReadout<K extends string>(
   targetStep: number,
   stepIndex: readonly number[],
-  lossAt: ReadonlyMap<number, number>,
-  evalAt: ReadonlyMap<number, number>,
-): HoverReadout | undefined {
-  const index = nearestIndex(stepIndex, targetStep);
+  series: Readonly<Record<K, readonly ChartPoint[]>>,
+  window?: Extent,
+): HoverReadout<K> | undefined {
+  const index = window ? nearestIndex(stepIndex, targetStep, lowerBound(stepIndex, window.min), upperBound(stepIndex, window.max)) : nearestIndex(stepIndex, targetStep);
   if (index < 0) return undefined;
   const step = stepIndex[index];
-  return { step, loss: lossAt.get(step), evalLoss: evalAt.get(step) };
+  const values: Partial<Record<K, number>> = {};
+  for (const key of Object.keys(series) as K[]) {
+    const value = valueAtStep(series[key], step);
+    if (value !== undefined) values[key] = value;
+  }
+  return { step, values };
 }
 
 /** Up to `count` evenly spaced "nice" tick values covering the extent (1, 2, 5 x 10^k spacing). */

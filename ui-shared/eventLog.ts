@@ -22,8 +22,13 @@ export interface JobStreamEvent {
   /** SSE `id:` (the cloud's sequence number), used as the log row key. */
   id: string;
   type: JobStreamEventType;
-  /** The `data:` line exactly as received: training.started logs it verbatim. */
-  raw: string;
+  /**
+   * The `data:` line exactly as received, for a named frame: training.started logs it verbatim.
+   * Events decoded from a `batch` frame leave it out when their payload is an object (it is then
+   * `JSON.stringify(data)`, the cloud's own encoding), so opening a 100,000-event job does not
+   * re-serialise 100,000 payloads of which at most 500 are ever logged.
+   */
+  raw?: string;
   /** `raw` parsed; an empty object if it was not a JSON object. */
   data: Record<string, unknown>;
 }
@@ -60,9 +65,14 @@ export function formatLossValue(value: number): string {
  * the terminal and the studio read the same; the view logs training.started's payload verbatim.
  */
 export function logMessage(event: Pick<JobStreamEvent, "type" | "raw" | "data">): string {
-  if (event.type === "training.started") return event.raw;
-  if (event.type === "training.failed" && typeof event.data.error !== "string") return event.raw;
+  if (event.type === "training.started") return rawText(event);
+  if (event.type === "training.failed" && typeof event.data.error !== "string") return rawText(event);
   return sharedLogMessage(event.type, event.data);
+}
+
+/** The payload's text as sent: `raw` when the frame carried it, else the JSON the cloud wrote. */
+export function rawText(event: Pick<JobStreamEvent, "raw" | "data">): string {
+  return event.raw ?? JSON.stringify(event.data);
 }
 
 /** Returns a new array (so Svelte sees the change) holding at most `limit` newest entries. */

@@ -52,3 +52,15 @@ export function keyLabelProblem(label: string): string | undefined {
 export function slugProblem(slug: string): string | undefined {
   return slug.trim().length === 0 ? "Enter a slug." : undefined;
 }
+
+/**
+ * A span of time for the Duration row and the compare table: `45 s`, `3 min 12 s`, `2 h 05 min`.
+ * Seconds are dropped past an hour, where they are noise.
+ */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, "0")} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}

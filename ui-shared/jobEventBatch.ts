@@ -24,17 +24,19 @@ export function decodeJobEventBatch(text: string): JobStreamEvent[] {
   }
   if (!Array.isArray(items)) return [];
   const events: JobStreamEvent[] = [];
-  for (const item of items as { seq?: unknown; type?: unknown; data?: unknown }[]) {
+  for (const item of items as { seq?: unknown; type?: unknown; data?: unknown; id?: string; raw?: string }[]) {
     if (item === null || typeof item !== "object" || typeof item.type !== "string" || !KNOWN.has(item.type)) continue;
     const data = item.data;
-    const isObject = data !== null && typeof data === "object" && !Array.isArray(data);
-    events.push({
-      id: String(item.seq),
-      type: item.type as JobStreamEventType,
-      // The text a named frame would have carried: the cloud sends payloads as JSON.stringify wrote them.
-      raw: JSON.stringify(data),
-      data: isObject ? (data as Record<string, unknown>) : {},
-    });
+    // The parsed item becomes the event in place (it gains `id`): opening a 100,000-event job
+    // allocates no second object per event. An object payload's text is JSON.stringify(data)
+    // (the cloud's encoding), made on demand by `rawText`; a non-object payload, which `data`
+    // cannot hold, keeps its text in `raw`.
+    item.id = String(item.seq);
+    if (data === null || typeof data !== "object" || Array.isArray(data)) {
+      item.raw = JSON.stringify(data);
+      item.data = {};
+    }
+    events.push(item as unknown as JobStreamEvent);
   }
   return events;
 }

@@ -33,3 +33,11 @@ export function emptyState(totalJobs: number, visibleJobs: number): string | und
   if (visibleJobs === 0) return EMPTY_NO_MATCHES;
   return undefined;
 }
+
+/** How many jobs the Overview's Recent jobs card lists. */
+export const RECENT_JOBS = 5;
+
+/** The newest `count` jobs, newest first (the server lists newest first; sorted anyway, ties by id as the server breaks them). */
+export function recentJobs(jobs: readonly Job[], count: number = RECENT_JOBS): Job[] {
+  return [...jobs].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id)).slice(0, count);
+}

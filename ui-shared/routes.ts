@@ -1,23 +1,45 @@
-/** Hash routes of the SPA (SPEC section 1). */
+/** Hash routes of the SPA (SPEC section 1, plus the compare view and the Playground's job preset). */
 export type Route =
   | { view: "overview" }
   | { view: "jobs" }
   | { view: "job"; id: string }
+  | { view: "compare"; ids: string[] }
   | { view: "endpoints" }
   | { view: "endpoint"; id: string }
-  | { view: "playground" }
+  | { view: "playground"; jobId?: string }
   | { view: "notFound"; hash: string };
 
 export function parseRoute(hash: string): Route {
-  const path = hash.replace(/^#/, "").replace(/\/+$/, "") || "/";
+  // A link opened through VS Code (openExternal) arrives with its fragment percent-encoded: `#%2Fjobs`.
+  if (/^#?%2F/i.test(hash)) hash = safeDecode(hash);
+  const [rawPath, query = ""] = hash.replace(/^#/, "").split("?", 2);
+  const path = rawPath.replace(/\/+$/, "") || "/";
+  const params = new URLSearchParams(query);
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0) return { view: "overview" };
   const [section, id, ...rest] = parts;
   if (rest.length > 0) return { view: "notFound", hash };
   if (section === "jobs") return id === undefined ? { view: "jobs" } : { view: "job", id };
+  if (section === "compare" && id === undefined) return { view: "compare", ids: idList(params.get("ids")) };
   if (section === "endpoints") return id === undefined ? { view: "endpoints" } : { view: "endpoint", id };
-  if (section === "playground" && id === undefined) return { view: "playground" };
+  if (section === "playground" && id === undefined) {
+    const jobId = params.get("job");
+    return jobId ? { view: "playground", jobId } : { view: "playground" };
+  }
   return { view: "notFound", hash };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `a,b,,a` -> `[a, b]`: trimmed, no empties, no repeats, in the given order. */
+function idList(text: string | null): string[] {
+  return [...new Set((text ?? "").split(",").map((s) => s.trim()).filter(Boolean))];
 }
 
 export function jobHref(id: string): string {
@@ -26,4 +48,14 @@ export function jobHref(id: string): string {
 
 export function endpointHref(id: string): string {
   return `#/endpoints/${encodeURIComponent(id)}`;
+}
+
+/** The compare view of these jobs (`#/compare?ids=a,b`). */
+export function compareHref(ids: readonly string[]): string {
+  return `#/compare?ids=${ids.map(encodeURIComponent).join(",")}`;
+}
+
+/** The Playground with this job's final adapter chosen (`#/playground?job=<id>`). */
+export function playgroundHref(jobId: string): string {
+  return `#/playground?job=${encodeURIComponent(jobId)}`;
 }

@@ -10,7 +10,7 @@ import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
 import { chunkDelta, chunkError, completionText } from "./chatChunks.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Transport, type Unsubscribe } from "./transport.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
 export const TOKEN_META = "svc-studio-token";
@@ -115,14 +115,38 @@ export class HttpTransport implements Transport {
   copyText(text: string): Promise<void> {
     return copyWithFallback(text);
   }
+
+  async saveFile(file: SaveFileRequest): Promise<void> {
+    downloadInBrowser(file);
+  }
+}
+
+/** A browser download of generated text: an object URL on a temporary `<a download>`. */
+export function downloadInBrowser(file: SaveFileRequest): void {
+  const url = URL.createObjectURL(new Blob([file.text], { type: `${file.mimeType};charset=utf-8` }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = file.name;
+  link.style.display = "none";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has started once click() returns; the URL is no longer needed after this turn.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
 installRouteMethods(HttpTransport.prototype, studioApi, (transport, route, parts) => transport.call(route, parts));
 
 /** What the Run training panel says when `svc start` ended with an error (its own output says why). */
 export function runFailedMessage(exitCode: number | null): string {
-  return exitCode === null ? "The run was stopped before it finished." : `The run failed: svc start exited with code ${exitCode}. Its output below says why.`;
+  if (exitCode === null) return "The run was stopped before it finished.";
+  // 130: svc start was interrupted (Stop, Ctrl-C) and cancelled its job.
+  if (exitCode === STOPPED_EXIT_CODE) return "The run was stopped: its job was cancelled.";
+  return `The run failed: svc start exited with code ${exitCode}. Its output below says why.`;
 }
+
+/** `svc start`'s exit code after an interrupt (SIGINT/SIGTERM, the Stop button): the shell's 128 + SIGINT. */
+export const STOPPED_EXIT_CODE = 130;
 
 /** Builds a TransportError from the studio's `{"error":{"code","message"}}` envelope (or whatever came back). */
 export async function errorFrom(response: Response): Promise<TransportError> {

@@ -27,6 +27,16 @@ export interface JobEventHandlers {
   onEnd(): void;
 }
 
+/** A file the user downloads from a view (the job chart's CSV / JSON export). */
+export interface SaveFileRequest {
+  /** Suggested file name, e.g. `run-0123abcd-metrics.csv`. */
+  name: string;
+  /** MIME type of the content, e.g. `text/csv`. */
+  mimeType: string;
+  /** The whole file, as UTF-8 text. */
+  text: string;
+}
+
 /** Stops a subscription; safe to call more than once. */
 export type Unsubscribe = () => void;
 
@@ -65,4 +75,9 @@ export interface Transport extends RouteMethods<StudioApi> {
   streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void>;
   /** Copies text; VS Code webviews route this through the host because the clipboard API may be blocked. */
   copyText(text: string): Promise<void>;
+  /**
+   * Saves a file for the user: a browser download in the SPA; in VS Code a save dialog on the host
+   * (a webview cannot download). Resolves once saved, or when the user dismissed the dialog.
+   */
+  saveFile(file: SaveFileRequest): Promise<void>;
 }

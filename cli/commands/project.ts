@@ -7,6 +7,8 @@ import { type Command, parse } from "../command.js";
 import { CliError } from "../output.js";
 import { buildTrainerBundle } from "../project/bundle.js";
 import { loadTrainer, manifestText } from "../project/manifest.js";
+import type { Trainer } from "../../sdk/trainer/trainer.js";
+import { dryRunJsonLines, dryRunText } from "../../sdk/trainer/dryRunReport.js";
 
 export const buildCommand: Command = {
   name: "build",
@@ -38,53 +40,91 @@ export const manifestCommand: Command = {
 
 export const startCommand: Command = {
   name: "start",
-  summary: "train the project's registered trainer and stream its log",
-  usage: "svc start [--json] [--rebuild]",
+  summary: "train the project's registered trainer and stream its log (--dry-run: check and estimate, train nothing)",
+  usage: "svc start [--json] [--rebuild] [--dry-run [--model-file FILE.gguf]]",
   async run(argv) {
-    const { values } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } }, this.usage);
+    const { values } = parse(
+      argv,
+      { json: { type: "boolean" }, rebuild: { type: "boolean" }, "dry-run": { type: "boolean" }, "model-file": { type: "string" } },
+      this.usage,
+    );
     if (values.help) return help(this);
     const json = Boolean(values.json);
     // The trainer's code runs in this process: its console.log must not land between JSON lines.
     if (json) globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
     const { manifest, trainer } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
     if (!trainer) throw new CliError(manifestText(manifest));
-    let job: Job;
+    if (values["dry-run"] || trainer.isDryRun) return printDryRun(trainer, { json, modelFile: values["model-file"] });
+    if (values["model-file"] !== undefined) throw new CliError("--model-file goes with --dry-run", 2);
+    return train(trainer, json);
+  },
+};
+
+/** `svc start --dry-run`: the report, as lines or JSON lines; exit 1 when the data is not trainable. */
+async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile?: string }): Promise<number> {
+  if (!options.json) process.stdout.write(`checking "${trainer.name}": validating, tokenizing and timing a few steps on this machine...\n`);
+  let report;
+  try {
+    report = await trainer.dryRun({ modelFile: options.modelFile });
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  const lines = options.json ? dryRunJsonLines(report) : dryRunText(report);
+  process.stdout.write(lines.join("\n") + "\n");
+  return report.ok ? 0 : 1;
+}
+
+async function train(trainer: Trainer, json: boolean): Promise<number> {
+  // Ctrl-C (or the studio's Stop: SIGTERM) cancels the job; the worker stops within a second; a
+  // second Ctrl-C exits at once. Listening from the start: a signal while the datasets upload
+  // stops before the job is created, and one while it is being created cancels it once it exists,
+  // so no job trains with nobody watching.
+  let job: Job | undefined;
+  let interrupted = false;
+  const beforeJob = new AbortController();
+  const cancel = (created: Job) => {
+    process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
+    trainer.cancel().catch((err: unknown) => {
+      // The cloud is down (or refused): waiting on would only retry its event stream, and the
+      // user asked to stop, so say what happened in one line and leave.
+      process.stderr.write(`svc: couldn't cancel job ${created.id}: ${(err as Error).message}\n`);
+      process.exit(130);
+    });
+  };
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    if (job) cancel(job);
+    else {
+      process.stderr.write("svc: stopping before the job is created (Ctrl-C again to exit now)\n");
+      beforeJob.abort();
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
     try {
-      job = await trainer.start();
+      job = await trainer.start({ signal: beforeJob.signal });
     } catch (err) {
+      // By name: the trainer's SDK is the project bundle's import of dist/sdk.mjs, not this module.
+      if ((err as Error).name === "TrainerStoppedError") throw new CliError(`stopped: ${(err as Error).message}`, 130);
       throw new CliError((err as Error).message);
     }
     if (!json) process.stdout.write(`job ${job.id} queued: ${job.name}\n`);
-    // Ctrl-C cancels the job (the worker stops within a second); a second Ctrl-C exits at once.
-    let interrupted = false;
-    const onSigint = () => {
-      if (interrupted) process.exit(130);
-      interrupted = true;
-      process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
-      trainer.cancel().catch((err: unknown) => {
-        // The cloud is down (or refused): waiting on would only retry its event stream, and the
-        // user asked to stop, so say what happened in one line and leave.
-        process.stderr.write(`svc: couldn't cancel job ${job.id}: ${(err as Error).message}\n`);
-        process.exit(130);
-      });
-    };
-    process.on("SIGINT", onSigint);
-    process.on("SIGTERM", onSigint);
-    try {
-      const final = await trainer.wait({
-        onEvent: (event) => {
-          process.stdout.write((json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data)) + "\n");
-        },
-      });
-      if (!json) process.stdout.write(`job ${final.id} ${final.status}\n`);
-      if (final.status === "completed") return 0;
-      return interrupted ? 130 : 1;
-    } finally {
-      process.off("SIGINT", onSigint);
-      process.off("SIGTERM", onSigint);
-    }
-  },
-};
+    if (interrupted) cancel(job);
+    const final = await trainer.wait({
+      onEvent: (event) => {
+        process.stdout.write((json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data)) + "\n");
+      },
+    });
+    if (!json) process.stdout.write(`job ${final.id} ${final.status}\n`);
+    if (final.status === "completed") return 0;
+    return interrupted ? 130 : 1;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
 
 function help(command: Command): number {
   process.stdout.write(`usage: ${command.usage}\n\n${command.summary}\n`);

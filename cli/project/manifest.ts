@@ -8,9 +8,17 @@ import { pathToFileURL } from "node:url";
 import { trainerBundlePath } from "../../sdk/paths.js";
 import { isSvc, isTrainer, type Trainer } from "../../sdk/trainer/trainer.js";
 import { buildTrainerBundle } from "./bundle.js";
-import type { Manifest } from "../../sdk/manifest.js";
+import type { Manifest, ManifestTrainer } from "../../sdk/manifest.js";
+import { SVC_TINY } from "../../engine/model/config.js";
 
 export { manifestText, NO_TRAINER_TEXT, manifestErrorText, type Manifest } from "../../sdk/manifest.js";
+
+/** The manifest's facts about a trainer: its name, its dataset files, and svc-tiny's byte limit where it applies. */
+function manifestTrainer(trainer: Trainer): ManifestTrainer {
+  const { dataset, evalDataset } = trainer.datasets;
+  const byteTokenLimit = trainer.config.model === SVC_TINY.name ? Math.min(trainer.config.maxSeqLength ?? SVC_TINY.contextLength, SVC_TINY.contextLength) : undefined;
+  return { name: trainer.name, datasets: evalDataset ? [dataset, evalDataset] : [dataset], ...(byteTokenLimit !== undefined ? { byteTokenLimit } : {}) };
+}
 
 export async function loadTrainer(projectDir: string, options: { rebuild?: boolean } = {}): Promise<{ manifest: Manifest; trainer: Trainer | null }> {
   try {
@@ -21,7 +29,7 @@ export async function loadTrainer(projectDir: string, options: { rebuild?: boole
     const app = [module.default, module.svc].find(isSvc);
     const trainer = app?.trainer ?? null;
     if (!trainer || !isTrainer(trainer)) return { manifest: { status: "none" }, trainer: null };
-    return { manifest: { status: "ok", trainer: { name: trainer.name } }, trainer };
+    return { manifest: { status: "ok", trainer: manifestTrainer(trainer) }, trainer };
   } catch (err) {
     return { manifest: { status: "error", error: (err as Error).message.split("\n")[0] }, trainer: null };
   }

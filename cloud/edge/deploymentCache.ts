@@ -9,8 +9,13 @@
  * A slug in use is reloaded in the background once half its TTL has passed, and the fresh state
  * replaces the old one only when it is loaded, so requests under steady traffic never wait for
  * the database; the TTL is still counted from the start of the load that read the state.
+ *
+ * The map is bounded (least recently used out first) and only slugs that could exist are looked up
+ * or kept: a client sending random Host names costs one regular-expression test per request, and
+ * random well-formed slugs cost at most `maxEntries` small entries, never unbounded memory.
  */
 import type { DeploymentTarget } from "../../sdk/wire.js";
+import { SLUG_PATTERN } from "../../sdk/api/deployments.js";
 import type { CloudContext } from "../context.js";
 import { corsOriginsOf, targetOf } from "../domain/deployments.js";
 import type { Backend } from "../inference/index.js";
@@ -35,6 +40,10 @@ export interface DeploymentState {
   backend?: Backend;
 }
 
+const POSSIBLE_SLUG = new RegExp(SLUG_PATTERN);
+const NO_DEPLOYMENT: Promise<DeploymentState | null> = Promise.resolve(null);
+export const DEFAULT_MAX_CACHED_SLUGS = 10_000;
+
 export type BackendResolver = (target: DeploymentTarget) => Promise<Backend>;
 
 interface Entry {
@@ -55,6 +64,8 @@ export class DeploymentCache {
     private readonly resolveBackend: BackendResolver,
     /** The clock TTLs are counted on (tests move it instead of waiting). */
     private readonly now: () => number = Date.now,
+    /** Most slugs kept at once; the least recently used goes first. */
+    private readonly maxEntries = DEFAULT_MAX_CACHED_SLUGS,
   ) {
     this.unsubscribe = ctx.deploymentChanges.subscribe((slug) => (slug === null ? this.entries.clear() : this.entries.delete(slug)));
   }
@@ -64,13 +75,29 @@ export class DeploymentCache {
     const cached = this.entries.get(slug);
     if (cached && cached.expiresAt > now) {
       if (now >= cached.refreshAt && !cached.refreshing) this.refresh(slug, cached, now);
+      this.touch(slug, cached);
       return cached.state;
     }
+    // No deployment can have this slug (the control plane refuses it): no query, nothing kept.
+    if (!POSSIBLE_SLUG.test(slug)) return NO_DEPLOYMENT;
     const entry = this.entry(slug, now);
+    this.entries.delete(slug);
     this.entries.set(slug, entry);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     // A failed load (database hiccup) must not be cached.
     entry.state.catch(() => this.entries.get(slug) === entry && this.entries.delete(slug));
     return entry.state;
+  }
+
+  /** Slugs held now (for tests and metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Marks `slug` most recently used: Map keeps insertion order, so the first key is the eviction candidate. */
+  private touch(slug: string, entry: Entry): void {
+    this.entries.delete(slug);
+    this.entries.set(slug, entry);
   }
 
   /** The backend of a state: cached with it, else resolved now (throws the 503 that says why not). */

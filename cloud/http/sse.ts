@@ -23,11 +23,14 @@ export interface SseStream {
 
 const HEARTBEAT_MS = 15_000;
 
-/** Takes the response over from Fastify and sends the headers of an event stream right away. */
-export function beginEventStream(reply: FastifyReply): FastifyReply["raw"] {
+/**
+ * Takes the response over from Fastify and sends the headers of an event stream: right away, or
+ * with the first write when `firstEventReady` (the caller writes its first event in this turn).
+ */
+export function beginEventStream(reply: FastifyReply, { firstEventReady = false }: { firstEventReady?: boolean } = {}): FastifyReply["raw"] {
   reply.hijack();
   const res = reply.raw;
-  writeEventStreamHead(res);
+  writeEventStreamHead(res, 200, undefined, !firstEventReady);
   return res;
 }
 

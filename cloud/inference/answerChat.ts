@@ -6,19 +6,19 @@
 import type { FastifyReply } from "fastify";
 import type { Backend, InferenceService } from "./index.js";
 import type { ChatRequest } from "./openaiRequest.js";
+import { clientGoneOf } from "./clientGone.js";
 import { sendChat } from "./openaiResponse.js";
 
 export async function answerChat(reply: FastifyReply, inference: InferenceService, backend: Backend, chat: ChatRequest, options: { model: string; queueKey: string }): Promise<void> {
-  const abort = new AbortController();
   // The client hanging up cancels a queued or running generation.
-  reply.raw.on("close", () => !reply.raw.writableFinished && abort.abort());
+  const clientGone = clientGoneOf(reply.raw);
   const { params } = chat;
   // A seeded request stays reproducible with n > 1, yet its choices differ from each other.
   const start = (index: number) =>
     inference.chat(backend, params.seed === undefined || index === 0 ? params : { ...params, seed: (params.seed + index) % 2 ** 32 }, {
       stream: chat.stream,
       queueKey: options.queueKey,
-      signal: abort.signal,
+      signal: clientGone,
     });
   await sendChat(reply, start, { model: options.model, stream: chat.stream, includeUsage: chat.includeUsage, logprobs: params.topLogprobs !== undefined, choices: chat.choices });
 }

@@ -4,6 +4,7 @@
  * caller cannot starve the others. Beyond `maxWaiting` waiting requests, new ones are refused
  * at once with a 429 carrying a Retry-After estimate.
  */
+import type { CancelSignal } from "./clientGone.js";
 import { InferenceError } from "./types.js";
 
 interface Waiter {
@@ -25,7 +26,7 @@ export class FairQueue {
   ) {}
 
   /** Resolves with a release function once a slot is free; throws 429 when the queue is full. */
-  async acquire(key: string, signal?: AbortSignal): Promise<() => void> {
+  async acquire(key: string, signal?: CancelSignal): Promise<() => void> {
     if (this.running < this.concurrency && this.waiting === 0) return this.grant();
     if (this.waiting >= this.maxWaiting) {
       const seconds = Math.max(1, Math.ceil(((this.waiting + 1) * this.averageMs) / this.concurrency / 1000));

@@ -8,6 +8,8 @@
 import os from "node:os";
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
+import type { CancelSignal } from "./clientGone.js";
+import { BackendCache } from "./backendCache.js";
 import { FairQueue } from "./fairQueue.js";
 import { resolveBackend } from "./targets.js";
 import { localToolPlan } from "./tools.js";
@@ -23,7 +25,8 @@ export interface ChatOptions {
   stream: boolean;
   /** Fairness key (deployment or project): waiting requests are served round-robin by key. */
   queueKey: string;
-  signal?: AbortSignal;
+  /** The client went away (an AbortSignal, or the cheaper ClientGone of clientGone.ts). */
+  signal?: CancelSignal;
 }
 
 export interface InferenceService {
@@ -51,6 +54,8 @@ export interface InferenceSettings {
   /** Bound on llama.cpp contexts over all (model, adapter) pairs in the child; at least `concurrency`. */
   maxContexts: number;
   upstreamTimeouts: UpstreamTimeouts;
+  /** Longest a resolved target → backend is trusted without a base-model change notification. */
+  backendTtlMs: number;
 }
 
 /** Defaults, overridable through the environment of `svc cloud serve` (SVC_INFERENCE_*). */
@@ -70,6 +75,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Inference
       headersMs: num("SVC_UPSTREAM_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUTS.headersMs),
       idleMs: num("SVC_UPSTREAM_IDLE_TIMEOUT_MS", DEFAULT_UPSTREAM_TIMEOUTS.idleMs),
     },
+    // The edge's bound for its deployment state (cloud/edge/index.ts), the same setting.
+    backendTtlMs: num("SVC_EDGE_STATE_TTL_MS", 900),
   };
 }
 
@@ -85,6 +92,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
   );
   const queue = new FairQueue(settings.concurrency, settings.maxWaiting);
   const upstreams = new UpstreamPool();
+  const backends = new BackendCache((target) => resolveBackend(ctx, target), ctx.deploymentChanges, settings.backendTtlMs);
   // Warm the child in the background; a failure here is reported again by the first request.
   worker.start().catch(() => undefined);
 
@@ -97,7 +105,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
   }
 
   return {
-    resolve: (target) => resolveBackend(ctx, target),
+    resolve: (target) => backends.get(target),
     chat: async (backend, params, options) =>
       backend.kind === "local"
         ? localChat(backend, params, options)
@@ -106,6 +114,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
       return worker.pid;
     },
     close: () => {
+      backends.close();
       upstreams.close();
       return worker.close();
     },

@@ -130,7 +130,8 @@ async function streamChat(
   start: StartChoice,
   options: ChatResponseOptions,
 ): Promise<void> {
-  const res = beginEventStream(reply);
+  // The first event is here already: the headers leave with the first chunks, in one write.
+  const res = beginEventStream(reply, { firstEventReady: true });
   const id = completionId();
   const created = Math.floor(Date.now() / 1000);
   const write = (payload: unknown) => {

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { beginEventStream } from "../http/sse.js";
 import type { Backend, InferenceService } from "./index.js";
+import { clientGoneOf } from "./clientGone.js";
 import { collect } from "./openaiResponse.js";
 import type { ResponsesRequest } from "./responsesRequest.js";
 import { InferenceError, type ChatEvent, type FinishReason, type ToolCall, type Usage } from "./types.js";
@@ -18,10 +19,9 @@ import { InferenceError, type ChatEvent, type FinishReason, type ToolCall, type 
 const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString("hex")}`;
 
 export async function answerResponses(reply: FastifyReply, inference: InferenceService, backend: Backend, request: ResponsesRequest, options: { model: string; queueKey: string }): Promise<void> {
-  const abort = new AbortController();
-  reply.raw.on("close", () => !reply.raw.writableFinished && abort.abort());
+  const clientGone = clientGoneOf(reply.raw);
   const { chat } = request;
-  const events = (await inference.chat(backend, chat.params, { stream: chat.stream, queueKey: options.queueKey, signal: abort.signal }))[Symbol.asyncIterator]();
+  const events = (await inference.chat(backend, chat.params, { stream: chat.stream, queueKey: options.queueKey, signal: clientGone }))[Symbol.asyncIterator]();
   const first = await events.next();
   const shell = responseShell(request, options.model);
   if (!chat.stream) {
@@ -93,7 +93,8 @@ function wireUsage(usage: Usage) {
 }
 
 async function streamResponse(reply: FastifyReply, shell: Shell, first: IteratorResult<ChatEvent>, events: AsyncIterator<ChatEvent>): Promise<void> {
-  const res = beginEventStream(reply);
+  // The first event is here already: the headers leave with the first events, in one write.
+  const res = beginEventStream(reply, { firstEventReady: true });
   let sequence = 0;
   const send = (type: string, payload: Record<string, unknown>) => {
     if (!res.destroyed) res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...payload })}\n\n`);

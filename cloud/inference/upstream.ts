@@ -6,6 +6,7 @@
  */
 import type { ClientRequest, IncomingMessage } from "node:http";
 import { InferenceError, type ChatCall, type ChatEvent, type FinishReason, type TokenLogprob, type Usage } from "./types.js";
+import type { CancelSignal } from "./clientGone.js";
 import type { UpstreamPool } from "./upstreamPool.js";
 import { ToolCallDeltas, upstreamFinishReason, upstreamMessages, upstreamToolCalls } from "./upstreamTools.js";
 import { SseParser } from "../../sdk/sseParser.js";
@@ -24,7 +25,7 @@ export async function* upstreamChat(
   baseUrl: string,
   model: string,
   params: ChatCall,
-  options: { stream: boolean; signal?: AbortSignal; timeouts?: UpstreamTimeouts },
+  options: { stream: boolean; signal?: CancelSignal; timeouts?: UpstreamTimeouts },
 ): AsyncGenerator<ChatEvent> {
   const timeouts = options.timeouts ?? DEFAULT_UPSTREAM_TIMEOUTS;
   const signal = options.signal;
@@ -108,25 +109,30 @@ function readAll(response: IncomingMessage, idle: NodeJS.Timeout): Promise<Buffe
   });
 }
 
+/**
+ * The upstream's request, field by field (one object, in a fixed order; a chain of conditional
+ * spreads allocated an object per field on every proxied request).
+ */
 function requestBody(model: string, p: ChatCall, stream: boolean): Record<string, unknown> {
-  return {
-    model,
-    messages: upstreamMessages(p.messages),
-    // Tools go to the upstream as the client sent them; its tool_calls come back mapped.
-    ...(p.tools ? p.tools.raw : {}),
-    ...(p.maxTokens !== undefined ? { max_tokens: p.maxTokens } : {}),
-    ...(p.temperature !== undefined ? { temperature: p.temperature } : {}),
-    ...(p.topP !== undefined ? { top_p: p.topP } : {}),
-    ...(p.stop?.length ? { stop: p.stop } : {}),
-    ...(p.seed !== undefined ? { seed: p.seed } : {}),
-    ...(p.presencePenalty !== undefined ? { presence_penalty: p.presencePenalty } : {}),
-    ...(p.frequencyPenalty !== undefined ? { frequency_penalty: p.frequencyPenalty } : {}),
-    ...(p.logitBias ? { logit_bias: p.logitBias } : {}),
-    ...(p.topLogprobs !== undefined ? { logprobs: true, top_logprobs: p.topLogprobs } : {}),
-    ...(p.output ? { response_format: p.output.type === "json" ? { type: "json_object" } : { type: "json_schema", json_schema: { name: "response", schema: p.output.schema, strict: true } } } : {}),
-    stream,
-    ...(stream ? { stream_options: { include_usage: true } } : {}),
-  };
+  const body: Record<string, unknown> = { model, messages: upstreamMessages(p.messages) };
+  // Tools go to the upstream as the client sent them; its tool_calls come back mapped.
+  if (p.tools) Object.assign(body, p.tools.raw);
+  if (p.maxTokens !== undefined) body.max_tokens = p.maxTokens;
+  if (p.temperature !== undefined) body.temperature = p.temperature;
+  if (p.topP !== undefined) body.top_p = p.topP;
+  if (p.stop?.length) body.stop = p.stop;
+  if (p.seed !== undefined) body.seed = p.seed;
+  if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;
+  if (p.frequencyPenalty !== undefined) body.frequency_penalty = p.frequencyPenalty;
+  if (p.logitBias) body.logit_bias = p.logitBias;
+  if (p.topLogprobs !== undefined) {
+    body.logprobs = true;
+    body.top_logprobs = p.topLogprobs;
+  }
+  if (p.output) body.response_format = p.output.type === "json" ? { type: "json_object" } : { type: "json_schema", json_schema: { name: "response", schema: p.output.schema, strict: true } };
+  body.stream = stream;
+  if (stream) body.stream_options = { include_usage: true };
+  return body;
 }
 
 function upstreamStatusError(baseUrl: string, upstreamStatus: number, statusText: string, text: string): InferenceError {

@@ -6,12 +6,12 @@
 import type { ChatEvent, ConversationMessage, FinishReason, ToolCall } from "./types.js";
 
 export function upstreamMessages(messages: ConversationMessage[]): Record<string, unknown>[] {
-  return messages.map((m) => ({
-    role: m.role,
-    content: m.content,
-    ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
-    ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } : {}),
-  }));
+  return messages.map((m) => {
+    const message: Record<string, unknown> = { role: m.role, content: m.content };
+    if (m.toolCallId !== undefined) message.tool_call_id = m.toolCallId;
+    if (m.toolCalls?.length) message.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    return message;
+  });
 }
 
 export function upstreamFinishReason(reason: unknown): FinishReason {

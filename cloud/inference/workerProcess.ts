@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { packageRoot } from "../../sdk/packageRoot.js";
 import { Channel } from "./channel.js";
+import type { CancelSignal } from "./clientGone.js";
 import { InferenceError, type ChatEvent, type ChatParams } from "./types.js";
 import type { FromWorker, ToWorker } from "./worker/protocol.js";
 import type { InferenceWorkerSettings } from "./worker/inferenceChild.js";
@@ -37,7 +38,7 @@ export class InferenceWorkerProcess {
     return this.child?.pid;
   }
 
-  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: AbortSignal): Channel<ChatEvent> {
+  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: CancelSignal): Channel<ChatEvent> {
     const id = this.nextId++;
     const channel = new Channel<ChatEvent>();
     this.pending.set(id, { channel });

@@ -12,7 +12,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BackendChoice } from "../../engine/backends/select.js";
-import type { LoadProgress } from "../../engine/backends/types.js";
+import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
@@ -179,21 +179,6 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * Turns tensor-by-tensor load progress into a few readable lines (every 10% at most), e.g.
- * "loading the base model: 40% (1.0 of 2.4 GB)", so a large base shows it is moving.
- */
-export function loadProgressReporter(report: (message: string) => void): (progress: LoadProgress) => void {
-  let lastDecile = -1;
-  const gb = (bytes: number) => (bytes / 1e9).toFixed(bytes < 1e9 ? 2 : 1);
-  return ({ loadedBytes, totalBytes }) => {
-    const decile = totalBytes > 0 ? Math.floor((10 * loadedBytes) / totalBytes) : 10;
-    if (decile <= lastDecile) return;
-    lastDecile = decile;
-    report(`loading the base model: ${decile * 10}% (${gb(loadedBytes)} of ${gb(totalBytes)} GB)`);
-  };
 }
 
 /**

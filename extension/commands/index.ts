@@ -6,19 +6,21 @@
 import * as vscode from "vscode";
 import type { Services } from "../services.js";
 import { createEndpoint, copyEndpointUrl, openEndpoint, setAuthMode, toggleEndpoint } from "./endpointCommands.js";
-import { cancelJob, openJob, runTraining } from "./jobCommands.js";
+import { cancelJob, compareJobs, openJob, runTraining } from "./jobCommands.js";
 import { issueKey, revokeKey } from "./keyCommands.js";
 import { continueAnonymously, initProject, installCli, openStudioInBrowser, refresh, signIn } from "./workspaceCommands.js";
 
-type Handler = (s: Services, arg: unknown) => unknown;
+/** `arg` is the clicked tree item (or what a caller passed); `more` is a tree's whole multi-selection. */
+type Handler = (s: Services, arg: unknown, more?: unknown) => unknown;
 
 export const COMMANDS: Record<string, Handler> = {
   "svc.runTraining": (s) => runTraining(s),
   "svc.openJob": openJob,
   "svc.cancelJob": cancelJob,
+  "svc.compareJobs": compareJobs,
   "svc.createEndpoint": createEndpoint,
   "svc.openEndpoint": openEndpoint,
-  "svc.toggleEndpoint": toggleEndpoint,
+  "svc.toggleEndpoint": (s, arg) => toggleEndpoint(s, arg),
   "svc.enableEndpoint": (s, arg) => toggleEndpoint(s, arg, true),
   "svc.disableEndpoint": (s, arg) => toggleEndpoint(s, arg, false),
   "svc.setAuthMode": setAuthMode,
@@ -35,9 +37,9 @@ export const COMMANDS: Record<string, Handler> = {
 
 export function registerCommands(s: Services): vscode.Disposable[] {
   return Object.entries(COMMANDS).map(([id, handler]) =>
-    vscode.commands.registerCommand(id, async (arg: unknown) => {
+    vscode.commands.registerCommand(id, async (arg: unknown, more: unknown) => {
       try {
-        return await handler(s, arg);
+        return await handler(s, arg, more);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         void s.prompts.error(message);

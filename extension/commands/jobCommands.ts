@@ -1,17 +1,21 @@
-/** Run Training, Open Job, Cancel Job. */
+/** Run Training, Open Job, Cancel Job, Compare Jobs. */
 import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
 import { TransportError } from "../../ui-shared/transport.js";
 import { manifestProblem } from "../core/projectState.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";
+import { COMPARE_MAX, COMPARE_MIN, compareSelectionProblem } from "../../ui-shared/compareRuns.js";
+import { relativeTime } from "../../ui-shared/format.js";
 import { jobFromArg, pickJob } from "./args.js";
 import { setupProblem } from "./setup.js";
 
 /**
  * Runs `svc start` through the studio (`/api/train`), streaming its output into the "svc" Output
  * channel and the progress notification; opens the job's panel as soon as the job exists, so its
- * chart fills while training runs. Cancelling the notification cancels the job.
+ * chart fills while training runs. The datasets' problems are refreshed first (the Problems panel
+ * then shows what svc start will refuse). Cancelling the notification is the Overview's Stop
+ * (`DELETE /api/train`): svc start cancels its job, or the job it is about to create.
  */
 export async function runTraining(s: Services): Promise<TrainingOutcome | undefined> {
   const state = await s.project.refresh({ keepManifest: true });
@@ -20,16 +24,18 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
     void s.prompts.error(problem);
     return undefined;
   }
+  await s.datasets.refresh();
   const { api } = await s.studio.endpoint();
   const reader = new TrainingOutputReader();
+  let stopped = false;
   s.output.appendLine(`── svc start (${new Date().toLocaleString()}) ──`);
   let openedJob: string | undefined;
   await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "svc: Training", cancellable: true },
     async (progress, cancellation) => {
       cancellation.onCancellationRequested(() => {
-        // The job lives in the cloud: cancelling it makes `svc start` finish on its own.
-        if (openedJob) void api.cancelJob(openedJob).catch((error: unknown) => s.output.appendLine(`cancel failed: ${String(error)}`));
+        stopped = true;
+        void api.stopTraining().catch((error: unknown) => s.output.appendLine(`stop failed: ${String(error)}`));
       });
       progress.report({ message: "starting svc start…" });
       await api.runTraining((chunk) => {
@@ -42,6 +48,7 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
           // The tab says "Job: <id>" until the name is known.
           void api.getJob(jobId).then((job) => s.jobPanels.retitle({ jobId, job }), () => undefined);
           void s.jobs.refresh();
+          void s.trainingStatus.refresh();
         }
         if (outcome.lastLine) progress.report({ message: outcome.lastLine.slice(0, 120) });
       }).catch((error: unknown) => {
@@ -52,9 +59,14 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
   );
   const outcome = reader.outcome();
   void s.jobs.refresh();
+  void s.trainingStatus.refresh();
   const failure = trainingFailure(outcome);
-  if (failure) {
+  if (stopped) {
+    void s.prompts.info(outcome.jobId ? `Training stopped: job ${outcome.jobId} was cancelled.` : "Training stopped before its job was created.", {});
+  } else if (failure) {
     void s.prompts.error(failure, "Show Output").then((choice) => choice === "Show Output" && s.output.show(true));
+  } else if (outcome.dryRun) {
+    void s.prompts.info("Dry run finished: nothing was uploaded and no job was created.", {}, "Show Output").then((choice) => choice === "Show Output" && s.output.show(true));
   } else {
     void s.prompts.info(`Training completed (job ${outcome.jobId}).`, {});
   }
@@ -77,4 +89,38 @@ export async function cancelJob(s: Services, arg: unknown): Promise<Job | undefi
   const job = await api.cancelJob(target.id);
   await s.jobs.refresh();
   return job;
+}
+
+/**
+ * Opens the Compare Jobs panel (the studio's Compare runs view) on 2 to 5 jobs: the jobs selected
+ * in the Jobs tree (Ctrl/Shift-click, then "Compare Jobs" in the context menu), a list of ids
+ * (tests, other commands), or else the ones picked in a multi-select quick pick.
+ */
+export async function compareJobs(s: Services, arg: unknown, selection?: unknown): Promise<string[] | undefined> {
+  const given = (Array.isArray(selection) && selection.length > 1 ? selection : Array.isArray(arg) ? arg : [])
+    .map((item) => jobFromArg(item)?.id)
+    .filter((id): id is string => id !== undefined);
+  const ids = given.length > 0 ? given : await pickJobsToCompare(s);
+  if (!ids) return undefined;
+  const problem = compareSelectionProblem(ids);
+  if (problem) {
+    void s.prompts.error(problem);
+    return undefined;
+  }
+  s.comparePanels.show({ jobIds: ids });
+  return ids;
+}
+
+async function pickJobsToCompare(s: Services): Promise<string[] | undefined> {
+  await s.jobs.refresh();
+  const jobs = s.jobs.current;
+  if (jobs.length < COMPARE_MIN) {
+    void s.prompts.info(`Comparing needs at least ${COMPARE_MIN} jobs; this project has ${jobs.length}.`, {});
+    return undefined;
+  }
+  const picked = await s.prompts.quickPickMany(
+    jobs.map((job) => ({ label: job.name, description: `${job.status} · ${relativeTime(job.createdAt)}`, detail: job.id, job })),
+    { title: `Compare Jobs: pick ${COMPARE_MIN} to ${COMPARE_MAX}`, matchOnDescription: true, matchOnDetail: true },
+  );
+  return picked?.map((item) => item.job.id);
 }

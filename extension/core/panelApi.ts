@@ -6,6 +6,7 @@
 import { studioApi } from "../../sdk/api/studio.js";
 import type { HttpTransport } from "../../ui-shared/studioHttpClient.js";
 import { callParts } from "../../ui-shared/protocol/common.js";
+import { TransportError, type SaveFileRequest } from "../../ui-shared/transport.js";
 import type { RequestHandlers, StreamRunner } from "./panelConnection.js";
 import { streamJobEvents } from "./jobEventStream.js";
 
@@ -15,22 +16,45 @@ export interface StudioEndpoint {
   api: HttpTransport;
 }
 
+/** What the host does for a panel beyond the studio API (VS Code's clipboard, dialogs, other panels). */
+export interface PanelHost {
+  copyText(text: string): Promise<void>;
+  /** Asks where to save and writes the file; the path written, or undefined when the user dismissed the dialog. */
+  saveFile(file: SaveFileRequest): Promise<string | undefined>;
+  /** Opens the browser studio at a hash route (VS Code has no Playground panel). */
+  openInStudio(hash: string): Promise<void>;
+  /** Opens (or focuses) a job's Job detail panel. */
+  openJob(jobId: string): Promise<void>;
+}
+
+/** Hash routes a panel may open in the studio: the Playground with a job's adapter, nothing else. */
+const STUDIO_HASH = /^#\/playground\?job=[\w%.-]+$/;
+
 /** What a panel changed, so the trees (and other panels) can reload. */
 export type PanelChange = { kind: "job"; id: string } | { kind: "deployment"; id: string };
 
-export function panelRequestHandlers(
-  studio: () => Promise<StudioEndpoint>,
-  copyText: (text: string) => Promise<void>,
-  onChange: (change: PanelChange) => void = () => {},
-): RequestHandlers {
-  const handlers: Record<string, (params: Record<string, unknown>) => Promise<unknown>> = {
+export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host: PanelHost, onChange: (change: PanelChange) => void = () => {}): RequestHandlers {
+  const handlers: RequestHandlers = {
     "host/copyText": async ({ text }) => {
-      await copyText(String(text));
+      await host.copyText(text);
+      return null;
+    },
+    "host/saveFile": async (file) => ({ path: (await host.saveFile(file)) ?? null }),
+    "host/openInStudio": async ({ hash }) => {
+      // A webview's message decides only which job; the page it opens is fixed here.
+      if (!STUDIO_HASH.test(hash)) throw new TransportError(400, "bad_request", `Not a studio page a panel may open: ${hash}`);
+      await host.openInStudio(hash);
+      return null;
+    },
+    "host/openJob": async ({ jobId }) => {
+      await host.openJob(jobId);
       return null;
     },
   };
+  // One `api/<name>` handler per route of the studio's contract: the same call through the same client as the SPA.
+  const apiHandlers = handlers as Record<string, (params: Record<string, unknown>) => Promise<unknown>>;
   for (const [name, route] of Object.entries(studioApi)) {
-    handlers[`api/${name}`] = async (params) => {
+    apiHandlers[`api/${name}`] = async (params) => {
       const parts = callParts(params);
       const result = await (await studio()).api.call(route, parts);
       // A call that is not a GET changed the job or deployment it names (or created), so trees and panels reload.
@@ -42,7 +66,7 @@ export function panelRequestHandlers(
       return result ?? null;
     };
   }
-  return handlers as unknown as RequestHandlers;
+  return handlers;
 }
 
 export function panelStreamRunner(studio: () => Promise<StudioEndpoint>): StreamRunner {

@@ -4,6 +4,7 @@
  * new job while it trains and tell success from failure when the stream ends.
  */
 import type { JobStatus } from "../../sdk/wire.js";
+import { isDryRunOutput } from "../../sdk/trainer/dryRunReport.js";
 
 const QUEUED_LINE = /^job (\S+) queued: /m;
 const FINAL_LINE = /^job (\S+) (completed|failed|cancelled)\s*$/m;
@@ -15,6 +16,8 @@ export interface TrainingOutcome {
   finalStatus?: Extract<JobStatus, "completed" | "failed" | "cancelled">;
   /** The last non-empty line, which carries the CLI's error when it failed before a job existed. */
   lastLine: string;
+  /** The output is a dry run's report (`dryRun: true`): no job, and its last line is the verdict. */
+  dryRun: boolean;
 }
 
 export class TrainingOutputReader {
@@ -34,6 +37,7 @@ export class TrainingOutputReader {
       jobId: queued?.[1] ?? final?.[1],
       finalStatus: final?.[2] as TrainingOutcome["finalStatus"],
       lastLine: lines.at(-1) ?? "",
+      dryRun: isDryRunOutput(this.text),
     };
   }
 }
@@ -41,6 +45,8 @@ export class TrainingOutputReader {
 /** The message Run Training shows when the stream ended; undefined means success. */
 export function trainingFailure(outcome: TrainingOutcome): string | undefined {
   if (outcome.finalStatus === "completed") return undefined;
+  // The verdict line of the report: `ok: …` or `not ok: fix the lines above before svc start`.
+  if (outcome.dryRun) return outcome.lastLine.startsWith("ok:") ? undefined : `Dry run: ${outcome.lastLine}`;
   if (outcome.finalStatus) return `Training ${outcome.finalStatus}${outcome.lastLine ? `: ${outcome.lastLine}` : ""}`;
   return `svc start failed: ${outcome.lastLine.replace(/^svc: /, "") || "it exited without output"}`;
 }

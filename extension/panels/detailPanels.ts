@@ -6,7 +6,7 @@
  */
 import * as vscode from "vscode";
 import { PanelConnection } from "../core/panelConnection.js";
-import { panelRequestHandlers, panelStreamRunner, type PanelChange } from "../core/panelApi.js";
+import { panelRequestHandlers, panelStreamRunner, type PanelChange, type PanelHost } from "../core/panelApi.js";
 import { panelHtml } from "../core/webviewHtml.js";
 import type { StudioAccess } from "../studioAccess.js";
 
@@ -46,6 +46,8 @@ export class DetailPanels<S> implements vscode.WebviewPanelSerializer<S>, vscode
     private readonly kind: PanelKind<S>,
     private readonly extensionUri: vscode.Uri,
     private readonly studio: StudioAccess,
+    /** Clipboard, save dialog, the browser studio and other panels, for this kind's views. */
+    private readonly host: PanelHost,
     /** A panel changed a job or deployment itself: the trees reload. */
     private readonly onPanelChange: (change: PanelChange) => void,
   ) {}
@@ -123,7 +125,7 @@ export class DetailPanels<S> implements vscode.WebviewPanelSerializer<S>, vscode
     const studio = () => this.studio.endpoint();
     const connection = new PanelConnection({
       post: (message) => panel.webview.postMessage(message),
-      handlers: panelRequestHandlers(studio, (text) => Promise.resolve(vscode.env.clipboard.writeText(text)), this.onPanelChange),
+      handlers: panelRequestHandlers(studio, this.host, this.onPanelChange),
       runStream: panelStreamRunner(studio),
       onReady: () => connection.notify(this.kind.stateMethod, entry.state),
     });

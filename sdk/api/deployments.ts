@@ -17,6 +17,7 @@ const AuthMode = T.Union([T.Literal("fixed_api_key"), T.Literal("none")], { erro
 export type AuthMode = Static<typeof AuthMode>;
 const CORS_RULE = 'corsOrigins must be null or a list of up to 20 origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"';
 const SLUG_RULE = "slug must be 3-40 characters of a-z, 0-9 and '-', and must not start or end with '-'";
+export const SLUG_PATTERN = "^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$";
 
 /** What a create or an update may set. */
 const settings = {
@@ -27,7 +28,7 @@ const settings = {
   /** See Deployment.corsOrigins; null restores the edge's default. */
   corsOrigins: T.Optional(T.Union([T.Null(), T.Array(T.String({ pattern: "^(\\*|https?://[^/\\s]+)$" }), { maxItems: 20 })], { errorMessage: CORS_RULE })),
 };
-const CreateDeploymentBody = T.Object({ projectId: T.Optional(T.String()), slug: T.String({ pattern: "^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$", errorMessage: SLUG_RULE }), target: TargetBody, ...settings });
+const CreateDeploymentBody = T.Object({ projectId: T.Optional(T.String()), slug: T.String({ pattern: SLUG_PATTERN, errorMessage: SLUG_RULE }), target: TargetBody, ...settings });
 export type CreateDeploymentInput = Omit<Static<typeof CreateDeploymentBody>, "projectId">;
 const UpdateDeploymentBody = T.Object({ target: T.Optional(TargetBody), ...settings });
 export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;

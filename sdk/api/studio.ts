@@ -45,6 +45,8 @@ export const studioApi = {
   getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
+  /** Stops the run in flight, whichever tab or panel started it: `svc start` cancels its job as on Ctrl-C. Answers once it exited. */
+  stopTraining: route({ method: "DELETE", path: "/api/train", response: TrainingStatus }),
   /** Mints anonymous credentials when there are none, with either method. */
   getCredentials: route({ method: "GET", path: "/api/credentials", response: CredentialsInfo }),
   ensureCredentials: route({ method: "POST", path: "/api/credentials", response: CredentialsInfo }),

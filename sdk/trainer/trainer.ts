@@ -19,6 +19,8 @@ import type { Job, JobEvent, TrainingLogData } from "../wire.js";
 import { validateTrainerConfig, type JobTrainingConfig, type TrainerConfig } from "./config.js";
 import { checkTrainerModel, effectiveMaxSeqLength } from "./modelCheck.js";
 import { SVC_TINY } from "../../engine/model/config.js";
+import type { DryRunOptions } from "./dryRun.js";
+import type { DryRunReport } from "./dryRunReport.js";
 
 export interface TrainerCallbacks {
   onStarted?: (event: { job: Job; data: Record<string, unknown> }) => void | Promise<void>;
@@ -38,13 +40,36 @@ export interface CreateTrainerOptions extends TrainerConfig {
   abortSignal?: AbortSignal;
   /** Project folder that relative dataset paths and `.svc/state.json` belong to (default: cwd). */
   projectDir?: string;
+  /**
+   * Check instead of train: `svc start` (and the studio's Run training) then validates and
+   * tokenizes the datasets, reports token counts, the step plan and a measured duration estimate,
+   * and uploads nothing (see `Trainer.dryRun`). Same as `svc start --dry-run`.
+   */
+  dryRun?: boolean;
 }
 
 export interface Trainer {
   readonly name: string;
   readonly config: JobTrainingConfig;
-  /** Validates and uploads the datasets, then queues the job. */
-  start(): Promise<Job>;
+  /** The dataset files as the trainer names them (relative to the project folder). */
+  readonly datasets: { dataset: string; evalDataset?: string };
+  /** Whether the trainer was created with `dryRun: true`: `svc start` then runs `dryRun()` instead of `start()`. */
+  readonly isDryRun: boolean;
+  /**
+   * Validates and uploads the datasets, then queues the job. Refused for a trainer created with
+   * `dryRun: true`. A `signal` (or the trainer's `abortSignal`) aborted before the job is created
+   * stops it there with a TrainerStoppedError: no job is left behind.
+   */
+  start(options?: { signal?: AbortSignal }): Promise<Job>;
+  /**
+   * Everything start() checks, and what the run would cost, with nothing uploaded and no job:
+   * per-split conversation and token counts (the model's own tokenizer), the longest conversation
+   * against the limit, invalid lines, the steps, and a duration timed on this machine's backend.
+   * @example
+   * const report = await trainer.dryRun();
+   * if (!report.ok) console.log(report.splits.flatMap((s) => s.errors));
+   */
+  dryRun(options?: DryRunOptions): Promise<DryRunReport>;
   /** Follows the job's events until it ends; resolves with the final job. `observer` gets the events too. */
   wait(observer?: TrainerCallbacks): Promise<Job>;
   cancel(): Promise<void>;
@@ -63,7 +88,13 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     [TRAINER_BRAND]: true,
     name: config.name,
     config,
-    async start() {
+    isDryRun: options.dryRun === true,
+    datasets: { dataset: options.dataset, ...(options.evalDataset !== undefined ? { evalDataset: options.evalDataset } : {}) },
+    async start(startOptions) {
+      const checkStopped = () => {
+        if (startOptions?.signal?.aborted || options.abortSignal?.aborted) throw new TrainerStoppedError(`trainer "${config.name}" was stopped before its job was created`);
+      };
+      if (options.dryRun) throw new Error(`trainer "${config.name}" has dryRun: true, so it trains nothing: call trainer.dryRun() (svc start does), or remove dryRun to train`);
       if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
       const dir = projectDir();
       const train = await readDataset(dir, options.dataset, "dataset");
@@ -79,10 +110,14 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
         checkLengths(train, options.dataset, "dataset", limit);
         if (evalData) checkLengths(evalData, options.evalDataset!, "evalDataset", limit);
       }
+      checkStopped();
       const dataset = await client.uploadDataset(path.basename(options.dataset), train);
       const evalDataset = evalData ? await client.uploadDataset(path.basename(options.evalDataset!), evalData) : undefined;
+      checkStopped();
       job = await client.createJob({ name: config.name, config: { ...config }, datasetId: dataset.id, evalDatasetId: evalDataset?.id });
-      options.abortSignal?.addEventListener("abort", () => void trainer.cancel(), { once: true });
+      // Aborted while the job was being created: the listener would never fire, so cancel now.
+      if (options.abortSignal?.aborted) void trainer.cancel();
+      else options.abortSignal?.addEventListener("abort", () => void trainer.cancel(), { once: true });
       return job;
     },
     async wait(observer) {
@@ -106,8 +141,22 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     async cancel() {
       if (job && client) await client.cancelJob(job.id);
     },
+    async dryRun(dryRunOptions) {
+      // Only a read of the model list: an unscoped client, so no project is created either.
+      const session = await ProjectSession.open({ projectDir: projectDir() });
+      const { dryRun } = await import("./dryRun.js");
+      return dryRun({ config, projectDir: projectDir(), dataset: options.dataset, evalDataset: options.evalDataset, client: session.client() }, dryRunOptions);
+    },
   };
   return trainer;
+}
+
+/** start() was stopped (its signal aborted) before the job existed; nothing was left in the cloud but uploaded datasets. */
+export class TrainerStoppedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TrainerStoppedError";
+  }
 }
 
 function inferAt(client: CloudClient, jobId: string, step: number): InferFn {

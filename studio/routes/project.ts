@@ -9,7 +9,7 @@ import { readManifest } from "../manifest.js";
 import { RUN_ID_HEADER } from "../../sdk/api/studio.js";
 import { relayStream } from "../relay.js";
 
-type ProjectRoutes = "getManifest" | "getEnvironment" | "getTrainingStatus" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
+type ProjectRoutes = "getManifest" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
 
 export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, ProjectRoutes> {
   return {
@@ -18,6 +18,15 @@ export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, Projec
     getEnvironment: async () => ({ localhostSubdomainsResolve: await localhostSubdomainsResolve() }),
     /** Whether a run is in flight (any tab, any panel may have started it) and how the last run ended. */
     getTrainingStatus: async () => ctx.training.status(),
+    /**
+     * Stop: ends the run in flight, whichever tab or panel started it, the way Ctrl-C does (SIGTERM:
+     * `svc start` cancels its job, or the job it is about to create), and answers once it exited,
+     * with the status that says how. With no run in flight there is nothing to do: the same answer.
+     */
+    stopTraining: async () => {
+      await ctx.training.stop();
+      return ctx.training.status();
+    },
     getCredentials: () => ctx.sessions.describe(),
     ensureCredentials: () => ctx.sessions.describe(),
     listModels: async () => (await ctx.sessions.open()).client().listModels(),

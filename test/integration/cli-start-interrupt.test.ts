@@ -11,6 +11,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
+import { createTrainer } from "../../sdk/trainer/trainer.js";
 import { pollUntil } from "../support/poll.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
@@ -91,5 +92,35 @@ describe("svc start: interrupts and --json output (real processes)", function ()
     for (const line of run.stdout) assert.doesNotThrow(() => JSON.parse(line), `stdout line is not JSON: ${line}`);
     assert.match(run.stderr(), /hello from the trainer/);
     assert.match(run.stderr(), /info from the trainer/);
+  });
+
+  it("a trainer stopped before its job is created leaves no job (the studio's Stop during the upload), nor does an abortSignal aborted before start()", async () => {
+    const saved = { SVC_HOME: process.env.SVC_HOME, SVC_CLOUD_URL: process.env.SVC_CLOUD_URL };
+    process.env.SVC_HOME = cloud.home;
+    process.env.SVC_CLOUD_URL = cloud.cloudUrl;
+    try {
+      const options = { name: "stopped", model: "svc-tiny", dataset: "data/train.jsonl", maxSteps: 5, projectDir: dir };
+      const stop = new AbortController();
+      const starting = createTrainer(options).start({ signal: stop.signal });
+      stop.abort(); // while it reads, asks the cloud and uploads
+      await assert.rejects(starting, (err: Error) => err.name === "TrainerStoppedError" && /was stopped before its job was created/.test(err.message));
+      const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
+      const state = await readProjectState(dir);
+      const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: state?.projectId });
+      assert.deepEqual(state ? await client.listJobs() : [], [], "no job");
+
+      // An abortSignal that fired before start() (the listener would never run) still cancels the job it makes.
+      const aborted = new AbortController();
+      aborted.abort();
+      await assert.rejects(createTrainer({ ...options, abortSignal: aborted.signal }).start(), /was stopped before its job was created/);
+      // The probe sees a job when nothing stops it.
+      const job = await createTrainer(options).start();
+      assert.deepEqual((await client.listJobs()).map((j) => j.id), [job.id]);
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
   });
 });

@@ -35,14 +35,22 @@ describe("svc cloud serve (real process)", () => {
     assert.equal(statSync(path.join(cloud.dataDir, "worker-token")).mode & 0o777, 0o600);
   });
 
-  it("refuses a second daemon on the same data dir with a clear error and exit code 1", () => {
-    const second = spawnSync(process.execPath, [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", cloud.dataDir], {
-      encoding: "utf8",
-      env: { ...process.env, SVC_HOME: cloud.home, SVC_DATABASE_URL: "" },
-    });
-    assert.equal(second.status, 1);
-    assert.equal(second.stdout, "");
-    assert.match(second.stderr, new RegExp(`another svc cloud \\(pid ${cloud.process.pid}\\) is already using the data dir`));
+  it("on SQLite, refuses a second daemon on the same data dir with a clear error and exit code 1", async () => {
+    // The lock is SQLite's (PostgreSQL welcomes several instances): this test's own SQLite cloud,
+    // in the PostgreSQL pass too.
+    const sqlite = await startTestCloud({ databaseUrl: "" });
+    try {
+      const second = spawnSync(process.execPath, [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", sqlite.dataDir], {
+        encoding: "utf8",
+        env: { ...process.env, SVC_HOME: sqlite.home, SVC_DATABASE_URL: "" },
+        timeout: 60_000, // a second daemon that starts instead would never exit
+      });
+      assert.equal(second.status, 1, second.stderr);
+      assert.equal(second.stdout, "");
+      assert.match(second.stderr, new RegExp(`another svc cloud \\(pid ${sqlite.process.pid}\\) is already using the data dir`));
+    } finally {
+      await sqlite.dispose();
+    }
   });
 
   it("shuts down gracefully on SIGTERM: exit 0, daemon.json and lock removed", async () => {

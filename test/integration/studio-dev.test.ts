@@ -28,7 +28,7 @@ describe("svc dev", function () {
       const token = /<meta name="svc-studio-token" content="([^"]+)"/.exec(page)?.[1];
       assert.ok(token && token !== "__SVC_STUDIO_TOKEN__");
       const manifest = await (await fetch(`${url}/api/manifest`, { headers: { "X-Svc-Studio-Token": token } })).json();
-      assert.deepEqual(manifest, { status: "ok", trainer: { name: "quickstart-json-answers" } });
+      assert.deepEqual(manifest, { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
       dev.child.kill("SIGINT");
       const status = await waitForExit(dev, 10_000);
       assert.equal(status.code, 0, dev.recentOutput());

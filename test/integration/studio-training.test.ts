@@ -28,7 +28,7 @@ describe("studio server: manifest, training runs and the event relay", function 
     it("ok: the registered trainer's name", async () => {
       const res = await studioRequest(stack.studio, "GET", "/api/manifest");
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.json, { status: "ok", trainer: { name: "quickstart-json-answers" } });
+      assert.deepEqual(res.json, { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
     });
 
     it("none: the build loaded but exposed no trainer", async () => {

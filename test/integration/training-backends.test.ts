@@ -13,6 +13,7 @@ import { createInterface } from "node:readline";
 import { detectTorch } from "../../engine/backends/torch/index.js";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
+import { descendantPids } from "../support/processes.js";
 import { replaceOnce } from "../support/text.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
@@ -92,7 +93,8 @@ describe("training backends: torch and tfjs behind one worker", function () {
           });
           void exited.then(() => reject(new Error(`svc start exited early:\n${lines.join("\n")}`)));
         });
-        const pythons = spawnSync("pgrep", ["-f", "svc_torch"], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
+        // This cloud's torch process only: other runs on the machine may train on torch too.
+        const pythons = descendantPids(cloud.process.pid!, "svc_torch");
         assert.equal(pythons.length, 1, "one torch process trains the job");
         process.kill(Number(pythons[0]), "SIGKILL");
         assert.equal(await exited, 1);

@@ -93,7 +93,7 @@ describe("svc start: the quickstart trains for real", function () {
 
   it("reuses the bundle on the next run (svc build picks up edits)", () => {
     const manifest = svc(cloud, dir, ["manifest", "--json"]);
-    assert.deepEqual(JSON.parse(manifest.stdout), { status: "ok", trainer: { name: "quickstart-json-answers" } });
+    assert.deepEqual(JSON.parse(manifest.stdout), { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
     const source = path.join(dir, "src/svc/index.ts");
     writeFileSync(source, replaceOnce(readFileSync(source, "utf8"), '"quickstart-json-answers"', '"renamed"'));
     assert.equal(JSON.parse(svc(cloud, dir, ["manifest", "--json"]).stdout).trainer.name, "quickstart-json-answers", "the old bundle is reused");

@@ -1,7 +1,7 @@
 // Child processes for tests: each runs in its own process group so that stopping it also stops
 // everything it started (code-server's extension host, postgres backends, worker processes);
 // otherwise grandchildren outlive the test and hold ports and files.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { pollUntil, withTimeout } from './poll.js';
 
 export interface SpawnOptions {
@@ -195,4 +195,30 @@ export async function waitForUrl(
 /** Waits for the process to exit on its own and returns its status. */
 export async function waitForExit(proc: ManagedProcess, timeoutMs: number): Promise<ExitStatus> {
   return withTimeout(proc.exited, timeoutMs, `${proc.name} to exit`);
+}
+
+/**
+ * Pids of the live processes below `rootPid` (children, grandchildren, ...) whose command line
+ * contains `needle`, read from `ps`. Tests use it to find the process a cloud started for them,
+ * where a machine-wide `pgrep` would also find other test runs' processes.
+ */
+export function descendantPids(rootPid: number, needle: string): number[] {
+  const listing = spawnSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" }).stdout;
+  const rows = listing
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const below = new Set([rootPid]);
+  // Parents may be listed after their children: repeat until no new descendant turns up.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const row of rows) {
+      if (below.has(row.ppid) && !below.has(row.pid)) {
+        below.add(row.pid);
+        grew = true;
+      }
+    }
+  }
+  return rows.filter((row) => row.pid !== rootPid && below.has(row.pid) && row.args.includes(needle)).map((row) => row.pid);
 }

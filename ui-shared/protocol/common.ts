@@ -12,7 +12,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import type { AnyRoute, CallParts, ParamsOf } from "../../sdk/api/route.js";
 import type { StudioApi } from "../../sdk/api/studio.js";
 import type { JobStreamEvent } from "../eventLog.js";
-import type { ChatRequest } from "../transport.js";
+import type { ChatRequest, SaveFileRequest } from "../transport.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {
@@ -86,6 +86,18 @@ export type ApiResult<R extends AnyRoute> = R["response"] extends TSchema ? Stat
 export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { params: ApiParams<StudioApi[K]>; result: ApiResult<StudioApi[K]> } } & {
   /** Clipboard writes go through `vscode.env.clipboard`: the webview's own clipboard may be blocked. */
   "host/copyText": { params: { text: string }; result: null };
+  /**
+   * A webview cannot download: the host asks where to save (a save dialog) and writes the file.
+   * `path` is where it went, null when the user dismissed the dialog.
+   */
+  "host/saveFile": { params: SaveFileRequest; result: { path: string | null } };
+  /**
+   * Opens the browser studio at a hash route (`#/playground?job=<id>`): VS Code has no Playground
+   * panel, so "Open in Playground" opens the studio's.
+   */
+  "host/openInStudio": { params: { hash: string }; result: null };
+  /** Opens (or focuses) the Job detail panel of a job, e.g. from the Compare Jobs panel. */
+  "host/openJob": { params: { jobId: string }; result: null };
   /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */
   "stream/open": { params: StreamSpec; result: { streamId: string } };
 };

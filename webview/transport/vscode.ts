@@ -24,7 +24,7 @@ import {
   type ViewToHostMessage,
   apiParams,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -203,6 +203,20 @@ export class VsCodeTransport implements Transport {
 
   async copyText(text: string): Promise<void> {
     await this.request("host/copyText", { text });
+  }
+
+  async saveFile(file: SaveFileRequest): Promise<void> {
+    await this.request("host/saveFile", file);
+  }
+
+  /** VS Code only: opens the browser studio at a hash route (there is no Playground panel). */
+  async openInStudio(hash: string): Promise<void> {
+    await this.request("host/openInStudio", { hash });
+  }
+
+  /** VS Code only: opens a job's Job detail panel. */
+  async openJob(jobId: string): Promise<void> {
+    await this.request("host/openJob", { jobId });
   }
 }
 

@@ -54,10 +54,12 @@ export class EngineCache {
    * model until released. Prompt state never carries over: each generation clears its sequence.
    */
   async session(modelPath: string, adapterPath: string | null): Promise<{ session: LlamaCppSession; release: () => void }> {
-    const size = (await stat(modelPath)).size;
+    // The files are read (and a missing one reported as such) only when something must be loaded
+    // from them: a stat per request was a thread-pool round trip before every first token.
+    const size = this.models.has(modelPath) ? 0 : (await stat(modelPath)).size;
     const model = await this.models.acquire(modelPath, size, () => loadLlamaCppModel({ modelPath, threads: this.options.threads }));
     try {
-      if (adapterPath) await stat(adapterPath);
+      if (adapterPath && !this.sessions.has(slotKey(modelPath, adapterPath, 0))) await stat(adapterPath);
       // From here to sessions.acquire nothing awaits, so two requests never pick the same slot.
       const key = this.pickSlot(modelPath, adapterPath, this.poolSize(modelPath, model.value));
       const session = await this.sessions.acquire(key, 1, () => model.value.createSession({ adapters: adapterPath ? [{ path: adapterPath }] : [] }));
@@ -84,7 +86,7 @@ export class EngineCache {
    * pool holds, e.g. when memory capped it) a busy one, whose session queues the request.
    */
   private pickSlot(modelPath: string, adapterPath: string | null, poolSize: number): string {
-    const key = (slot: number) => `${modelPath}\0${adapterPath ?? ""}\0${slot}`;
+    const key = (slot: number) => slotKey(modelPath, adapterPath, slot);
     for (let slot = 0; slot < poolSize; slot++) if (this.sessions.isIdle(key(slot))) return key(slot);
     for (let slot = 0; slot < poolSize; slot++) if (!this.sessions.has(key(slot))) return key(slot);
     return key(this.overflow++ % poolSize);
@@ -99,6 +101,10 @@ export class EngineCache {
     }
     return size;
   }
+}
+
+function slotKey(modelPath: string, adapterPath: string | null, slot: number): string {
+  return `${modelPath}\0${adapterPath ?? ""}\0${slot}`;
 }
 
 /** llama.cpp's estimate, or 0 (no cap) for a model whose metadata it cannot estimate from. */

@@ -5,16 +5,13 @@
  * the test sends. Screenshots go to test-results/screenshots/studio-details-*.png.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import type { Page } from "playwright-core";
-import { CloudClient } from "../../../sdk/client.js";
 import type { CloudMessage } from "../../../cloud/workers/protocol.js";
 import type { Deployment } from "../../../sdk/wire.js";
 import { TestWorker } from "../../integration/harness/worker.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { openRoute, screenshotBothThemes } from "./support/pages.js";
-import { startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { projectClient, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -38,11 +35,6 @@ describe("studio UI details (issue 12 item 10)", function () {
     await stack?.stop();
   });
 
-  function projectClient(): CloudClient {
-    const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
-    const { projectId } = JSON.parse(readFileSync(path.join(stack.projectDir, ".svc", "state.json"), "utf8"));
-    return new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId });
-  }
 
   it("a disabled vscode-button exposes aria-disabled", async () => {
     await page.goto(`${stack.studio.url}/#/playground`);
@@ -54,7 +46,7 @@ describe("studio UI details (issue 12 item 10)", function () {
   });
 
   it("draws a one-point loss series as a marker", async () => {
-    const job = await projectClient().createJob({ name: "one-point", config: {} });
+    const job = await projectClient(stack).createJob({ name: "one-point", config: {} });
     const worker = await TestWorker.connect(stack.cloud, "w-one-point");
     try {
       worker.send({ type: "ready" });

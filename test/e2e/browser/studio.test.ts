@@ -5,16 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
-import { CloudClient } from "../../../sdk/client.js";
 import type { Deployment, Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { BROKEN_SOURCE, NO_TRAINER_SOURCE, startStudioStack, studioRequest, writeProject, type StudioStack } from "./support/studioStack.js";
+import { BROKEN_SOURCE, NO_TRAINER_SOURCE, projectClient, startStudioStack, studioRequest, trainThroughStudio, writeProject, type StudioStack } from "./support/studioStack.js";
 
 const run = promisify(execFile);
 
@@ -41,19 +39,7 @@ describe("studio in the browser", function () {
     await stack?.stop();
   });
 
-  /** Trains the project through the studio (as Run training does) and returns the completed job's id. */
-  async function trainThroughStudio(): Promise<string> {
-    const run = await studioRequest(stack.studio, "POST", "/api/train"); // answers when `svc start` ends
-    const id = /job (\S+) queued/.exec(run.text)?.[1];
-    assert.ok(id, `svc start printed no job id:\n${run.text}`);
-    const job = await pollUntil(async () => {
-      const current = await projectClient().getJob(id);
-      return current.status === "queued" || current.status === "running" ? undefined : current;
-    }, { timeoutMs: 90_000, description: "the fixture job to end" });
-    assert.equal(job.status, "completed", `fixture job ${id}`);
-    return id;
-  }
-  const ensureCompletedJob = () => (completedJob ??= trainThroughStudio());
+  const ensureCompletedJob = () => (completedJob ??= trainThroughStudio(stack.studio, 90_000).then((job) => job.id));
 
   async function createEndpointThroughStudio(): Promise<Deployment> {
     const jobId = await ensureCompletedJob();
@@ -71,12 +57,6 @@ describe("studio in the browser", function () {
   }
   const ensureIssuedKey = () => (issuedKey ??= issueKeyThroughStudio());
 
-  /** The cloud client of the studio's own anonymous user and project (for setup the UI does not do). */
-  function projectClient(): CloudClient {
-    const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
-    const { projectId } = JSON.parse(readFileSync(path.join(stack.projectDir, ".svc", "state.json"), "utf8"));
-    return new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId });
-  }
 
   it("Overview: runs training and the job page fills the chart live", async () => {
     await page.goto(`${stack.studio.url}/#/`);
@@ -124,7 +104,7 @@ describe("studio in the browser", function () {
 
   it("Jobs: search and status chips", async () => {
     const jobId = await ensureCompletedJob();
-    const client = projectClient();
+    const client = projectClient(stack);
     // A second job that never trains: cancelled at once (or failed, if the worker got to it
     // first and found no dataset). Either way it is terminal and not "completed".
     const extra = await client.createJob({ name: "Search-Target-Alpha", config: {} });

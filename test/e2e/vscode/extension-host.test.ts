@@ -8,7 +8,8 @@ import type { TempDir } from "../../support/tmp.js";
 import { cloudForVsCode, quickstartWorkspace, stageExtension, type StagedExtension } from "./fixtures.js";
 
 describe("VS Code extension tests (inside the extension host)", function () {
-  this.timeout(240_000);
+  // Two training runs happen in the host (06-job-extras compares two jobs).
+  this.timeout(420_000);
   let cloud: Awaited<ReturnType<typeof cloudForVsCode>>;
   let workspace: TempDir;
   let extension: StagedExtension;
@@ -33,7 +34,7 @@ describe("VS Code extension tests (inside the extension host)", function () {
       extensionTestsPath: extension.testsPath,
       workspace: workspace.path,
       settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0 },
-      timeoutMs: 200_000,
+      timeoutMs: 360_000,
       screenshotName: "vscode-extension-tests",
       onLog: (level, message) => {
         lines.push(message);

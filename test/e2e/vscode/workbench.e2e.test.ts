@@ -6,60 +6,34 @@
  * test-results/screenshots/vscode-*.png.
  */
 import assert from "node:assert/strict";
-import { startCodeServer, type CodeServer } from "../../support/code-server.js";
-import { launchChromium, screenshot, type ChromiumSession } from "../../support/chromium.js";
+import { screenshot } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
-import type { TempDir } from "../../support/tmp.js";
-import { cloudForVsCode, quickstartWorkspace, stageExtension, type StagedExtension } from "./fixtures.js";
 import { answerInput, dialog, openSvcContainer, pick, runCommand, runCommandAndPick, setColorTheme, visibleWebview } from "./workbench.js";
-
-const THEMES = { light: "Default Light Modern", dark: "Default Dark Modern" } as const;
+import { startWorkbench, THEMES, type WorkbenchSession } from "./workbenchSession.js";
 
 describe("VS Code workbench end to end", function () {
   this.timeout(240_000);
-  let cloud: Awaited<ReturnType<typeof cloudForVsCode>>;
-  let workspace: TempDir;
-  let extension: StagedExtension;
-  let server: CodeServer;
-  let browser: ChromiumSession;
+  let session: WorkbenchSession | undefined;
   const slug = `e2e-${Date.now().toString(36)}`;
 
   before(async () => {
-    extension = await stageExtension();
-    cloud = await cloudForVsCode();
-    workspace = await quickstartWorkspace({ maxSteps: 30, evalSteps: 5, saveSteps: 15 });
-    server = await startCodeServer({
-      workspace: workspace.path,
-      extensionDevelopmentPath: extension.path,
-      settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0, "workbench.colorTheme": THEMES.dark, "remote.autoForwardPorts": false },
-    });
-    browser = await launchChromium({ viewport: { width: 1440, height: 900 } });
-    await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.baseUrl });
-    await browser.page.goto(server.url);
-    await browser.page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+    session = await startWorkbench({ maxSteps: 30, evalSteps: 5, saveSteps: 15 });
   });
 
   afterEach(async function () {
     // What the workbench looked like when a step failed, beside the regular screenshots.
-    if (this.currentTest?.state === "failed" && browser) {
-      await screenshot(browser.page, `vscode-failed-${this.currentTest.title.replace(/\W+/g, "-").slice(0, 40)}`).catch(() => undefined);
-    }
+    await session?.failureScreenshot(this.currentTest);
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.stop();
-    cloud?.restoreEnv();
-    await cloud?.dispose();
-    await workspace?.remove();
-    await extension?.remove();
+    await session?.stop();
   });
 
   // One user's journey, in one workbench: each step needs what the one before made (credentials, a
   // completed job, an endpoint), so it is one test, its steps marked below.
   it("a new user's first hour: credentials, training with a live chart, an endpoint, a key shown once, revoked, endpoint toggled and deleted", async function () {
     this.timeout(600_000);
-    const page = browser.page;
+    const page = session!.browser.page;
 
     // 1. Open the svc container and get credentials from the welcome view.
     await openSvcContainer(page);

@@ -16,6 +16,8 @@ export interface ShownMessage {
 
 type InputAnswer = string | undefined;
 type PickAnswer = (items: readonly vscode.QuickPickItem[]) => vscode.QuickPickItem | undefined;
+type PickManyAnswer = (items: readonly vscode.QuickPickItem[]) => vscode.QuickPickItem[] | undefined;
+type SaveAnswer = (options: vscode.SaveDialogOptions) => vscode.Uri | undefined;
 
 export class ScriptedPrompts implements Prompts {
   readonly shown: ShownMessage[] = [];
@@ -24,6 +26,10 @@ export class ScriptedPrompts implements Prompts {
   private readonly inputs: InputAnswer[] = [];
   private readonly picks: PickAnswer[] = [];
   private readonly messageAnswers: (string | undefined)[] = [];
+  private readonly manyPicks: PickManyAnswer[] = [];
+  private readonly saves: SaveAnswer[] = [];
+  /** Options of every save dialog shown (its title and suggested file). */
+  readonly saveDialogs: vscode.SaveDialogOptions[] = [];
 
   /** Next input box answers (undefined = Escape). */
   answerInputs(...answers: InputAnswer[]): this {
@@ -33,6 +39,16 @@ export class ScriptedPrompts implements Prompts {
   /** Next quick pick answers, chosen by a function of the offered items. */
   answerPicks(...answers: PickAnswer[]): this {
     this.picks.push(...answers);
+    return this;
+  }
+  /** Next multi-select quick pick answers, chosen by a function of the offered items. */
+  answerPickMany(...answers: PickManyAnswer[]): this {
+    this.manyPicks.push(...answers);
+    return this;
+  }
+  /** Next save dialog answers (the file chosen, or undefined = dismissed), from the dialog's options. */
+  answerSaves(...answers: SaveAnswer[]): this {
+    this.saves.push(...answers);
     return this;
   }
   /** Next answers to modal messages, the ones that ask (the button label, or undefined = dismissed). */
@@ -62,6 +78,19 @@ export class ScriptedPrompts implements Prompts {
     const answer = this.picks.shift();
     if (!answer) throw new Error(`unexpected quick pick: ${options.title} (${items.map((i) => i.label).join(", ")})`);
     return answer(items) as T | undefined;
+  }
+
+  async quickPickMany<T extends vscode.QuickPickItem>(items: readonly T[], options: vscode.QuickPickOptions): Promise<T[] | undefined> {
+    const answer = this.manyPicks.shift();
+    if (!answer) throw new Error(`unexpected multi-select quick pick: ${options.title} (${items.map((i) => i.label).join(", ")})`);
+    return answer(items) as T[] | undefined;
+  }
+
+  async saveDialog(options: vscode.SaveDialogOptions): Promise<vscode.Uri | undefined> {
+    this.saveDialogs.push(options);
+    const answer = this.saves.shift();
+    if (!answer) throw new Error(`unexpected save dialog: ${options.title}`);
+    return answer(options);
   }
 
   async info(message: string, options: vscode.MessageOptions, ...actions: string[]): Promise<string | undefined> {

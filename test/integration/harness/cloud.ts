@@ -34,6 +34,7 @@ export interface TestCloud {
 
 export interface StartOptions {
   dataDir?: string;
+  /** A PostgreSQL URL; "" forces SQLite even in the PostgreSQL pass (SVC_TEST_DATABASE_URL set). */
   databaseUrl?: string;
   env?: Record<string, string>;
   args?: string[];

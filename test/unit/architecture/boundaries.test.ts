@@ -31,7 +31,7 @@ const NAMED_EXCEPTIONS: Record<string, readonly string[]> = {
 
 /** sdk modules with no Node built-ins and nothing else of ours but each other (and TypeBox): what browser bundles may import. */
 const CONTRACT = "sdk/api/"; // the API contract: browser-safe, and all that server-shared/ may use of the sdk
-const BROWSER_SAFE_SDK = ["sdk/wire.ts", "sdk/manifest.ts", "sdk/modelFacts.ts", "sdk/keyLabel.ts", "sdk/logMessage.ts", "sdk/sseParser.ts", ...sourceFiles(CONTRACT)];
+const BROWSER_SAFE_SDK = ["sdk/wire.ts", "sdk/manifest.ts", "sdk/modelFacts.ts", "sdk/keyLabel.ts", "sdk/logMessage.ts", "sdk/sseParser.ts", "sdk/trainer/dryRunReport.ts", ...sourceFiles(CONTRACT)];
 const BROWSER_SAFE_PACKAGES = ["@sinclair/typebox", "@sinclair/typebox/type"];
 
 /** Folders bundled for the browser or a webview: no Node built-ins, and only the browser-safe sdk modules. */

@@ -86,4 +86,26 @@ describe("edge: deployment cache", () => {
     ctx.deploymentChanges.changedAll();
     assert.notEqual(cache.get("bot"), first);
   });
+
+  it("stays at its bound under 10,000 random slugs, keeping the slug in use", async () => {
+    const bounded = new DeploymentCache(ctx, TTL, async () => BACKEND, () => clock, 1000);
+    try {
+      const inUse = await bounded.get("bot");
+      for (let i = 0; i < 10_000; i++) {
+        assert.equal(await bounded.get(`random-${i.toString(36)}-${(i * 7919).toString(36)}`), null);
+        if (i % 500 === 0) assert.equal(await bounded.get("bot"), inUse, "the slug in use is served from memory");
+      }
+      assert.equal(bounded.size, 1000);
+      assert.equal(await bounded.get("bot"), inUse, "recent use kept it through the flood");
+    } finally {
+      bounded.close();
+    }
+  });
+
+  it("neither looks up nor keeps slugs no deployment can have", async () => {
+    for (const host of ["UPPER", "-dash", "a", "x".repeat(41), "evil.example.com", "bot/../x", ""]) {
+      assert.equal(await cache.get(host), null, host);
+    }
+    assert.equal(cache.size, 0);
+  });
 });

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { AuthFailureLimiter } from "../../../cloud/edge/authFailureLimiter.js";
 import { slugFromHost } from "../../../cloud/edge/hostRouting.js";
+import { ClientGone } from "../../../cloud/inference/clientGone.js";
 import { FairQueue } from "../../../cloud/inference/fairQueue.js";
 import { parseChatRequest } from "../../../cloud/inference/openaiRequest.js";
 import { InferenceError } from "../../../cloud/inference/types.js";
@@ -65,6 +66,38 @@ describe("inference: FairQueue", () => {
     await assert.rejects(waiter, (e: unknown) => e instanceof InferenceError && e.status === 499);
     assert.equal(queue.stats.waiting, 0);
     release();
+  });
+
+  it("drops a waiter whose client went away, told by the edge's ClientGone", async () => {
+    const queue = new FairQueue(1, 1);
+    const release = await queue.acquire("a");
+    const gone = new ClientGone();
+    const waiter = queue.acquire("a", gone);
+    gone.abort();
+    await assert.rejects(waiter, (e: unknown) => e instanceof InferenceError && e.status === 499);
+    assert.equal(queue.stats.waiting, 0);
+    release();
+  });
+});
+
+describe("inference: ClientGone", () => {
+  it("calls each listener once, at the first abort, and never a removed one", () => {
+    const gone = new ClientGone();
+    const calls: string[] = [];
+    const removed = () => calls.push("removed");
+    gone.addEventListener("abort", () => calls.push("a"));
+    gone.addEventListener("abort", removed);
+    gone.addEventListener("abort", () => calls.push("b"), { once: true });
+    gone.removeEventListener("abort", removed);
+    assert.equal(gone.aborted, false);
+    gone.abort();
+    gone.abort();
+    assert.equal(gone.aborted, true);
+    assert.deepEqual(calls, ["a", "b"]);
+    // As with an AbortSignal, a listener added after the abort is not called: callers check `aborted`.
+    gone.addEventListener("abort", () => calls.push("late"));
+    gone.abort();
+    assert.deepEqual(calls, ["a", "b"]);
   });
 });
 

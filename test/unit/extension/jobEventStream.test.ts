@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { streamJobEvents } from "../../../extension/core/jobEventStream.js";
-import type { JobStreamEvent } from "../../../ui-shared/eventLog.js";
+import { rawText, type JobStreamEvent } from "../../../ui-shared/eventLog.js";
 
 /**
  * A stand-in for the studio's SSE relay: the first connection sends a batch of two events, half of
@@ -64,7 +64,7 @@ describe("extension/core/jobEventStream", () => {
       assert.deepEqual(deliveries, ["batch of 2", "event"]);
       assert.deepEqual(events.map((e) => [e.id, e.type]), [["1", "training.started"], ["2", "training.log"], ["3", "training.log"]]);
       assert.deepEqual(events[2]!.data, { step: 2, loss: 2.1 });
-      assert.equal(events[0]!.raw, '{"model":"svc-tiny"}');
+      assert.equal(rawText(events[0]!), '{"model":"svc-tiny"}');
       assert.equal(interruptions, 1);
       assert.deepEqual(server.lastEventIds, [undefined, "2"]);
       assert.deepEqual(server.tokens, ["tok", "tok"]);

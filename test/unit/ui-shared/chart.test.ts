@@ -3,11 +3,14 @@ import {
   decimate,
   hoverReadout,
   insertByStep,
+  lowerBoundByStep,
   linePath,
   nearestIndex,
   niceTicks,
   stepExtent,
+  valueAtStep,
   valueExtent,
+  windowIndices,
   xForStep,
   yForValue,
   type ChartPoint,
@@ -72,12 +75,44 @@ describe("ui-shared/chart", () => {
   });
 
   it("hover reports whichever values exist at the nearest step", () => {
-    const loss = new Map([[10, 2.3], [20, 2.1]]);
-    const evalLoss = new Map([[20, 2.4], [25, 2.35]]);
-    assert.deepEqual(hoverReadout(11, [10, 20, 25], loss, evalLoss), { step: 10, loss: 2.3, evalLoss: undefined });
-    assert.deepEqual(hoverReadout(19, [10, 20, 25], loss, evalLoss), { step: 20, loss: 2.1, evalLoss: 2.4 });
-    assert.deepEqual(hoverReadout(30, [10, 20, 25], loss, evalLoss), { step: 25, loss: undefined, evalLoss: 2.35 });
-    assert.equal(hoverReadout(3, [], loss, evalLoss), undefined);
+    const series = {
+      loss: [{ step: 10, value: 2.3 }, { step: 20, value: 2.1 }],
+      evalLoss: [{ step: 20, value: 2.4 }, { step: 25, value: 2.35 }],
+    };
+    assert.deepEqual(hoverReadout(11, [10, 20, 25], series), { step: 10, values: { loss: 2.3 } });
+    assert.deepEqual(hoverReadout(19, [10, 20, 25], series), { step: 20, values: { loss: 2.1, evalLoss: 2.4 } });
+    assert.deepEqual(hoverReadout(30, [10, 20, 25], series), { step: 25, values: { evalLoss: 2.35 } });
+    assert.equal(hoverReadout(3, [], series), undefined);
+  });
+
+  it("hover stays inside a zoom window", () => {
+    const series = { loss: [10, 20, 30, 40].map((step) => ({ step, value: step / 10 })) };
+    assert.equal(hoverReadout(100, [10, 20, 30, 40], series, { min: 15, max: 32 })?.step, 30);
+    assert.equal(hoverReadout(0, [10, 20, 30, 40], series, { min: 15, max: 32 })?.step, 20);
+    assert.equal(hoverReadout(0, [10, 20, 30, 40], series, { min: 21, max: 29 }), undefined);
+  });
+
+  it("finds values and window indices by binary search", () => {
+    const points = [1, 2, 4, 8, 16].map((step) => ({ step, value: step * 2 }));
+    assert.equal(valueAtStep(points, 4), 8);
+    assert.equal(valueAtStep(points, 5), undefined);
+    assert.equal(valueAtStep([], 5), undefined);
+    assert.equal(lowerBoundByStep(points, 3), 2);
+    assert.equal(lowerBoundByStep(points, 99), 5);
+    // Steps 2..8 inclusive are inside; the neighbours 1 and 16 widen the drawn range.
+    assert.deepEqual(windowIndices(points, { min: 2, max: 8 }), { first: 1, end: 4, from: 0, to: 5 });
+    assert.deepEqual(windowIndices(points, { min: 3, max: 5 }), { first: 2, end: 3, from: 1, to: 4 });
+    assert.deepEqual(windowIndices(points, { min: 5, max: 7 }), { first: 3, end: 3, from: 2, to: 4 }, "no point inside: only the neighbours");
+    assert.deepEqual(windowIndices(points, { min: 0, max: 100 }), { first: 0, end: 5, from: 0, to: 5 });
+  });
+
+  it("decimates a slice exactly like the same points copied out", () => {
+    const points = Array.from({ length: 50_000 }, (_, i) => ({ step: i + 1, value: Math.cos(i / 7) * Math.sqrt(i) }));
+    const window = { min: 10_000, max: 30_000 };
+    const { from, to } = windowIndices(points, window);
+    const narrow = { left: 10, top: 0, width: 300, height: 50 };
+    assert.deepEqual(decimate(points, window, narrow, from, to), decimate(points.slice(from, to), window, narrow));
+    assert.ok(decimate(points, window, narrow, from, to).length <= 4 * 302);
   });
 
   it("inserts late points in step order and replaces a repeated step", () => {
@@ -97,22 +132,5 @@ describe("ui-shared/chart", () => {
   it("produces nice ticks", () => {
     assert.deepEqual(niceTicks({ min: 0, max: 1 }, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
     assert.deepEqual(niceTicks({ min: 1, max: 1 }, 5), []);
-  });
-});
-
-import { LossSeries } from "../../../ui-shared/lossSeries.js";
-
-describe("ui-shared/lossSeries", () => {
-  it("splits frames into loss and eval series and ignores frames with no numeric value", () => {
-    const series = new LossSeries();
-    assert.equal(series.add({ step: 1, loss: null, evalLoss: null }), false);
-    assert.equal(series.isEmpty, true);
-    assert.equal(series.add({ step: 10, loss: 2.3 }), true);
-    assert.equal(series.add({ step: 20, loss: 2.1, evalLoss: 2.4 }), true);
-    assert.equal(series.add({ step: 25, evalLoss: 2.35 }), true);
-    assert.deepEqual(series.loss.map((p) => p.step), [10, 20]);
-    assert.deepEqual(series.evalLoss.map((p) => p.step), [20, 25]);
-    assert.deepEqual(series.steps(), [10, 20, 25]);
-    assert.equal(series.evalAt.get(25), 2.35);
   });
 });

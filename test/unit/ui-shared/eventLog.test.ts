@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { appendBounded, EVENT_LOG_LIMIT, logMessage, parseEventData, reduceJobStatus, type JobStreamEventType } from "../../../ui-shared/eventLog.js";
+import { decodeJobEventBatch } from "../../../ui-shared/jobEventBatch.js";
 
 const message = (type: JobStreamEventType, raw: string) => logMessage({ type, raw, data: parseEventData(raw) });
 
@@ -44,5 +45,18 @@ describe("ui-shared/eventLog", () => {
   it("tolerates payloads that are not JSON objects", () => {
     assert.deepEqual(parseEventData("not json"), {});
     assert.deepEqual(parseEventData("[1]"), {});
+  });
+});
+
+describe("ui-shared/jobEventBatch", () => {
+  it("decodes a batch frame without re-serialising object payloads, and logs them as the named frame would", () => {
+    const events = decodeJobEventBatch('[{"seq":1,"type":"training.started","data":{"model":"svc-tiny"}},{"seq":2,"type":"training.log","data":{"step":1,"loss":2}},{"seq":3,"type":"nope","data":{}},{"seq":4,"type":"training.failed","data":"boom"}]');
+    assert.deepEqual(events.map((e) => [e.id, e.type]), [["1", "training.started"], ["2", "training.log"], ["4", "training.failed"]]);
+    assert.equal(events[0].raw, undefined, "no text kept for an object payload");
+    assert.equal(logMessage(events[0]), '{"model":"svc-tiny"}');
+    assert.equal(logMessage(events[1]), "step=1 loss=2.0000");
+    assert.equal(events[2].raw, '"boom"', "a non-object payload keeps its text");
+    assert.equal(logMessage(events[2]), '"boom"');
+    assert.deepEqual(decodeJobEventBatch("not json"), []);
   });
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { HttpTransport } from "../../../ui-shared/studioHttpClient.js";
+import { HttpTransport, runFailedMessage } from "../../../ui-shared/studioHttpClient.js";
 import { TransportError } from "../../../ui-shared/transport.js";
 
 type FetchCall = { url: string; init: RequestInit };
@@ -87,6 +87,13 @@ describe("ui-shared/studioHttpClient", () => {
     assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST /api/train", "GET /api/train"]);
     stubFetch(respond(0));
     await new HttpTransport("t").runTraining(() => {});
+  });
+
+  it("stopTraining is DELETE /api/train; a stopped run (exit 130) reads as stopped, not failed", async () => {
+    const calls = stubFetch(() => Response.json({ running: false, last: { id: "run-1", exitCode: 130 } }));
+    assert.deepEqual(await new HttpTransport("t").stopTraining(), { running: false, last: { id: "run-1", exitCode: 130 } });
+    assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["DELETE /api/train"]);
+    assert.equal(runFailedMessage(130), "The run was stopped: its job was cancelled.");
   });
 
   it("streams chat deltas until [DONE], across chunk boundaries", async () => {

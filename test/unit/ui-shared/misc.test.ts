@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseRoute } from "../../../ui-shared/routes.js";
+import { compareHref, parseRoute, playgroundHref } from "../../../ui-shared/routes.js";
 import { visibleWindow } from "../../../ui-shared/virtualWindow.js";
 import { SseParser } from "../../../sdk/sseParser.js";
 import { chunkDelta } from "../../../ui-shared/chatChunks.js";
@@ -15,6 +15,17 @@ describe("ui-shared routes, window, sse, format", () => {
     assert.deepEqual(parseRoute("#/endpoints/d1"), { view: "endpoint", id: "d1" });
     assert.deepEqual(parseRoute("#/playground"), { view: "playground" });
     assert.equal(parseRoute("#/nope").view, "notFound");
+  });
+
+  it("parses the compare route and the Playground's job preset (query after the path)", () => {
+    assert.deepEqual(parseRoute("#/compare?ids=a,b,%20c,,a"), { view: "compare", ids: ["a", "b", "c"] });
+    assert.deepEqual(parseRoute("#/compare"), { view: "compare", ids: [] });
+    assert.deepEqual(parseRoute(compareHref(["x-1", "y-2"])), { view: "compare", ids: ["x-1", "y-2"] });
+    assert.deepEqual(parseRoute(playgroundHref("job-9")), { view: "playground", jobId: "job-9" });
+    assert.deepEqual(parseRoute("#/playground?job="), { view: "playground" });
+    assert.deepEqual(parseRoute("#/jobs?x=1"), { view: "jobs" });
+    // VS Code's openExternal percent-encodes the fragment.
+    assert.deepEqual(parseRoute("#%2Fplayground%3Fjob%3Djob-9"), { view: "playground", jobId: "job-9" });
   });
 
   it("computes the visible row window", () => {
@@ -36,6 +47,34 @@ describe("ui-shared routes, window, sse, format", () => {
       { event: "training.log", data: "x\ny", id: "7" },
       { event: "message", data: "[DONE]", id: "7" },
     ]);
+  });
+
+  it("SSE parser: any chunking gives the same messages (CR, LF, CRLF split anywhere)", () => {
+    const stream = "id: 1\r\nevent: a\r\ndata: one\r\n\r\nid: 2\rdata: two\r\rdata: three\n\n: note\r\ndata: x\r\ndata: y\r\n\r\n";
+    const whole = new SseParser().feed(stream);
+    assert.deepEqual(whole, [
+      { event: "a", data: "one", id: "1" },
+      { event: "message", data: "two", id: "2" },
+      { event: "message", data: "three", id: "2" },
+      { event: "message", data: "x\ny", id: "2" },
+    ]);
+    for (let size = 1; size <= 7; size++) {
+      const parser = new SseParser();
+      const got = [];
+      for (let i = 0; i < stream.length; i += size) got.push(...parser.feed(stream.slice(i, i + size)));
+      assert.deepEqual(got, whole, `chunks of ${size}`);
+    }
+  });
+
+  it("SSE parser: a multi-megabyte line in 64 KB chunks comes out whole", () => {
+    const data = `[${Array.from({ length: 60_000 }, (_, i) => `{"seq":${i},"type":"training.log","data":{"step":${i},"loss":2.5}}`).join(",")}]`;
+    const text = `id: 9\nevent: batch\ndata: ${data}\n\n`;
+    const parser = new SseParser();
+    const got = [];
+    for (let i = 0; i < text.length; i += 65_536) got.push(...parser.feed(text.slice(i, i + 65_536)));
+    assert.equal(got.length, 1);
+    assert.equal(got[0].event, "batch");
+    assert.equal(got[0].data, data);
   });
 
   it("extracts chat deltas", () => {

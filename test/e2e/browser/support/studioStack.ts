@@ -9,6 +9,9 @@ import http from "node:http";
 import path from "node:path";
 import { startTestCloud, repoRoot, type TestCloud } from "../../../integration/harness/cloud.js";
 import { createStudioServer, type StudioServer } from "../../../../studio/index.js";
+import type { Job } from "../../../../sdk/wire.js";
+import { CloudClient } from "../../../../sdk/client.js";
+import { pollUntil } from "../../../support/poll.js";
 import { createTempDir, type TempDir } from "../../../support/tmp.js";
 
 export const QUICKSTART_DIR = path.join(repoRoot, "examples", "quickstart");
@@ -121,4 +124,27 @@ export function studioRequest(
     request.on("error", reject);
     request.end(body);
   });
+}
+
+/**
+ * Trains the studio's project as Run training does (`POST /api/train`, which answers when
+ * `svc start` ends) and returns the job once it ended, asserting it completed.
+ */
+export async function trainThroughStudio(studio: StudioServer, timeoutMs = 120_000): Promise<Job> {
+  const run = await studioRequest(studio, "POST", "/api/train");
+  const id = /job (\S+) queued/.exec(run.text)?.[1];
+  if (!id) throw new Error(`svc start printed no job id:\n${run.text}`);
+  const job = await pollUntil(async () => {
+    const current = (await studioRequest(studio, "GET", `/api/jobs/${id}`)).json as Job;
+    return current.status === "queued" || current.status === "running" ? undefined : current;
+  }, { timeoutMs, description: `job ${id} to end` });
+  if (job.status !== "completed") throw new Error(`job ${id} ended ${job.status}: ${job.error}`);
+  return job;
+}
+
+/** The cloud client of the studio's own anonymous user and project (for setup no UI does). */
+export function projectClient(stack: Pick<StudioStack, "cloud" | "projectDir">): CloudClient {
+  const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
+  const { projectId } = JSON.parse(readFileSync(path.join(stack.projectDir, ".svc", "state.json"), "utf8"));
+  return new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId });
 }

@@ -1,0 +1,103 @@
+/** The dry run's pure parts: reading a split, planning the steps, and how the report reads. */
+import assert from "node:assert/strict";
+import { byteChatTokenizer } from "../../../engine/data/chat-tokenizer.js";
+import { inspectSplit } from "../../../sdk/trainer/datasetStats.js";
+import { evalBatches, planRun } from "../../../sdk/trainer/dryRunPlan.js";
+import { dryRunJsonLines, dryRunText, formatDuration, isDryRunOutput, type DryRunReport } from "../../../sdk/trainer/dryRunReport.js";
+
+const chat = (user: string, assistant: string) => JSON.stringify({ messages: [{ role: "user", content: user }, { role: "assistant", content: assistant }] });
+
+describe("dry run: a split as the model's tokenizer sees it", () => {
+  // svc-tiny renders <|bos|><|user|>…<|end|><|assistant|>…<|end|>: 5 special tokens plus the bytes.
+  const text = [chat("hi", "hello"), "{oops", chat("x".repeat(200), "y"), "", chat("abc", "de")].join("\n");
+
+  it("counts tokens and trained tokens of the conversations that would train, with the SDK check's errors", () => {
+    const { report, rendered } = inspectSplit({ split: "train", file: "data/train.jsonl", text, tokenizer: byteChatTokenizer, maxSeqLength: 160 });
+    assert.equal(report.conversations, 2);
+    assert.equal(report.tokens, 5 + 2 + 5 + (5 + 3 + 2));
+    assert.equal(report.trainedTokens, 5 + 1 + (2 + 1), "assistant bytes and their end token");
+    assert.deepEqual(report.longest, { line: 3, tokens: 206 }, "the longest is shown even though it is refused");
+    assert.deepEqual(report.errors, ["line 2: not valid JSON", "line 3: conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)"]);
+    assert.deepEqual(rendered.map((r) => r.ids.length), [12, 10]);
+  });
+
+  it("without a tokenizer checks the structure only and counts no tokens", () => {
+    const { report, rendered } = inspectSplit({ split: "eval", file: "e.jsonl", text });
+    assert.equal(report.conversations, 3);
+    assert.equal(report.tokens, null);
+    assert.equal(report.longest, null);
+    assert.deepEqual(report.errors, ["line 2: not valid JSON"]);
+    assert.equal(rendered.length, 0);
+  });
+});
+
+describe("dry run: the step plan", () => {
+  it("takes the trainer's step count from epochs, pads each batch to its longest, and counts evaluations as the loop runs them", () => {
+    const plan = planRun({ trainLengths: Array(10).fill(10), evalLengths: [4, 6], batchSize: 4, numTrainEpochs: 2, seed: 1, evalSteps: 2 });
+    assert.equal(plan.steps, 5, "ceil(2 × 10 / 4)");
+    assert.equal(plan.epochs, 2);
+    assert.equal(plan.paddedTokens, 5 * 4 * 9, "inputs are ids[0..n-2]");
+    assert.equal(plan.evaluations, 4, "before step 1, after steps 2 and 4, and at the end");
+    assert.equal(plan.evalPaddedTokens, 2 * 5);
+  });
+
+  it("pads a batch to its longest conversation", () => {
+    const plan = planRun({ trainLengths: [3, 30], evalLengths: [], batchSize: 2, maxSteps: 3, seed: 7 });
+    assert.equal(plan.paddedTokens, 3 * 2 * 29);
+    assert.equal(plan.evaluations, 0, "no eval set, no evaluations");
+  });
+
+  it("evaluates in batches of at least 16, in file order", () => {
+    assert.deepEqual(evalBatches(Array(20).fill(5), 4).map((b) => b.length), [16, 4]);
+    assert.deepEqual(evalBatches(Array(20).fill(5), 32)[0].length, 20);
+  });
+});
+
+describe("dry run: the report", () => {
+  const report: DryRunReport = {
+    trainer: "demo",
+    model: "svc-tiny",
+    tokenizer: "svc-tiny's byte tokenizer (1 token = 1 byte)",
+    maxSeqLength: 160,
+    splits: [
+      { split: "train", file: "data/train.jsonl", conversations: 1200, tokens: 84000, trainedTokens: 20000, longest: { line: 7, tokens: 150 }, errors: [] },
+      { split: "eval", file: "data/eval.jsonl", conversations: 20, tokens: 1400, trainedTokens: 300, longest: { line: 2, tokens: 99 }, errors: ["line 3: not valid JSON"] },
+    ],
+    plan: { steps: 60, batchSize: 8, epochs: 0.4, paddedTokens: 70000, evaluations: 7 },
+    estimate: { available: true, backend: "torch", device: "cpu (2 threads)", reason: "auto picked torch", secondsPerStep: 0.25, loadSeconds: 0.4, evalSeconds: 3, seconds: 18.4 },
+    ok: false,
+  };
+
+  it("reads as lines: splits with their errors, the plan, the time and the verdict", () => {
+    assert.deepEqual(dryRunText(report), [
+      'dry run of "demo" on svc-tiny: nothing was uploaded and no job was created',
+      "tokens counted with svc-tiny's byte tokenizer (1 token = 1 byte); conversations may be up to 160 tokens",
+      "train  data/train.jsonl: 1,200 conversations, 84,000 tokens (20,000 trained); longest 150 tokens (line 7) of 160",
+      "eval   data/eval.jsonl: 20 conversations, 1,400 tokens (300 trained); longest 99 tokens (line 2) of 160",
+      "       line 3: not valid JSON",
+      "steps  60 at batch 8 (0.4 epochs), 70,000 tokens with padding, 7 evaluations",
+      "time   about 18 s on torch, cpu (2 threads): 0.25 s a step as timed on this machine, evaluations about 3 s, loading about 1 s",
+      "       auto picked torch",
+      "not ok: fix the lines above before svc start",
+    ]);
+    assert.ok(isDryRunOutput(`checking…\n${dryRunText(report).join("\n")}`));
+    assert.equal(isDryRunOutput("job 1 queued: demo\nstep=1 loss=2.0"), false);
+  });
+
+  it("reads as JSON lines, one per split", () => {
+    const lines = dryRunJsonLines(report).map((line) => JSON.parse(line) as { event: string; data: Record<string, unknown> });
+    assert.deepEqual(lines.map((l) => l.event), ["dryRun.started", "dryRun.split", "dryRun.split", "dryRun.plan", "dryRun.estimate", "dryRun.completed"]);
+    assert.deepEqual(lines[0].data, { trainer: "demo", model: "svc-tiny", tokenizer: report.tokenizer, maxSeqLength: 160 });
+    assert.deepEqual(lines[2].data, report.splits[1]);
+    assert.deepEqual(lines[5].data, { ok: false });
+  });
+
+  it("says why there is no estimate", () => {
+    const text = dryRunText({ ...report, estimate: { available: false, blocking: false, reason: "no file" } });
+    assert.ok(text.includes("time   not estimated: no file"));
+  });
+
+  it("rounds durations the way people say them", () => {
+    assert.deepEqual([0.2, 44.6, 89, 600, 5399, 9000].map(formatDuration), ["about 1 s", "about 45 s", "about 89 s", "about 10 min", "about 90 min", "about 2.5 h"]);
+  });
+});
