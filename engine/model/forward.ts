@@ -12,13 +12,12 @@
 import { tf } from '../backend.js';
 import type { LoraAdapter } from '../lora.js';
 import { headDim, type ModelConfig } from './config.js';
+import { ropeCausalAttention, type RopeTables } from './attention.js';
 import { frozenTranspose, matMul2d, matMul2dFrozen } from './matmul.js';
 import type { BlockLinear, ModelWeights } from './weights.js';
 
 interface PositionTables {
-  cos: tf.Tensor2D; // [T, headDim]: each angle at both members of its rotated pair
-  sin: tf.Tensor2D; // [T, headDim]
-  rotate: tf.Tensor2D; // [headDim, headDim]: maps each pair (a, b) to (-b, a)
+  rope: RopeTables;
   causalMask: tf.Tensor2D; // [T, T]: 0 on/below the diagonal, -1e9 above
 }
 
@@ -27,7 +26,8 @@ const tableCache = new Map<string, PositionTables>();
 /**
  * RoPE as llama.cpp's ggml_rope_ext computes it: pair i is rotated by
  * pos · freqScale · base^(-2i/headDim) / factor_i. 'normal' pairs are adjacent elements (2i, 2i+1);
- * 'neox' pairs are (i, i + headDim/2). Rotation = x·cos + rotate(x)·sin, the swap a fixed matmul.
+ * 'neox' pairs are (i, i + headDim/2). The tables are plain arrays: the attention op applies them
+ * while it cuts out the heads (attention.ts).
  */
 function positionTables(config: ModelConfig, length: number, factors?: Float32Array): PositionTables {
   const dim = headDim(config);
@@ -35,32 +35,20 @@ function positionTables(config: ModelConfig, length: number, factors?: Float32Ar
   const cached = tableCache.get(key);
   if (cached) return cached;
   const half = dim / 2;
-  // The two members of pair i, in the layout of this RoPE style.
-  const pair = (i: number): [number, number] => (config.ropeStyle === 'neox' ? [i, i + half] : [2 * i, 2 * i + 1]);
-  const cos = new Float32Array(length * dim);
-  const sin = new Float32Array(length * dim);
+  const first = Int32Array.from({ length: half }, (_, i) => (config.ropeStyle === 'neox' ? i : 2 * i));
+  const second = Int32Array.from({ length: half }, (_, i) => (config.ropeStyle === 'neox' ? i + half : 2 * i + 1));
+  const cos = new Float32Array(length * half);
+  const sin = new Float32Array(length * half);
   for (let pos = 0; pos < length; pos++) {
     for (let i = 0; i < half; i++) {
       const theta = (pos * config.ropeFreqScale * Math.pow(config.ropeFreqBase, (-2 * i) / dim)) / (factors ? factors[i] : 1);
-      const [a, b] = pair(i);
-      cos[pos * dim + a] = cos[pos * dim + b] = Math.cos(theta);
-      sin[pos * dim + a] = sin[pos * dim + b] = Math.sin(theta);
+      cos[pos * half + i] = Math.cos(theta);
+      sin[pos * half + i] = Math.sin(theta);
     }
-  }
-  const rotate = new Float32Array(dim * dim);
-  for (let i = 0; i < half; i++) {
-    const [a, b] = pair(i);
-    rotate[b * dim + a] = -1; // out[a] = -x[b]
-    rotate[a * dim + b] = 1; //  out[b] =  x[a]
   }
   const mask = new Float32Array(length * length);
   for (let q = 0; q < length; q++) for (let k = q + 1; k < length; k++) mask[q * length + k] = -1e9;
-  const tables: PositionTables = {
-    cos: tf.keep(tf.tensor2d(cos, [length, dim])),
-    sin: tf.keep(tf.tensor2d(sin, [length, dim])),
-    rotate: tf.keep(tf.tensor2d(rotate, [dim, dim])),
-    causalMask: tf.keep(tf.tensor2d(mask, [length, length])),
-  };
+  const tables: PositionTables = { rope: { cos, sin, first, second }, causalMask: tf.keep(tf.tensor2d(mask, [length, length])) };
   tableCache.set(key, tables);
   return tables;
 }
@@ -93,54 +81,23 @@ function linear(x: tf.Tensor2D, weights: ModelWeights, block: number, name: Bloc
   return y;
 }
 
-/** [B·T, heads·hd] -> [B, heads, T, hd], with the per-head norm and RoPE applied when given. */
-function splitHeads(x: tf.Tensor2D, batch: number, length: number, heads: number, config: ModelConfig, norm?: tf.Tensor, tables?: PositionTables): tf.Tensor4D {
-  const dim = headDim(config);
-  let h = x.reshape([batch, length, heads, dim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
-  if (norm) h = rmsNorm(h, norm, config.rmsNormEpsilon);
-  if (tables) {
-    const rotated = matMul2dFrozen(h.reshape([-1, dim]), tables.rotate).reshape(h.shape);
-    h = h.mul(tables.cos).add(rotated.mul(tables.sin)) as tf.Tensor4D;
-  }
-  return h;
-}
-
-/**
- * Grouped-query attention: query head h reads key/value head floor(h / group), as ggml's
- * broadcasting matmul does. Expanded with a broadcast multiply (tile has no rank-5 gradient).
- */
-function expandKv(kv: tf.Tensor4D, config: ModelConfig): tf.Tensor4D {
-  const group = config.headCount / config.headCountKv;
-  if (group === 1) return kv;
-  const [batch, heads, length, dim] = kv.shape;
-  const spread = kv.reshape([batch * heads, 1, length * dim]).mul(tf.ones([1, group, 1]));
-  return spread.reshape([batch, heads * group, length, dim]) as tf.Tensor4D;
-}
-
-/**
- * softmax(q·kᵀ·scale + mask)·v per head, as plain untransposed 2-D products: tfjs-wasm runs those
- * through XNNPACK (~26 GFLOP/s here) but batched and transposed products through a naive loop
- * (~2.3 GFLOP/s), which made attention 44-66% of a step. k is transposed once, explicitly.
- */
-function causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor2D, scale: number): tf.Tensor4D {
-  const [batch, heads, length, dim] = q.shape;
-  const qs = tf.unstack(q.reshape([batch * heads, length, dim]));
-  const kts = tf.unstack(k.reshape([batch * heads, length, dim]).transpose([0, 2, 1]));
-  const vs = tf.unstack(v.reshape([batch * heads, length, dim]));
-  const outputs = qs.map((qh, i) => matMul2d(tf.softmax(matMul2d(qh, kts[i]).mul(scale).add(mask)), vs[i]));
-  return tf.stack(outputs).reshape([batch, heads, length, dim]) as tf.Tensor4D;
+/** RMSNorm over each head's hd columns of [B·T, heads·hd] (qwen3's q/k norms). */
+function headNorm(x: tf.Tensor2D, weight: tf.Tensor, config: ModelConfig): tf.Tensor2D {
+  return rmsNorm(x.reshape([-1, headDim(config)]), weight, config.rmsNormEpsilon).reshape(x.shape) as tf.Tensor2D;
 }
 
 function attention(x: tf.Tensor2D, weights: ModelWeights, block: number, batch: number, length: number, config: ModelConfig, lora?: LoraAdapter): tf.Tensor2D {
   const tables = positionTables(config, length, ropeFactors(weights));
   const qNorm = weights[`blk.${block}.attn_q_norm.weight`];
   const kNorm = weights[`blk.${block}.attn_k_norm.weight`];
-  const q = splitHeads(linear(x, weights, block, 'attn_q', lora), batch, length, config.headCount, config, qNorm, tables);
-  const k = expandKv(splitHeads(linear(x, weights, block, 'attn_k', lora), batch, length, config.headCountKv, config, kNorm, tables), config);
-  const v = expandKv(splitHeads(linear(x, weights, block, 'attn_v', lora), batch, length, config.headCountKv, config), config);
-  const context = causalAttention(q, k, v, tables.causalMask, 1 / Math.sqrt(headDim(config))); // [B, H, T, hd]
-  const merged = context.transpose([0, 2, 1, 3]).reshape([batch * length, config.headCount * config.headDim]) as tf.Tensor2D;
-  return linear(merged, weights, block, 'attn_output', lora);
+  let q = linear(x, weights, block, 'attn_q', lora);
+  let k = linear(x, weights, block, 'attn_k', lora);
+  const v = linear(x, weights, block, 'attn_v', lora);
+  if (qNorm) q = headNorm(q, qNorm, config);
+  if (kNorm) k = headNorm(k, kNorm, config);
+  const shape = { batch, length, heads: config.headCount, kvHeads: config.headCountKv, headDim: headDim(config) };
+  const context = ropeCausalAttention(q, k, v, shape, tables.rope, tables.causalMask, 1 / Math.sqrt(shape.headDim)); // [B·T, H·hd]
+  return linear(context, weights, block, 'attn_output', lora);
 }
 
 function feedForward(x: tf.Tensor2D, weights: ModelWeights, block: number, lora?: LoraAdapter): tf.Tensor2D {
