@@ -42,15 +42,22 @@ export function matMul2dFrozen(x: tf.Tensor, w: tf.Tensor): tf.Tensor2D {
  * and kept beside it; it is freed with the weight's record (engine/model/weights.ts disposeWeights).
  */
 const transposes = new WeakMap<tf.Tensor, tf.Tensor2D>();
+/** Each kept transpose's weight: the transpose of a kept transpose is that weight, not a third copy. */
+const originals = new WeakMap<tf.Tensor, tf.Tensor2D>();
 export function frozenTranspose(w: tf.Tensor): tf.Tensor2D {
+  const original = originals.get(w);
+  if (original && !original.isDisposed) return original;
   const cached = transposes.get(w);
   if (cached && !cached.isDisposed) return cached;
   const t = tf.keep((w as tf.Tensor2D).transpose() as tf.Tensor2D);
   transposes.set(w, t);
+  originals.set(t, w as tf.Tensor2D);
   return t;
 }
 
 export function disposeFrozenTranspose(w: tf.Tensor): void {
-  transposes.get(w)?.dispose();
+  const t = transposes.get(w);
+  if (t) originals.delete(t);
+  t?.dispose();
   transposes.delete(w);
 }
