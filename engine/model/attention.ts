@@ -5,15 +5,16 @@
  * but batched or transposed ones through a naive loop (~2.3 GFLOP/s), and its Slice (so Unpack,
  * Split) re-reads the whole input for every slice it takes: cutting [B·H, T, hd] into heads cost
  * ~12 ms a cut at d=256, more than the attention products themselves. Here q, k and v are read
- * once, every head is cut out in plain JavaScript (RoPE applied and kᵀ written transposed on the
- * way), every product is an untransposed 2-D one, and the backward pass is written out:
+ * once and rotated by RoPE in place, every head is cut out in plain JavaScript (kᵀ written
+ * transposed), every product is an untransposed 2-D one, and the backward pass is written out:
  *   S = s·q kᵀ + mask, P = softmax(S), O = P v
  *   dP = dO vᵀ,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),  dq = s·dS k,  dk = dSᵀ (s·q),  dv = Pᵀ dO
  * with the transposed products taken as their transposes (dkᵀ = (s·q)ᵀ dS, dvᵀ = dOᵀ P) and RoPE's
- * backward being the rotation by −θ. Grouped-query heads share their key/value head, whose
- * gradient sums over the group (as ggml's broadcast does in the forward pass).
+ * backward the rotation by −θ. Grouped-query heads share their key/value head, whose gradient
+ * sums over the group (as ggml's broadcast does in the forward pass).
  */
 import { tf } from '../backend.js';
+import { peek, scratch } from './tensor-data.js';
 
 export interface AttentionShape {
   batch: number;
@@ -34,53 +35,64 @@ export interface RopeTables {
   second: Int32Array;
 }
 
-/**
- * Cuts one head (columns col..col+hd of rows row0..row0+T of a row-major [rows, width] matrix)
- * into `out`, as [T, hd], or as [hd, T] when `transposed`; rotated by RoPE when `rope` is given,
- * then multiplied by `scale`.
- */
-function readHead(src: Float32Array, width: number, row0: number, col: number, T: number, hd: number, rope: RopeTables | undefined, scale: number, transposed: boolean): Float32Array {
-  const out = new Float32Array(T * hd);
+/** [B·T, heads·hd] token rows: rotates every head by RoPE (by −θ when `inverse`) and scales, in place. */
+function rotate(x: Float32Array, heads: number, hd: number, length: number, rope: RopeTables, scale: number, inverse: boolean): void {
+  const { cos, sin, first, second } = rope;
+  const half = hd >> 1;
+  const width = heads * hd;
+  const sign = inverse ? -scale : scale;
+  const rows = x.length / width;
+  for (let row = 0; row < rows; row++) {
+    const angle = (row % length) * half;
+    for (let h = 0; h < heads; h++) {
+      const base = row * width + h * hd;
+      for (let i = 0; i < half; i++) {
+        const a = base + first[i];
+        const b = base + second[i];
+        const c = cos[angle + i] * scale;
+        const s = sin[angle + i] * sign;
+        const xa = x[a];
+        const xb = x[b];
+        x[a] = xa * c - xb * s;
+        x[b] = xb * c + xa * s;
+      }
+    }
+  }
+}
+
+/** Copies head columns col..col+hd of rows row0..row0+T of a [rows, width] matrix into out as [T, hd]. */
+function readHead(src: Float32Array, width: number, row0: number, col: number, T: number, hd: number, out: Float32Array): Float32Array {
   for (let t = 0; t < T; t++) {
-    const base = (row0 + t) * width + col;
-    if (!rope) {
-      for (let d = 0; d < hd; d++) out[transposed ? d * T + t : t * hd + d] = src[base + d] * scale;
-      continue;
-    }
-    const half = hd >> 1;
-    for (let i = 0; i < half; i++) {
-      const a = rope.first[i];
-      const b = rope.second[i];
-      const c = rope.cos[t * half + i];
-      const s = rope.sin[t * half + i];
-      const xa = src[base + a];
-      const xb = src[base + b];
-      out[transposed ? a * T + t : t * hd + a] = (xa * c - xb * s) * scale;
-      out[transposed ? b * T + t : t * hd + b] = (xb * c + xa * s) * scale;
-    }
+    const from = (row0 + t) * width + col;
+    const to = t * hd;
+    for (let d = 0; d < hd; d++) out[to + d] = src[from + d];
   }
   return out;
 }
 
-/** The inverse of readHead for gradients: adds head `g` ([T, hd], or [hd, T] when `transposed`) into dst, rotated back by RoPE. */
-function addHead(g: Float32Array, dst: Float32Array, width: number, row0: number, col: number, T: number, hd: number, rope: RopeTables | undefined, scale: number, transposed: boolean): void {
+/** The same head as [hd, T]. */
+function readHeadTransposed(src: Float32Array, width: number, row0: number, col: number, T: number, hd: number, out: Float32Array): Float32Array {
   for (let t = 0; t < T; t++) {
-    const base = (row0 + t) * width + col;
-    if (!rope) {
-      for (let d = 0; d < hd; d++) dst[base + d] += g[transposed ? d * T + t : t * hd + d] * scale;
-      continue;
-    }
-    const half = hd >> 1;
-    for (let i = 0; i < half; i++) {
-      const a = rope.first[i];
-      const b = rope.second[i];
-      const c = rope.cos[t * half + i];
-      const s = rope.sin[t * half + i];
-      const ga = g[transposed ? a * T + t : t * hd + a] * scale;
-      const gb = g[transposed ? b * T + t : t * hd + b] * scale;
-      dst[base + a] += ga * c + gb * s;
-      dst[base + b] += gb * c - ga * s;
-    }
+    const from = (row0 + t) * width + col;
+    for (let d = 0; d < hd; d++) out[d * T + t] = src[from + d];
+  }
+  return out;
+}
+
+/** Adds g [T, hd] into the head's place in dst. */
+function addHead(g: Float32Array, dst: Float32Array, width: number, row0: number, col: number, T: number, hd: number): void {
+  for (let t = 0; t < T; t++) {
+    const to = (row0 + t) * width + col;
+    const from = t * hd;
+    for (let d = 0; d < hd; d++) dst[to + d] += g[from + d];
+  }
+}
+
+/** Adds g [hd, T] (a head's transpose) into the head's place in dst. */
+function addHeadTransposed(g: Float32Array, dst: Float32Array, width: number, row0: number, col: number, T: number, hd: number): void {
+  for (let t = 0; t < T; t++) {
+    const to = (row0 + t) * width + col;
+    for (let d = 0; d < hd; d++) dst[to + d] += g[d * T + t];
   }
 }
 
@@ -96,21 +108,25 @@ export function ropeCausalAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor
   const kvWidth = kvHeads * hd;
   const upload = (data: Float32Array, rows: number, cols: number) => tf.tensor2d(data, [rows, cols]);
   const op = tf.customGrad(((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
-    const qd = qIn.dataSync() as Float32Array;
-    const kd = kIn.dataSync() as Float32Array;
+    // Copies (dataSync) that this op owns: rotated in place, and kept for the backward pass.
+    const qs = qIn.dataSync() as Float32Array;
+    const kr = kIn.dataSync() as Float32Array;
     const vd = vIn.dataSync() as Float32Array;
+    rotate(qs, heads, hd, T, rope, scale, false);
+    rotate(kr, kvHeads, hd, T, rope, 1, false);
     const context = new Float32Array(batch * T * qWidth);
+    const [qBuf, kBuf, vBuf] = [scratch(T * hd), scratch(T * hd), scratch(T * hd)];
     const probs: tf.Tensor2D[] = [];
     for (let b = 0; b < batch; b++) {
       for (let g = 0; g < kvHeads; g++) {
         tf.tidy(() => {
-          const kt = upload(readHead(kd, kvWidth, b * T, g * hd, T, hd, rope, 1, true), hd, T);
-          const vh = upload(readHead(vd, kvWidth, b * T, g * hd, T, hd, undefined, 1, false), T, hd);
+          const kt = upload(readHeadTransposed(kr, kvWidth, b * T, g * hd, T, hd, kBuf()), hd, T);
+          const vh = upload(readHead(vd, kvWidth, b * T, g * hd, T, hd, vBuf()), T, hd);
           for (let h = g * group; h < (g + 1) * group; h++) {
-            const qh = upload(readHead(qd, qWidth, b * T, h * hd, T, hd, rope, scale, false), T, hd);
+            const qh = upload(readHead(qs, qWidth, b * T, h * hd, T, hd, qBuf()), T, hd);
             const p = tf.softmax(tf.matMul(qh, kt).add(mask)) as tf.Tensor2D;
-            addHead(tf.matMul(p, vh).dataSync() as Float32Array, context, qWidth, b * T, h * hd, T, hd, undefined, 1, false);
-            probs.push(tf.keep(p));
+            addHead(peek(tf.matMul(p, vh)), context, qWidth, b * T, h * hd, T, hd);
+            probs[b * heads + h] = tf.keep(p);
           }
         });
       }
@@ -120,31 +136,49 @@ export function ropeCausalAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor
 
     const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const dyd = dy.dataSync() as Float32Array;
-      const dq = new Float32Array(qd.length);
-      const dk = new Float32Array(kd.length);
+      const dqs = new Float32Array(qs.length);
+      const dkr = new Float32Array(kr.length);
       const dv = new Float32Array(vd.length);
+      const [kBuf2, vBuf2, oBuf, otBuf, qtBuf, sBuf] = [scratch(T * hd), scratch(T * hd), scratch(T * hd), scratch(T * hd), scratch(T * hd), scratch(T * T)];
       for (let b = 0; b < batch; b++) {
         for (let g = 0; g < kvHeads; g++) {
           tf.tidy(() => {
-            const kh = upload(readHead(kd, kvWidth, b * T, g * hd, T, hd, rope, 1, false), T, hd);
-            const vt = upload(readHead(vd, kvWidth, b * T, g * hd, T, hd, undefined, 1, true), hd, T);
+            const kh = upload(readHead(kr, kvWidth, b * T, g * hd, T, hd, kBuf2()), T, hd);
+            const vt = upload(readHeadTransposed(vd, kvWidth, b * T, g * hd, T, hd, vBuf2()), hd, T);
             for (let h = g * group; h < (g + 1) * group; h++) {
               const p = saved[b * heads + h] as tf.Tensor2D;
-              const dO = upload(readHead(dyd, qWidth, b * T, h * hd, T, hd, undefined, 1, false), T, hd);
-              const dOt = upload(readHead(dyd, qWidth, b * T, h * hd, T, hd, undefined, 1, true), hd, T);
-              const qt = upload(readHead(qd, qWidth, b * T, h * hd, T, hd, rope, scale, true), hd, T);
+              const dO = upload(readHead(dyd, qWidth, b * T, h * hd, T, hd, oBuf()), T, hd);
+              const dOt = upload(readHeadTransposed(dyd, qWidth, b * T, h * hd, T, hd, otBuf()), hd, T);
+              const qt = upload(readHeadTransposed(qs, qWidth, b * T, h * hd, T, hd, qtBuf()), hd, T);
               const dP = tf.matMul(dO, vt);
-              const dS = p.mul(dP.sub(dP.mul(p).sum(-1, true))) as tf.Tensor2D;
-              addHead(tf.matMul(dS, kh).dataSync() as Float32Array, dq, qWidth, b * T, h * hd, T, hd, rope, scale, false);
-              addHead(tf.matMul(qt, dS).dataSync() as Float32Array, dk, kvWidth, b * T, g * hd, T, hd, rope, 1, true);
-              addHead(tf.matMul(dOt, p).dataSync() as Float32Array, dv, kvWidth, b * T, g * hd, T, hd, undefined, 1, true);
+              const dS = upload(softmaxBackward(peek(p), peek(dP), T, sBuf()), T, T);
+              addHead(peek(tf.matMul(dS, kh)), dqs, qWidth, b * T, h * hd, T, hd);
+              addHeadTransposed(peek(tf.matMul(qt, dS)), dkr, kvWidth, b * T, g * hd, T, hd);
+              addHeadTransposed(peek(tf.matMul(dOt, p)), dv, kvWidth, b * T, g * hd, T, hd);
             }
           });
         }
       }
-      return [upload(dq, batch * T, qWidth), upload(dk, batch * T, kvWidth), upload(dv, batch * T, kvWidth)];
+      rotate(dqs, heads, hd, T, rope, scale, true);
+      rotate(dkr, kvHeads, hd, T, rope, 1, true);
+      return [upload(dqs, batch * T, qWidth), upload(dkr, batch * T, kvWidth), upload(dv, batch * T, kvWidth)];
     };
     return { value: upload(context, batch * T, qWidth), gradFunc };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
   return op(q, k, v) as tf.Tensor2D;
+}
+
+/**
+ * dS = P ⊙ (dP − rowsum(dP ⊙ P)) for one causal [T, T] head. Entries above the diagonal have
+ * P = 0 exactly (exp of -1e9 underflows), so their gradient is 0 and they are not visited.
+ */
+function softmaxBackward(p: Float32Array, dP: Float32Array, T: number, out: Float32Array): Float32Array {
+  for (let i = 0; i < T; i++) {
+    const row = i * T;
+    let dot = 0;
+    for (let j = 0; j <= i; j++) dot += dP[row + j] * p[row + j];
+    for (let j = 0; j <= i; j++) out[row + j] = p[row + j] * (dP[row + j] - dot);
+    for (let j = i + 1; j < T; j++) out[row + j] = 0;
+  }
+  return out;
 }
