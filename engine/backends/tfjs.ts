@@ -19,20 +19,20 @@ export const TFJS_HEAP_LIMIT_BYTES = 3.5 * 2 ** 30;
 
 /**
  * Peak bytes a LoRA step needs on tfjs, fitted to tf.profile peaks of real steps (SmolLM2-135M
- * shapes at 2-6 blocks and 128-512 tokens, a Qwen3-vocabulary model at 256-512 tokens; the fit
- * errs high by up to 1.7x on small-d models, never low):
+ * shapes at 4 blocks and 8-1024 tokens, tied and untied, a d=256 × 4 model at 1280 tokens, a
+ * Qwen3-vocabulary model at 8-512 tokens; with the 10% headroom it errs high by 1.1-1.6x):
  *   - the base weights twice: float32, plus the transposes kept for the backward pass;
- *   - per token, about 20 vocabulary-sized float rows (logits, log-softmax, one-hot targets and
- *     their gradients), which dominate for real vocabularies (Qwen's 152k: 12 MB a token);
- *   - per token and block, about 8x the residual stream, attention and MLP widths;
- *   - attention scores, per head and sequence.
+ *   - per token, about 3 vocabulary-sized float rows (the logits, their softmax, the gradient:
+ *     the loss op saves nothing vocabulary-sized), which dominate for real vocabularies;
+ *   - per token and block, about 5x the residual stream, attention and MLP widths;
+ *   - attention probabilities, per head and sequence (kept for the backward pass), twice.
  */
 export function estimateTfjsMemory(config: ModelConfig, parameters: number, batchSize: number, sequenceLength: number): number {
   const tokens = batchSize * sequenceLength;
   const perTokenBlock = 12 * config.embeddingLength + 4 * config.feedForwardLength + 4 * config.headCount * config.headDim;
-  const activations = tokens * (20 * config.vocabSize + 8 * config.blockCount * perTokenBlock);
-  const attention = config.blockCount * batchSize * config.headCount * sequenceLength * sequenceLength * 3;
-  return 4 * (2 * parameters + activations + attention);
+  const activations = tokens * (3 * config.vocabSize + 5 * config.blockCount * perTokenBlock);
+  const attention = config.blockCount * batchSize * config.headCount * sequenceLength * sequenceLength * 2;
+  return 1.1 * 4 * (2 * parameters + activations + attention);
 }
 
 export class TfjsBackend implements ComputeBackend {

@@ -6,19 +6,21 @@
  *   logits = Wout·rmsnorm(x) (Wout = embedding when tied).
  * The optional pieces (biases, q/k norms, GQA, RoPE style, frequency factors) are config fields.
  * Two wasm-backend constraints shape the code: gather has no gradient there, so a trainable
- * embedding is one-hot × matmul (a frozen one, as under LoRA, is a plain gather); and everything
+ * embedding is one-hot × matmul (a frozen one, as under LoRA, a copy of rows); and everything
  * position-dependent (RoPE tables, causal mask) is a cached constant so a step builds no tables.
  */
 import { tf } from '../backend.js';
 import type { LoraAdapter } from '../lora.js';
 import { headDim, type ModelConfig } from './config.js';
-import { frozenTranspose, matMul2d, matMul2dFrozen } from './matmul.js';
+import { ropeCausalAttention, type RopeTables } from './attention.js';
+import { rmsNorm, swiglu } from './elementwise.js';
+import { maskedCrossEntropy } from './loss.js';
+import { frozenTranspose, loraDelta, matMul2d, matMul2dFrozen } from './matmul.js';
+import { peek } from './tensor-data.js';
 import type { BlockLinear, ModelWeights } from './weights.js';
 
 interface PositionTables {
-  cos: tf.Tensor2D; // [T, headDim]: each angle at both members of its rotated pair
-  sin: tf.Tensor2D; // [T, headDim]
-  rotate: tf.Tensor2D; // [headDim, headDim]: maps each pair (a, b) to (-b, a)
+  rope: RopeTables;
   causalMask: tf.Tensor2D; // [T, T]: 0 on/below the diagonal, -1e9 above
 }
 
@@ -27,7 +29,8 @@ const tableCache = new Map<string, PositionTables>();
 /**
  * RoPE as llama.cpp's ggml_rope_ext computes it: pair i is rotated by
  * pos · freqScale · base^(-2i/headDim) / factor_i. 'normal' pairs are adjacent elements (2i, 2i+1);
- * 'neox' pairs are (i, i + headDim/2). Rotation = x·cos + rotate(x)·sin, the swap a fixed matmul.
+ * 'neox' pairs are (i, i + headDim/2). The tables are plain arrays: the attention op applies them
+ * while it cuts out the heads (attention.ts).
  */
 function positionTables(config: ModelConfig, length: number, factors?: Float32Array): PositionTables {
   const dim = headDim(config);
@@ -35,32 +38,20 @@ function positionTables(config: ModelConfig, length: number, factors?: Float32Ar
   const cached = tableCache.get(key);
   if (cached) return cached;
   const half = dim / 2;
-  // The two members of pair i, in the layout of this RoPE style.
-  const pair = (i: number): [number, number] => (config.ropeStyle === 'neox' ? [i, i + half] : [2 * i, 2 * i + 1]);
-  const cos = new Float32Array(length * dim);
-  const sin = new Float32Array(length * dim);
+  const first = Int32Array.from({ length: half }, (_, i) => (config.ropeStyle === 'neox' ? i : 2 * i));
+  const second = Int32Array.from({ length: half }, (_, i) => (config.ropeStyle === 'neox' ? i + half : 2 * i + 1));
+  const cos = new Float32Array(length * half);
+  const sin = new Float32Array(length * half);
   for (let pos = 0; pos < length; pos++) {
     for (let i = 0; i < half; i++) {
       const theta = (pos * config.ropeFreqScale * Math.pow(config.ropeFreqBase, (-2 * i) / dim)) / (factors ? factors[i] : 1);
-      const [a, b] = pair(i);
-      cos[pos * dim + a] = cos[pos * dim + b] = Math.cos(theta);
-      sin[pos * dim + a] = sin[pos * dim + b] = Math.sin(theta);
+      cos[pos * half + i] = Math.cos(theta);
+      sin[pos * half + i] = Math.sin(theta);
     }
-  }
-  const rotate = new Float32Array(dim * dim);
-  for (let i = 0; i < half; i++) {
-    const [a, b] = pair(i);
-    rotate[b * dim + a] = -1; // out[a] = -x[b]
-    rotate[a * dim + b] = 1; //  out[b] =  x[a]
   }
   const mask = new Float32Array(length * length);
   for (let q = 0; q < length; q++) for (let k = q + 1; k < length; k++) mask[q * length + k] = -1e9;
-  const tables: PositionTables = {
-    cos: tf.keep(tf.tensor2d(cos, [length, dim])),
-    sin: tf.keep(tf.tensor2d(sin, [length, dim])),
-    rotate: tf.keep(tf.tensor2d(rotate, [dim, dim])),
-    causalMask: tf.keep(tf.tensor2d(mask, [length, length])),
-  };
+  const tables: PositionTables = { rope: { cos, sin, first, second }, causalMask: tf.keep(tf.tensor2d(mask, [length, length])) };
   tableCache.set(key, tables);
   return tables;
 }
@@ -75,11 +66,6 @@ function ropeFactors(weights: ModelWeights): Float32Array | undefined {
   return values;
 }
 
-function rmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor, eps: number): T {
-  const meanSquare = x.square().mean(-1, true);
-  return x.mul(meanSquare.add(eps).rsqrt()).mul(weight) as T;
-}
-
 /** x · W (+ bias), plus the LoRA update (x · A) · B · scaling when the adapter targets this projection. */
 function linear(x: tf.Tensor2D, weights: ModelWeights, block: number, name: BlockLinear, lora?: LoraAdapter): tf.Tensor2D {
   const base = `blk.${block}.${name}.weight`;
@@ -89,64 +75,49 @@ function linear(x: tf.Tensor2D, weights: ModelWeights, block: number, name: Bloc
   if (bias) y = y.add(bias) as tf.Tensor2D;
   const a = lora?.weights[`${base}.lora_a`] as tf.Tensor2D | undefined;
   const b = lora?.weights[`${base}.lora_b`] as tf.Tensor2D | undefined;
-  if (lora && a && b) y = y.add(matMul2d(matMul2d(x, a), b).mul(lora.scaling)) as tf.Tensor2D;
+  if (lora && a && b) y = y.add(loraDelta(x, a, b, lora.scaling)) as tf.Tensor2D;
   return y;
 }
 
-/** [B·T, heads·hd] -> [B, heads, T, hd], with the per-head norm and RoPE applied when given. */
-function splitHeads(x: tf.Tensor2D, batch: number, length: number, heads: number, config: ModelConfig, norm?: tf.Tensor, tables?: PositionTables): tf.Tensor4D {
-  const dim = headDim(config);
-  let h = x.reshape([batch, length, heads, dim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
-  if (norm) h = rmsNorm(h, norm, config.rmsNormEpsilon);
-  if (tables) {
-    const rotated = matMul2dFrozen(h.reshape([-1, dim]), tables.rotate).reshape(h.shape);
-    h = h.mul(tables.cos).add(rotated.mul(tables.sin)) as tf.Tensor4D;
-  }
-  return h;
-}
-
-/**
- * Grouped-query attention: query head h reads key/value head floor(h / group), as ggml's
- * broadcasting matmul does. Expanded with a broadcast multiply (tile has no rank-5 gradient).
- */
-function expandKv(kv: tf.Tensor4D, config: ModelConfig): tf.Tensor4D {
-  const group = config.headCount / config.headCountKv;
-  if (group === 1) return kv;
-  const [batch, heads, length, dim] = kv.shape;
-  const spread = kv.reshape([batch * heads, 1, length * dim]).mul(tf.ones([1, group, 1]));
-  return spread.reshape([batch, heads * group, length, dim]) as tf.Tensor4D;
-}
-
-/**
- * softmax(q·kᵀ·scale + mask)·v per head, as plain untransposed 2-D products: tfjs-wasm runs those
- * through XNNPACK (~26 GFLOP/s here) but batched and transposed products through a naive loop
- * (~2.3 GFLOP/s), which made attention 44-66% of a step. k is transposed once, explicitly.
- */
-function causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor2D, scale: number): tf.Tensor4D {
-  const [batch, heads, length, dim] = q.shape;
-  const qs = tf.unstack(q.reshape([batch * heads, length, dim]));
-  const kts = tf.unstack(k.reshape([batch * heads, length, dim]).transpose([0, 2, 1]));
-  const vs = tf.unstack(v.reshape([batch * heads, length, dim]));
-  const outputs = qs.map((qh, i) => matMul2d(tf.softmax(matMul2d(qh, kts[i]).mul(scale).add(mask)), vs[i]));
-  return tf.stack(outputs).reshape([batch, heads, length, dim]) as tf.Tensor4D;
+/** RMSNorm over each head's hd columns of [B·T, heads·hd] (qwen3's q/k norms). */
+function headNorm(x: tf.Tensor2D, weight: tf.Tensor, config: ModelConfig, frozen: boolean): tf.Tensor2D {
+  return rmsNorm(x.reshape([-1, headDim(config)]), weight, config.rmsNormEpsilon, frozen).reshape(x.shape) as tf.Tensor2D;
 }
 
 function attention(x: tf.Tensor2D, weights: ModelWeights, block: number, batch: number, length: number, config: ModelConfig, lora?: LoraAdapter): tf.Tensor2D {
   const tables = positionTables(config, length, ropeFactors(weights));
   const qNorm = weights[`blk.${block}.attn_q_norm.weight`];
   const kNorm = weights[`blk.${block}.attn_k_norm.weight`];
-  const q = splitHeads(linear(x, weights, block, 'attn_q', lora), batch, length, config.headCount, config, qNorm, tables);
-  const k = expandKv(splitHeads(linear(x, weights, block, 'attn_k', lora), batch, length, config.headCountKv, config, kNorm, tables), config);
-  const v = expandKv(splitHeads(linear(x, weights, block, 'attn_v', lora), batch, length, config.headCountKv, config), config);
-  const context = causalAttention(q, k, v, tables.causalMask, 1 / Math.sqrt(headDim(config))); // [B, H, T, hd]
-  const merged = context.transpose([0, 2, 1, 3]).reshape([batch * length, config.headCount * config.headDim]) as tf.Tensor2D;
-  return linear(merged, weights, block, 'attn_output', lora);
+  let q = linear(x, weights, block, 'attn_q', lora);
+  let k = linear(x, weights, block, 'attn_k', lora);
+  const v = linear(x, weights, block, 'attn_v', lora);
+  if (qNorm) q = headNorm(q, qNorm, config, !!lora);
+  if (kNorm) k = headNorm(k, kNorm, config, !!lora);
+  const shape = { batch, length, heads: config.headCount, kvHeads: config.headCountKv, headDim: headDim(config) };
+  const context = ropeCausalAttention(q, k, v, shape, tables.rope, tables.causalMask, 1 / Math.sqrt(shape.headDim)); // [B·T, H·hd]
+  return linear(context, weights, block, 'attn_output', lora);
 }
 
 function feedForward(x: tf.Tensor2D, weights: ModelWeights, block: number, lora?: LoraAdapter): tf.Tensor2D {
   const gate = linear(x, weights, block, 'ffn_gate', lora);
   const up = linear(x, weights, block, 'ffn_up', lora);
-  return linear(gate.mul(gate.sigmoid()).mul(up) as tf.Tensor2D, weights, block, 'ffn_down', lora);
+  return linear(swiglu(gate, up), weights, block, 'ffn_down', lora);
+}
+
+/**
+ * Rows of a frozen embedding, copied in JavaScript: tfjs-wasm's Gather kernel took ~10 ms for
+ * 1280 rows of 256 floats, the copy ~1 ms. (No gradient: the table is frozen.)
+ */
+function frozenRows(table: tf.Tensor, ids: Int32Array): tf.Tensor2D {
+  const width = table.shape[1]!;
+  const out = new Float32Array(ids.length * width);
+  const values = peek(table);
+  const rows = table.shape[0]!;
+  for (let i = 0; i < ids.length; i++) {
+    if (!(ids[i] >= 0 && ids[i] < rows)) throw new Error(`token id ${ids[i]} is outside the vocabulary of ${rows}`);
+    out.set(values.subarray(ids[i] * width, (ids[i] + 1) * width), i * width);
+  }
+  return tf.tensor2d(out, [ids.length, width]);
 }
 
 /**
@@ -159,14 +130,14 @@ export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: t
   const flatIds = ids.reshape([-1]) as tf.Tensor1D;
   const embedding = weights['token_embd.weight'];
   // Frozen (LoRA): a gather, no gradient needed. Trainable: one-hot × matmul (wasm has no gather gradient).
-  let x = lora ? (tf.gather(embedding, flatIds) as tf.Tensor2D) : matMul2d(tf.oneHot(flatIds, config.vocabSize), embedding);
+  let x = lora ? frozenRows(embedding, flatIds.dataSync() as Int32Array) : matMul2d(tf.oneHot(flatIds, config.vocabSize), embedding);
   for (let block = 0; block < config.blockCount; block++) {
-    const attnIn = rmsNorm(x, weights[`blk.${block}.attn_norm.weight`], config.rmsNormEpsilon);
+    const attnIn = rmsNorm(x, weights[`blk.${block}.attn_norm.weight`], config.rmsNormEpsilon, !!lora);
     x = x.add(attention(attnIn, weights, block, batch, length, config, lora)) as tf.Tensor2D;
-    const ffnIn = rmsNorm(x, weights[`blk.${block}.ffn_norm.weight`], config.rmsNormEpsilon);
+    const ffnIn = rmsNorm(x, weights[`blk.${block}.ffn_norm.weight`], config.rmsNormEpsilon, !!lora);
     x = x.add(feedForward(ffnIn, weights, block, lora)) as tf.Tensor2D;
   }
-  const final = rmsNorm(x, weights['output_norm.weight'], config.rmsNormEpsilon);
+  const final = rmsNorm(x, weights['output_norm.weight'], config.rmsNormEpsilon, !!lora);
   if (config.tiedOutput) {
     if (!lora) return tf.matMul(final, embedding, false, true) as tf.Tensor2D;
     return matMul2dFrozen(final, frozenTranspose(embedding)); // the embedding transposed once and kept: it is frozen
@@ -181,9 +152,5 @@ export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: t
  */
 export function maskedLoss(config: ModelConfig, weights: ModelWeights, inputs: tf.Tensor2D, targets: tf.Tensor2D, mask: tf.Tensor2D, lora?: LoraAdapter): tf.Scalar {
   const logits = forwardLogits(config, weights, inputs, lora);
-  const logProbs = tf.logSoftmax(logits);
-  const targetOneHot = tf.oneHot(targets.reshape([-1]) as tf.Tensor1D, config.vocabSize);
-  const tokenLoss = logProbs.mul(targetOneHot).sum(-1).neg(); // [B·T]
-  const flatMask = mask.reshape([-1]);
-  return tokenLoss.mul(flatMask).sum().div(flatMask.sum().maximum(1)) as tf.Scalar;
+  return maskedCrossEntropy(logits, targets.dataSync() as Int32Array, mask.dataSync() as Float32Array);
 }

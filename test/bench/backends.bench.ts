@@ -3,15 +3,21 @@
  * tfjs backend, the torch backend and a plain PyTorch loop written without svc (the anchor,
  * engine/backends/torch/python/anchor.py), on the same model, batches, LoRA and machine, in one run.
  *
- *   quickstart (svc-tiny, its data)        tfjs · torch · anchor    goal: torch ≥ 3× tfjs, ≥ 0.8× anchor
- *   d=256 × 4 blocks, 8 × 160               tfjs · torch             goal: torch ≥ 5× tfjs
- *   SmolLM2-135M shape, 2 × 256             torch · anchor           (tfjs refuses it before loading, and says why)
- *   Qwen3-0.6B shape, 2 × 256               torch                    (tfjs refuses it too)
+ *   quickstart (svc-tiny, its data)   tfjs · torch · anchor                goal: torch ≥ 3× tfjs, ≥ 0.8× anchor
+ *   d=256 × 4 blocks, 8 × 160          tfjs · tfjs at 91e4272 · torch · anchor
+ *                                      goals: torch ≥ 5× tfjs; tfjs ≥ 1.5× the engine of 91e4272 (before
+ *                                      issue 14, test/bench/tfjsAtCommit.ts). anchor / tfjs says what the
+ *                                      hardware allows: if a plain PyTorch loop is below 5× tfjs here, so
+ *                                      is any backend that matches it.
+ *   SmolLM2-135M shape, 2 × 256        torch · anchor                       (tfjs refuses it before loading, and says why)
+ *   Qwen3-0.6B shape, 2 × 256          torch                                (tfjs refuses it too)
  *
- * Ratios are what to read: absolute numbers depend on the machine and its load. Peak RSS is the
- * Python process's for torch and the anchor, this Node process's high-water mark for tfjs (the
- * workloads run smallest first, so each tfjs figure is that workload's peak). The Qwen3 step takes
- * minutes on a small CPU: SVC_BENCH_QWEN3=0 skips it. SVC_BENCH_SMOL_BLOCKS trims SmolLM2's 30 blocks.
+ * Ratios are what to read: absolute numbers depend on the machine and its load (on a shared
+ * 2-core machine other processes' load moves them by 2x and more; compare lines of one run).
+ * Peak RSS is the Python process's for torch and the anchor, this Node process's high-water mark
+ * for tfjs (the workloads run smallest first, so each tfjs figure is that workload's peak). The
+ * Qwen3 step takes minutes on a small CPU: SVC_BENCH_QWEN3=0 skips it. SVC_BENCH_SMOL_BLOCKS trims
+ * SmolLM2's 30 blocks.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -23,6 +29,7 @@ import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
 import { assertFits } from "../../engine/train/lora-trainer.js";
 import { repoRoot } from "../integration/harness/cloud.js";
+import { BEFORE_ISSUE_14, timeTfjsAtCommit } from "./tfjsAtCommit.js";
 
 const QWEN3_06B_SHAPE: ModelConfig = llamaConfig({
   name: "qwen3-0.6b-shaped", architecture: "qwen3", vocabSize: 151936, contextLength: 40960, embeddingLength: 1024, blockCount: 28,
@@ -53,7 +60,7 @@ const python = found.ok ? found.python : "";
 const lora = { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] };
 const dir = await mkdtemp(path.join(tmpdir(), "svc-backends-bench-"));
 
-async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partial<TorchBenchCase> | false; anchor?: boolean }): Promise<void> {
+async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partial<TorchBenchCase> | false; tfjsBefore?: boolean; anchor?: boolean }): Promise<void> {
   let tfjs: TorchBenchResult | undefined;
   try {
     if (which.tfjs !== false) {
@@ -65,12 +72,17 @@ async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partia
     console.log(`${label}: tfjs`.padEnd(58), `refused before loading: ${(err as Error).message}`);
   }
   if (tfjs) line(`${label}: tfjs`, tfjs);
+  const before = which.tfjsBefore ? await timeTfjsAtCommit(BEFORE_ISSUE_14, c) : undefined;
+  if (before && "reason" in before) console.log(`${label}: tfjs at ${BEFORE_ISSUE_14}`.padEnd(58), `not measured: ${before.reason}`);
+  else if (before) console.log(`${label}: tfjs at ${BEFORE_ISSUE_14} (before issue 14)`.padEnd(58), `${before.tokensPerSecond.toFixed(0)} tokens/s (${before.stepSeconds.toFixed(3)} s/step)`);
+  if (tfjs && before && !("reason" in before)) console.log(`${label}: ratio tfjs / tfjs at ${BEFORE_ISSUE_14}`.padEnd(58), (tfjs.tokensPerSecond / before.tokensPerSecond).toFixed(2));
   if (!python) return;
   const torch = await benchTorchBackend({ ...c, python });
   line(`${label}: torch backend`, torch);
   const anchor = which.anchor ? await benchAnchor({ ...c, python }) : undefined;
   if (anchor) line(`${label}: plain PyTorch loop (anchor)`, anchor);
   if (tfjs) ratio(`${label}: ratio torch / tfjs`, torch, tfjs);
+  if (tfjs && anchor) ratio(`${label}: ratio anchor / tfjs (what the hardware allows)`, anchor, tfjs);
   if (anchor) ratio(`${label}: ratio torch / anchor`, torch, anchor);
 }
 
@@ -81,7 +93,7 @@ try {
 
   const d256Path = path.join(dir, "d256.gguf");
   await writeRandomModelGguf(d256Path, D256_SHAPE);
-  await workload("d=256 x 4 blocks, 8x160", { python, config: D256_SHAPE, modelPath: d256Path, batches: randomBatches(D256_SHAPE.vocabSize, 8, 160, 4), lora, warmup: 2, steps: 8 }, {});
+  await workload("d=256 x 4 blocks, 8x160", { python, config: D256_SHAPE, modelPath: d256Path, batches: randomBatches(D256_SHAPE.vocabSize, 8, 160, 4), lora, warmup: 2, steps: 8 }, { tfjsBefore: true, anchor: true });
 
   const smol = { ...SMOLLM2_135M_SHAPE, blockCount: Number(process.env.SVC_BENCH_SMOL_BLOCKS ?? SMOLLM2_135M_SHAPE.blockCount) };
   const smolPath = path.join(dir, "smollm2.gguf");

@@ -100,7 +100,16 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     await runCommand(page, "svc: Compare Jobs…");
     const rowsInPick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "quickstart-json-answers" });
     await rowsInPick.first().waitFor({ state: "visible" });
-    for (let i = 0; i < 2; i++) await rowsInPick.nth(i).locator("input[type=checkbox], .monaco-checkbox, .quick-input-list-checkbox").first().click();
+    // A click can land while the list re-renders and be lost: click each row's box until the
+    // quick pick's own "N Selected" count says it took.
+    const selected = async () => Number(/(\d+) Selected/.exec((await page.locator(".quick-input-widget .quick-input-count").textContent()) ?? "")?.[1] ?? 0);
+    for (let i = 0; i < 2; i++) {
+      await pollUntil(async () => {
+        if ((await selected()) > i) return true;
+        await rowsInPick.nth(i).locator("input[type=checkbox], .monaco-checkbox, .quick-input-list-checkbox").first().click();
+        return (await selected()) > i ? true : undefined;
+      }, { timeoutMs: 20_000, description: `job ${i + 1} ticked in the Compare Jobs pick` });
+    }
     await page.keyboard.press("Enter");
     const compareView = visibleWebview(page);
     await compareView.locator('path[data-series="loss-1"]').waitFor({ state: "attached", timeout: 60_000 });

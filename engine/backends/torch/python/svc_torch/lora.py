@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
 
@@ -34,3 +35,33 @@ class Lora:
 
     def to_numpy(self) -> Dict[str, np.ndarray]:
         return {name: p.detach().float().cpu().numpy() for name, p in self.params.items()}
+
+
+class _MergedLoraLinear(torch.autograd.Function):
+    """y = x · (W + s · B · A)ᵀ: the same numbers as x · Wᵀ + s · (x · Aᵀ) · Bᵀ (to float32
+    rounding), but the forward pass is one product instead of three plus an add, and so is the
+    input's gradient: dx = dy · (W + s · B · A). A and B's gradients take the r-wide products
+    dA = s · (dy · B)ᵀ · x and dB = s · dyᵀ · (x · Aᵀ). The merged weight is remade in the
+    backward pass (an r-deep product) rather than kept: it would be a copy of every adapted matrix.
+    Measured on 2 cores (d=256 × 4, q/v/o, r 8): 166 -> 158 ms a step."""
+
+    @staticmethod
+    def forward(ctx, x, weight, a, b, scaling):
+        ctx.save_for_backward(x, weight, a, b)
+        ctx.scaling = scaling
+        return F.linear(x, torch.addmm(weight, b, a, alpha=scaling))
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, a, b = ctx.saved_tensors
+        s = ctx.scaling
+        dy2, x2 = dy.reshape(-1, dy.shape[-1]), x.reshape(-1, x.shape[-1])
+        dx = (dy2 @ torch.addmm(weight, b, a, alpha=s)).view(x.shape) if ctx.needs_input_grad[0] else None
+        da = (dy2 @ b).t() @ x2 * s
+        db = dy2.t() @ (x2 @ a.t()) * s
+        return dx, None, da, db, None
+
+
+def merged_lora_linear(x: torch.Tensor, weight: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scaling: float) -> torch.Tensor:
+    """x [..., in] · (W [out, in] + scaling · B [out, r] · A [r, in])ᵀ, float32, with gradients for x, A and B."""
+    return _MergedLoraLinear.apply(x, weight, a, b, scaling)

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 from .chunked_loss import chunked_masked_loss_sum
-from .lora import Lora
+from .lora import Lora, merged_lora_linear
 
 
 def weight_names(cfg: dict) -> Dict[str, tuple]:
@@ -72,7 +72,9 @@ class Model:
         self._has_sdpa = hasattr(F, "scaled_dot_product_attention")
 
     # RoPE as ggml_rope_ext: pair i turns by pos · freqScale · base^(-2i/headDim) / factor_i.
-    # Angles in float64 then float32, as the tfjs reference builds its tables.
+    # Angles in float64 then float32, as the tfjs reference builds its tables. The tables are
+    # head-wide, in the style's pair layout: cos at both members of a pair, and sin signed so
+    # that rotation is h · cos + partner(h) · sin (partner swaps the members of each pair).
     def rope_tables(self, length: int):
         cached = self._rope_cache.get(length)
         if cached is not None:
@@ -86,34 +88,43 @@ class Model:
         theta = pos[:, None] * inv[None, :]
         cos = torch.tensor(np.cos(theta), dtype=torch.float32, device=self.device)
         sin = torch.tensor(np.sin(theta), dtype=torch.float32, device=self.device)
-        self._rope_cache[length] = (cos, sin)
-        return cos, sin
+        if cfg["ropeStyle"] == "neox":  # pairs (i, i + hd/2)
+            tables = (torch.cat([cos, cos], -1), torch.cat([-sin, sin], -1))
+        else:  # pairs (2i, 2i + 1)
+            tables = (cos.repeat_interleave(2, -1), torch.stack([-sin, sin], -1).reshape(length, dim))
+        self._rope_cache[length] = tables
+        return tables
 
     def causal_mask(self, length: int) -> torch.Tensor:
-        """True above the diagonal: what a position may not attend to. Made once per length."""
+        """Added to the attention scores: 0 where a position may attend, -inf above the diagonal. Made once per length."""
         mask = self._causal_cache.get(length)
         if mask is None:
-            mask = torch.ones(length, length, dtype=torch.bool, device=self.device).triu(1)
+            above = torch.ones(length, length, dtype=torch.bool, device=self.device).triu(1)
+            mask = torch.zeros(length, length, device=self.device).masked_fill(above, float("-inf"))
             self._causal_cache[length] = mask
         return mask
 
     def rope(self, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        """h [B, H, T, hd] float32; 'normal' rotates (2i, 2i+1), 'neox' rotates (i, i + hd/2)."""
+        """h [B, H, T, hd] float32; 'normal' rotates (2i, 2i+1), 'neox' rotates (i, i + hd/2).
+        Four operations where per-member arithmetic took eight (and a stack): a × cos − b × sin is
+        computed as a × cos + b × (−sin), the same floats."""
         if self.cfg["ropeStyle"] == "neox":
             half = self.head_dim // 2
-            a, b = h[..., :half], h[..., half:]
-            return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=-1)
-        pairs = h.reshape(*h.shape[:-1], self.head_dim // 2, 2)
-        a, b = pairs[..., 0], pairs[..., 1]
-        return torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).reshape(h.shape)
+            partner = torch.cat([h[..., half:], h[..., :half]], dim=-1)
+        else:
+            partner = h.reshape(*h.shape[:-1], self.head_dim // 2, 2).flip(-1).reshape(h.shape)
+        return h * cos + partner * sin
 
     def linear(self, x: torch.Tensor, block: int, proj: str, lora: Optional[Lora]) -> torch.Tensor:
-        y = F.linear(x, self.w[f"blk.{block}.{proj}.weight"], self.w.get(f"blk.{block}.{proj}.bias"))
+        weight, bias = self.w[f"blk.{block}.{proj}.weight"], self.w.get(f"blk.{block}.{proj}.bias")
         pair = lora.pair(block, proj) if lora is not None else None
-        if pair is not None:
-            a, b = pair
-            y = y + F.linear(F.linear(x, a), b) * lora.scaling
-        return y
+        if pair is None:
+            return F.linear(x, weight, bias)
+        a, b = pair
+        if weight.dtype == torch.float32 and torch.is_grad_enabled():
+            y = merged_lora_linear(x, weight, a, b, lora.scaling)
+            return y if bias is None else y + bias
+        return F.linear(x, weight, bias) + F.linear(F.linear(x, a), b) * lora.scaling
 
     def attention(self, x: torch.Tensor, block: int, lora: Optional[Lora]) -> torch.Tensor:
         cfg, hd = self.cfg, self.head_dim
@@ -139,9 +150,11 @@ class Model:
             dtype = v.dtype if self.device.type != "cpu" else torch.float32
             context = F.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), is_causal=True)
         else:
-            scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))
-            scores = scores.masked_fill(self.causal_mask(length), float("-inf"))
-            context = torch.matmul(torch.softmax(scores, dim=-1).to(v.dtype), v)
+            # torch < 2 (Debian's 1.13) has no fused attention: scale and mask go into the
+            # product itself (baddbmm), which saves a pass over the scores and its backward.
+            flat = lambda t: t.reshape(batch * heads, length, hd)
+            scores = torch.baddbmm(self.causal_mask(length), flat(q), flat(k).transpose(1, 2), alpha=1.0 / math.sqrt(hd))
+            context = torch.bmm(torch.softmax(scores, dim=-1).to(v.dtype), flat(v)).view(batch, heads, length, hd)
         merged = context.transpose(1, 2).reshape(batch, length, heads * hd)
         return self.linear(merged, block, "attn_output", lora)
 
