@@ -3,7 +3,6 @@
  * separate listeners so the edge can be scaled, rate limited and exposed independently.
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { CloudContext } from "./context.js";
 import { clientErrorResponder, type ErrorEnvelope } from "./http/clientErrors.js";
 import { installErrorHandler } from "./http/errors.js";
@@ -17,7 +16,7 @@ import { modelRoutes } from "./routes/models.js";
 import { workerFileRoutes } from "./routes/workerFiles.js";
 import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
-import type { App } from "./routes/types.js";
+import { contractValidation } from "../server-shared/serveRoute.js";
 
 /**
  * The proxies (addresses or CIDR ranges, comma-separated in SVC_TRUSTED_PROXIES) whose X-Forwarded-For the cloud
@@ -29,7 +28,7 @@ export function trustedProxies(env: NodeJS.ProcessEnv = process.env): string[] |
 }
 
 /** Fastify options shared by both listeners; each answers parser-level failures in its own envelope. */
-function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<FastifyServerOptions> = {}): App {
+function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<FastifyServerOptions> = {}): FastifyInstance {
   const options: FastifyServerOptions = {
     logger: logger ? { level: "info" } : false,
     bodyLimit: 1 << 20,
@@ -38,24 +37,9 @@ function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<Fa
     // X-Forwarded-For is believed only from the hops listed in SVC_TRUSTED_PROXIES: trusting anyone's
     // would let a client pick its own address and dodge the failed-auth limiter.
     trustProxy: trustedProxies(),
-    ajv: {
-      // verbose: the formatter below needs each error's parentSchema to read our errorMessage.
-      customOptions: { allErrors: false, verbose: true },
-      // `errorMessage` is our own schema annotation, declared so ajv's strict mode accepts it.
-      plugins: [((ajv: { addKeyword(keyword: string): unknown }) => ajv.addKeyword("errorMessage")) as never],
-    },
-    schemaErrorFormatter(errors, dataVar) {
-      type Annotated = (typeof errors)[number] & { parentSchema?: { errorMessage?: string } };
-      // A failed union reports each branch and then the union itself; the annotated one names the field.
-      const custom = (errors as Annotated[]).find((e) => e.parentSchema?.errorMessage)?.parentSchema?.errorMessage;
-      if (custom) return new Error(custom);
-      const first = errors[0];
-      const field = (first?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
-      if (first?.keyword === "required") return new Error(`${(first.params as { missingProperty: string }).missingProperty} is required`);
-      return new Error(`${field || dataVar} ${first?.message ?? "is invalid"}`);
-    },
+    ...contractValidation,
   };
-  const app = Fastify({ ...options, ...extra }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  const app = Fastify({ ...options, ...extra });
   // Callback-style hooks, here and below: an async hook costs a promise per request.
   app.addHook("onRequest", (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
@@ -74,7 +58,7 @@ export function edgeRequestTimeoutMs(env: NodeJS.ProcessEnv = process.env): numb
   return Number.isFinite(value) && value > 0 ? value : 30_000;
 }
 
-function countRequests(app: App, ctx: CloudContext, listener: string): void {
+function countRequests(app: FastifyInstance, ctx: CloudContext, listener: string): void {
   app.addHook("onResponse", (request, reply, done) => {
     ctx.metrics.httpRequests.inc({ listener, method: request.method, status: String(reply.statusCode) });
     ctx.metrics.httpDuration.observe({ listener }, reply.elapsedTime / 1000);
@@ -84,7 +68,7 @@ function countRequests(app: App, ctx: CloudContext, listener: string): void {
 
 export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService }): FastifyInstance {
   const app = baseFastify(options.logger, controlEnvelope);
-  installErrorHandler(app as unknown as FastifyInstance, ctx.storage);
+  installErrorHandler(app, ctx.storage);
   countRequests(app, ctx, "control");
   healthRoutes(app, ctx, options.isReady);
   accountRoutes(app, ctx);
@@ -94,7 +78,7 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
   inferenceRoutes(app, ctx, options.inference);
-  return app as unknown as FastifyInstance;
+  return app;
 }
 
 /** The edge listener; its routes are mounted by cloud/edge (mountEdge), which owns its error format. */
@@ -107,5 +91,5 @@ export function buildEdge(ctx: CloudContext, options: { logger: boolean }): Fast
     http: { connectionsCheckingInterval: Math.min(1000, timeout), headersTimeout: Math.min(timeout, 60_000) },
   } as Partial<FastifyServerOptions>);
   countRequests(app, ctx, "edge");
-  return app as unknown as FastifyInstance;
+  return app;
 }

@@ -1,5 +1,7 @@
 /**
- * CloudClient: one method per route of the cloud API (DESIGN.md section 6).
+ * CloudClient: one method per route of the cloud API (DESIGN.md section 6), derived from the
+ * contract (`sdk/api/`): each JSON route of `cloudApi` is a method named by its key, taking its
+ * declared arguments and returning its declared answer. Streams and uploads are written below.
  *
  * @example
  * const client = new CloudClient({ baseUrl: "http://127.0.0.1:7870", token, projectId });
@@ -7,11 +9,16 @@
  * const { key } = await client.createDeploymentKey(deployment.id, { label: "teammate" });
  */
 import { ApiError, ConnectionError } from "./errors.js";
-import { readJobEvents, type EventStreamOptions } from "./sse.js";
-import type {
-  Artifact, BaseModel, CreateDeploymentInput, CreatedDeploymentKey, Dataset, Deployment, DeploymentKey, Job, JobEvent, Me, Project,
-  UpdateDeploymentInput,
-} from "./wire.js";
+import { readEventStream } from "./eventStreamReader.js";
+import { accountsApi, anonymousTokenRoute } from "./api/accounts.js";
+import { uploadDatasetRoute } from "./api/datasets.js";
+import { deploymentsApi } from "./api/deployments.js";
+import { inferenceChatRoute, type InferenceChatInput } from "./api/inference.js";
+import { jobEventsRoute, jobsApi } from "./api/jobs.js";
+import { keysApi } from "./api/keys.js";
+import { modelsApi } from "./api/models.js";
+import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type ResponseOf, type RouteMethods } from "./api/route.js";
+import type { Dataset, JobEvent, JobEventType } from "./wire.js";
 
 export interface CloudClientOptions {
   /** Control-plane URL, e.g. `http://127.0.0.1:7870`. */
@@ -26,26 +33,23 @@ export interface CloudClientOptions {
   timeoutMs?: number;
 }
 
-export interface CreateJobInput {
-  name: string;
-  config: Record<string, unknown>;
-  datasetId?: string;
-  evalDatasetId?: string;
+export type { CreateJobInput, InferenceChatInput } from "./wire.js";
+
+export interface EventStreamOptions {
+  /** Resume after this seq (0 = from the start). */
+  lastEventId?: number;
+  signal?: AbortSignal;
+  /** Reconnect attempts in a row without receiving anything before giving up. */
+  maxRetries?: number;
 }
 
 type Query = Record<string, string | number | undefined>;
 
-export interface InferenceChatInput {
-  target: import("./wire.js").DeploymentTarget;
-  messages: { role: "system" | "user" | "assistant"; content: string }[];
-  stream?: boolean;
-  temperature?: number;
-  top_p?: number;
-  max_tokens?: number;
-  stop?: string | string[];
-  seed?: number;
-  [extra: string]: unknown;
-}
+/** The cloud's JSON routes, one method each (its streams and uploads are written out below). */
+const cloudApi = { ...accountsApi, ...jobsApi, ...deploymentsApi, ...keysApi, ...modelsApi };
+
+/** The derived methods (`listJobs`, `getJob`, `createDeployment`, ...), installed at the end of this file. */
+export interface CloudClient extends RouteMethods<typeof cloudApi> {}
 
 export class CloudClient {
   readonly baseUrl: string;
@@ -61,125 +65,78 @@ export class CloudClient {
     return new CloudClient({ ...this.options, projectId });
   }
 
-  // --- accounts -----------------------------------------------------------------------------
   /** Mints an anonymous user and returns its bearer token (no auth needed). */
   static async createAnonymousToken(baseUrl: string): Promise<{ token: string; userId: string }> {
-    return new CloudClient({ baseUrl }).request("POST", "/v1/auth/anonymous", { auth: false });
-  }
-  me(): Promise<Me> {
-    return this.request("GET", "/v1/me");
-  }
-  listProjects(): Promise<Project[]> {
-    return this.request("GET", "/v1/projects");
-  }
-  createProject(input: { name: string; orgId?: string }): Promise<Project> {
-    return this.request("POST", "/v1/projects", { body: input });
+    return new CloudClient({ baseUrl }).call(anonymousTokenRoute, {}, { auth: false });
   }
 
-  // --- jobs ---------------------------------------------------------------------------------
-  listJobs(): Promise<Job[]> {
-    return this.request("GET", "/v1/jobs", { query: this.scope() });
-  }
   /**
    * The job list as the cloud's raw response (a JSON array of jobs, newest first, with an ETag),
    * for relays that pass the bytes on without parsing megabytes of jobs (the studio's
    * `/api/jobs`). With the ETag of a list the caller kept, an unchanged list answers 304 and no body.
    */
   openJobList(ifNoneMatch?: string): Promise<Response> {
-    return this.send("GET", "/v1/jobs", { query: this.scope(), headers: ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}, notModified: true });
+    return this.open(jobsApi.listJobs, {}, { headers: ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}, notModified: true });
   }
-  getJob(jobId: string): Promise<Job> {
-    return this.request("GET", `/v1/jobs/${enc(jobId)}`, { query: this.optionalScope() });
-  }
-  createJob(input: CreateJobInput): Promise<Job> {
-    return this.request("POST", "/v1/jobs", { body: { ...input, projectId: this.scope().projectId } });
-  }
-  cancelJob(jobId: string): Promise<Job> {
-    return this.request("POST", `/v1/jobs/${enc(jobId)}/cancel`, { query: this.optionalScope() });
-  }
-  listArtifacts(jobId: string): Promise<Artifact[]> {
-    return this.request("GET", `/v1/jobs/${enc(jobId)}/artifacts`, { query: this.optionalScope() });
-  }
-  /** The job's events, resuming automatically after a dropped connection, until the job ends. */
-  jobEvents(jobId: string, options: EventStreamOptions = {}): AsyncGenerator<JobEvent> {
-    return readJobEvents(async (lastEventId, signal) => {
-      const response = await this.send("GET", `/v1/jobs/${enc(jobId)}/events`, {
-        query: this.optionalScope(),
-        headers: { accept: "text/event-stream", ...(lastEventId > 0 ? { "last-event-id": String(lastEventId) } : {}) },
-        signal,
-        stream: true,
-      });
-      return response;
-    }, options);
+  /**
+   * The job's events until the job ends, resuming after a dropped connection with `Last-Event-ID`
+   * (sdk/eventStreamReader.ts), so each event is seen exactly once, in order.
+   */
+  async *jobEvents(jobId: string, options: EventStreamOptions = {}): AsyncGenerator<JobEvent> {
+    let cursor = options.lastEventId ?? 0;
+    const messages = readEventStream((lastEventId, signal) => this.openJobEventStream(jobId, Number(lastEventId ?? 0), signal), {
+      signal: options.signal,
+      lastEventId: cursor > 0 ? String(cursor) : undefined,
+      maxRetries: options.maxRetries ?? 8,
+      retryDelayMs: (failures) => Math.min(250 * 2 ** failures, 5000),
+    });
+    for await (const message of messages) {
+      const seq = Number(message.id);
+      if (!Number.isFinite(seq) || seq <= cursor) continue; // never yield a duplicate
+      cursor = seq;
+      yield { seq, type: message.event as JobEventType, data: JSON.parse(message.data), createdAt: "" };
+    }
   }
   /**
    * Opens the raw SSE response (for relays that pass the stream through unchanged). `batch` asks
    * for backlogs as `batch` frames (one frame carrying many events; see cloud/routes/jobEvents.ts).
    */
   openJobEventStream(jobId: string, lastEventId: number, signal?: AbortSignal, { batch = false }: { batch?: boolean } = {}): Promise<Response> {
-    return this.send("GET", `/v1/jobs/${enc(jobId)}/events`, {
-      query: { ...this.optionalScope(), ...(batch ? { batch: "1" } : {}) },
+    return this.open(jobEventsRoute, { params: { id: jobId } }, {
+      query: batch ? { batch: "1" } : {},
       headers: { accept: "text/event-stream", ...(lastEventId > 0 ? { "last-event-id": String(lastEventId) } : {}) },
       signal,
       stream: true,
     });
   }
 
-  // --- datasets and models ------------------------------------------------------------------
   uploadDataset(name: string, jsonl: string | Uint8Array): Promise<Dataset> {
-    return this.request("POST", "/v1/datasets", {
-      query: { ...this.scope(), name },
-      rawBody: jsonl,
-      headers: { "content-type": "application/jsonl" },
-    });
-  }
-  listModels(): Promise<BaseModel[]> {
-    return this.request("GET", "/v1/models");
+    return this.call(uploadDatasetRoute, {}, { query: { name }, rawBody: jsonl, headers: { "content-type": "application/jsonl" } });
   }
 
-  // --- inference ----------------------------------------------------------------------------
   /**
    * Chat with a completed job's adapter, a checkpoint, or a base model (`POST /v1/inference/chat`).
    * Returns the raw response: JSON for `stream: false`, OpenAI-style SSE chunks for `stream: true`.
    */
   openInferenceChat(body: InferenceChatInput, signal?: AbortSignal): Promise<Response> {
-    return this.send("POST", "/v1/inference/chat", {
-      body: { ...body, ...(this.projectId ? { projectId: this.projectId } : {}) },
-      headers: body.stream ? { accept: "text/event-stream" } : {},
-      signal,
-      stream: Boolean(body.stream),
-    });
-  }
-
-  // --- deployments --------------------------------------------------------------------------
-  listDeployments(): Promise<Deployment[]> {
-    return this.request("GET", "/v1/deployments", { query: this.scope() });
-  }
-  getDeployment(id: string): Promise<Deployment> {
-    return this.request("GET", `/v1/deployments/${enc(id)}`, { query: this.optionalScope() });
-  }
-  createDeployment(input: CreateDeploymentInput): Promise<Deployment> {
-    return this.request("POST", "/v1/deployments", { body: { ...input, projectId: this.scope().projectId } });
-  }
-  /** Partial update: only the given fields change (including `target`). */
-  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment> {
-    return this.request("PATCH", `/v1/deployments/${enc(id)}`, { query: this.optionalScope(), body: patch });
-  }
-  async deleteDeployment(id: string): Promise<void> {
-    await this.request("DELETE", `/v1/deployments/${enc(id)}`, { query: this.optionalScope() });
-  }
-  listDeploymentKeys(deploymentId: string): Promise<DeploymentKey[]> {
-    return this.request("GET", `/v1/deployments/${enc(deploymentId)}/keys`, { query: this.optionalScope() });
-  }
-  /** The response's `key` is the plaintext: shown once, never returned again. */
-  createDeploymentKey(deploymentId: string, input: { label: string }): Promise<CreatedDeploymentKey> {
-    return this.request("POST", `/v1/deployments/${enc(deploymentId)}/keys`, { query: this.optionalScope(), body: input });
-  }
-  async revokeDeploymentKey(deploymentId: string, keyId: string): Promise<void> {
-    await this.request("DELETE", `/v1/deployments/${enc(deploymentId)}/keys/${enc(keyId)}`, { query: this.optionalScope() });
+    return this.open(inferenceChatRoute, { body }, { headers: body.stream ? { accept: "text/event-stream" } : {}, signal, stream: Boolean(body.stream) });
   }
 
   // --- plumbing -----------------------------------------------------------------------------
+  /** Sends one call of a contract route and parses its JSON answer (undefined for 204). */
+  async call<R extends AnyRoute>(route: R, parts: CallParts, init: RequestInit_ = {}): Promise<ResponseOf<R>> {
+    const response = await this.open(route, parts, init);
+    return response.status === 204 ? undefined : response.json();
+  }
+
+  /** Sends one call of a contract route, adding the client's project where the route takes it. */
+  private open(route: AnyRoute, { params, body }: CallParts, init: RequestInit_ = {}): Promise<Response> {
+    const scope = route.project?.endsWith("?") ? this.optionalScope() : route.project ? this.scope() : {};
+    const query = route.project?.startsWith("query") ? { ...scope, ...init.query } : init.query;
+    if (body !== undefined && route.project?.startsWith("body")) body = { ...body, ...scope };
+    return this.send(route.method, pathOf(route.path, params), { ...init, query, body });
+  }
+
   private scope(): { projectId: string } {
     if (!this.projectId) throw new Error("this call needs a project: create the client with projectId");
     return { projectId: this.projectId };
@@ -251,8 +208,8 @@ interface RequestInit_ {
   notModified?: boolean;
 }
 
-const enc = encodeURIComponent;
-
 function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal {
   return AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
 }
+
+installRouteMethods(CloudClient.prototype, cloudApi, (client, route, parts) => client.call(route, parts));

@@ -2,20 +2,24 @@
  * The project's trainer manifest as `svc manifest --json` prints it and `/api/manifest` returns it,
  * and the Run training panel's three texts (SPEC section 4, verbatim), shared by the CLI and the UI.
  */
-
-export type Manifest = { status: "ok"; trainer: ManifestTrainer } | { status: "none" } | { status: "error"; error: string };
+import type { Static } from "@sinclair/typebox";
+import * as T from "@sinclair/typebox/type";
 
 /** What a manifest says about the registered trainer. */
-export interface ManifestTrainer {
-  name: string;
+const ManifestTrainer = T.Object({
+  name: T.String(),
   /** The dataset files it names, relative to the project (the training set first): editors check them (VS Code's Problems). */
-  datasets?: string[];
+  datasets: T.Optional(T.Array(T.String())),
   /**
    * For a model counted in bytes (svc-tiny: 1 token = 1 byte), the longest conversation in tokens,
    * which an editor can check without loading the model's tokenizer; absent for other models.
    */
-  byteTokenLimit?: number;
-}
+  byteTokenLimit: T.Optional(T.Number()),
+});
+export type ManifestTrainer = Static<typeof ManifestTrainer>;
+
+export const Manifest = T.Union([T.Object({ status: T.Literal("ok"), trainer: ManifestTrainer }), T.Object({ status: T.Literal("none") }), T.Object({ status: T.Literal("error"), error: T.String() })]);
+export type Manifest = Static<typeof Manifest>;
 
 export const NO_TRAINER_TEXT = "No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.";
 export const manifestErrorText = (error: string): string => `Couldn't read manifest: ${error}`;

@@ -1,4 +1,6 @@
 /** What every route module gets: where the project is, how to reach the cloud, how to run the CLI. */
+import type { StudioApi, StudioStreams } from "../sdk/api/studio.js";
+import type { RouteHandlers } from "../server-shared/serveRoute.js";
 import type { SessionSource } from "./session.js";
 import type { SvcCommand } from "./svcCommand.js";
 import type { TrainingRunner } from "./trainingRun.js";
@@ -11,3 +13,6 @@ export interface StudioContext {
   sessions: SessionSource;
   training: TrainingRunner;
 }
+
+/** The studio's handlers, one per route of its contract (sdk/api/studio.ts); each route module answers some of them. */
+export type StudioHandlers = RouteHandlers<StudioApi & StudioStreams>;

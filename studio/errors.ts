@@ -3,7 +3,7 @@
  * everything a route can throw onto it in one place (STYLE.md 8). Cloud errors keep the upstream
  * status and message, so the UI shows exactly what the cloud said (SPEC section 7).
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance } from "fastify";
 import { ApiError, ConnectionError, MissingStateError } from "../sdk/errors.js";
 
 export class StudioError extends Error {
@@ -35,11 +35,6 @@ export function toWireError(err: unknown): WireError {
     return { status: fastifyError.statusCode, code: fastifyError.code?.toLowerCase() ?? "invalid_request", message: fastifyError.message ?? "invalid request" };
   }
   return { status: 500, code: "internal_error", message: err instanceof Error ? err.message : String(err) };
-}
-
-export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
-  const { status, code, message } = toWireError(err);
-  return reply.status(status).send({ error: { code, message } });
 }
 
 export function installErrorHandler(app: FastifyInstance): void {

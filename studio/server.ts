@@ -17,9 +17,12 @@ import type { StudioContext } from "./context.js";
 import { installErrorHandler } from "./errors.js";
 import { installGuards } from "./guard.js";
 import { listenOnFreePort } from "./listen.js";
-import { registerDeploymentRoutes } from "./routes/deployments.js";
-import { registerJobRoutes } from "./routes/jobs.js";
-import { registerProjectRoutes } from "./routes/project.js";
+import { deploymentHandlers } from "./routes/deployments.js";
+import { jobHandlers } from "./routes/jobs.js";
+import { projectHandlers } from "./routes/project.js";
+import { studioApi, studioStreams } from "../sdk/api/studio.js";
+import { contractValidation, serveRoutes } from "../server-shared/serveRoute.js";
+import { EVENT_STREAM_ROUTE } from "./guard.js";
 import { SessionSource } from "./session.js";
 import { registerStaticAssets } from "./staticAssets.js";
 import { defaultSvcCommand, type SvcCommand } from "./svcCommand.js";
@@ -84,13 +87,11 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
 
   // No CORS plugin on purpose: a preflight is never answered, so cross-origin pages cannot send
   // the custom token header at all.
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: 1024 * 1024 });
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: 1024 * 1024, ...contractValidation });
   installErrorHandler(app);
   const extraHosts = new Set<string>();
   installGuards(app, { token, port: () => port, extraHosts });
-  registerProjectRoutes(app, ctx);
-  registerJobRoutes(app, ctx);
-  registerDeploymentRoutes(app, ctx);
+  serveRoutes(app, { ...studioApi, ...studioStreams }, { ...projectHandlers(ctx), ...jobHandlers(ctx), ...deploymentHandlers(ctx) }, { jobEvents: { config: EVENT_STREAM_ROUTE } });
   registerStaticAssets(app, { assetsDir: options.assetsDir ?? path.join(packageRoot(), "dist", "webview"), token });
 
   port = await listenOnFreePort(app, { host: options.host, port: options.port ?? DEFAULT_STUDIO_PORT, strict: options.strictPort ?? false });

@@ -47,6 +47,12 @@ export class SessionSource {
     return (await this.open(credentials)).client(state.projectId);
   }
 
+  /** A client scoped to the project when there is one: jobs and deployments by id need no scope. */
+  async clientFor(): Promise<CloudClient> {
+    const session = await this.open();
+    return session.client((await session.state())?.projectId);
+  }
+
   /** `GET|POST /api/credentials`: which credentials are in use, minting anonymous ones if none exist. Never the token. */
   async describe(): Promise<{ kind: Credentials["kind"]; cloudUrl: string; minted: boolean }> {
     const existed = (await readCredentials()) !== null;

@@ -11,7 +11,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import type { TrainingStatus } from "../sdk/studioWire.js";
+import type { TrainingStatus } from "../sdk/api/studio.js";
 import { StudioError } from "./errors.js";
 import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
 

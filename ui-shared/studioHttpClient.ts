@@ -3,23 +3,14 @@
  * Every `/api/*` call carries the per-launch token from `<meta name="svc-studio-token">`;
  * EventSource cannot set headers, so its URL carries `?studioToken=`.
  */
-import type {
-  Artifact,
-  BaseModel,
-  CreateDeploymentInput,
-  CreatedDeploymentKey,
-  Deployment,
-  DeploymentKey,
-  ErrorEnvelope,
-  Job,
-  UpdateDeploymentInput,
-} from "../sdk/wire.js";
-import { RUN_ID_HEADER } from "../sdk/studioWire.js";
+import type { ErrorEnvelope } from "../sdk/wire.js";
+import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type RouteMethods } from "../sdk/api/route.js";
+import { RUN_ID_HEADER, studioApi, studioStreams, type StudioApi } from "../sdk/api/studio.js";
 import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
 import { chunkDelta, chunkError, completionText } from "./chatChunks.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type SaveFileRequest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "./transport.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
 export const TOKEN_META = "svc-studio-token";
@@ -28,7 +19,8 @@ export function readStudioToken(doc: Document = document): string {
   return doc.querySelector<HTMLMetaElement>(`meta[name="${TOKEN_META}"]`)?.content ?? "";
 }
 
-const seg = encodeURIComponent;
+/** The JSON routes' methods (`listJobs`, `getJob`, ...), installed from the contract at the end of this file. */
+export interface HttpTransport extends RouteMethods<StudioApi> {}
 
 export class HttpTransport implements Transport {
   constructor(
@@ -50,21 +42,14 @@ export class HttpTransport implements Transport {
     return response;
   }
 
-  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await this.send(method, path, body);
-    return (await response.json()) as T;
-  }
-
-  getManifest(): Promise<Manifest> {
-    return this.json("GET", "/api/manifest");
-  }
-
-  getEnvironment(): Promise<StudioEnvironment> {
-    return this.json("GET", "/api/environment");
+  /** One call of a studio route: its JSON answer, or undefined for a route that answers 204. */
+  async call(route: AnyRoute, { params, body }: CallParts): Promise<unknown> {
+    const response = await this.send(route.method, pathOf(route.path, params), body);
+    return route.response ? response.json() : undefined;
   }
 
   async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    const response = await this.send("POST", "/api/train", undefined, signal);
+    const response = await this.send(studioStreams.train.method, studioStreams.train.path, undefined, signal);
     const runId = response.headers.get(RUN_ID_HEADER);
     await readText(response, onOutput);
     // The body is svc start's raw output only; the studio tells how this run ended.
@@ -73,30 +58,9 @@ export class HttpTransport implements Transport {
     if (last?.id === runId && last.exitCode !== 0) throw new TransportError(500, "run_failed", runFailedMessage(last.exitCode));
   }
 
-  getTrainingStatus(): Promise<TrainingStatus> {
-    return this.json("GET", "/api/train");
-  }
-
-  stopTraining(): Promise<TrainingStatus> {
-    return this.json("DELETE", "/api/train");
-  }
-
-  listJobs(): Promise<Job[]> {
-    return this.json("GET", "/api/jobs");
-  }
-  getJob(id: string): Promise<Job> {
-    return this.json("GET", `/api/jobs/${seg(id)}`);
-  }
-  cancelJob(id: string): Promise<Job> {
-    return this.json("POST", `/api/jobs/${seg(id)}/cancel`);
-  }
-  listArtifacts(jobId: string): Promise<Artifact[]> {
-    return this.json("GET", `/api/jobs/${seg(jobId)}/artifacts`);
-  }
-
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
     // `batch=1`: the history comes as a few `batch` frames, not one message per event (issue 15).
-    const url = `${this.baseUrl}/api/jobs/${seg(jobId)}/events?studioToken=${seg(this.token)}&batch=1`;
+    const url = `${this.baseUrl}${pathOf(studioStreams.jobEvents.path, { id: jobId })}?studioToken=${encodeURIComponent(this.token)}&batch=1`;
     const source = new EventSource(url);
     let closed = false;
     const close = () => {
@@ -122,38 +86,9 @@ export class HttpTransport implements Transport {
     return close;
   }
 
-  listModels(): Promise<BaseModel[]> {
-    return this.json("GET", "/api/models");
-  }
-
-  listDeployments(): Promise<Deployment[]> {
-    return this.json("GET", "/api/deployments");
-  }
-  createDeployment(input: CreateDeploymentInput): Promise<Deployment> {
-    return this.json("POST", "/api/deployments", input);
-  }
-  getDeployment(id: string): Promise<Deployment> {
-    return this.json("GET", `/api/deployments/${seg(id)}`);
-  }
-  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment> {
-    return this.json("PATCH", `/api/deployments/${seg(id)}`, patch);
-  }
-  async deleteDeployment(id: string): Promise<void> {
-    await this.send("DELETE", `/api/deployments/${seg(id)}`);
-  }
-  listKeys(deploymentId: string): Promise<DeploymentKey[]> {
-    return this.json("GET", `/api/deployments/${seg(deploymentId)}/keys`);
-  }
-  issueKey(deploymentId: string, label: string): Promise<CreatedDeploymentKey> {
-    return this.json("POST", `/api/deployments/${seg(deploymentId)}/keys`, { label });
-  }
-  async revokeKey(deploymentId: string, keyId: string): Promise<void> {
-    await this.send("DELETE", `/api/deployments/${seg(deploymentId)}/keys/${seg(keyId)}`);
-  }
-
   async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
     // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back.
-    const response = await this.send("POST", "/api/inference/chat", { ...request, stream: true }, signal);
+    const response = await this.send(studioStreams.chat.method, studioStreams.chat.path, { ...request, stream: true }, signal);
     if (/^application\/json/i.test(response.headers.get("content-type") ?? "")) {
       // A server (or proxy) that answered with a whole completion anyway: show it as one delta.
       const text = completionText(await response.text());
@@ -199,6 +134,8 @@ export function downloadInBrowser(file: SaveFileRequest): void {
   // The download has started once click() returns; the URL is no longer needed after this turn.
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
+
+installRouteMethods(HttpTransport.prototype, studioApi, (transport, route, parts) => transport.call(route, parts));
 
 /** What the Run training panel says when `svc start` ended with an error (its own output says why). */
 export function runFailedMessage(exitCode: number | null): string {

@@ -1,40 +1,16 @@
 /**
  * The one interface every Svelte component talks to (STYLE.md 4). The browser SPA implements it
- * with fetch/EventSource against the studio (`http.ts`); VS Code panels implement it with
- * postMessage to the extension host (`vscode.ts`). Components never know which one they have.
+ * with fetch/EventSource against the studio (`studioHttpClient.ts`); VS Code panels implement it
+ * with postMessage to the extension host (`webview/transport/vscode.ts`). Components never know
+ * which one they have.
  */
-import type {
-  Artifact,
-  BaseModel,
-  CreateDeploymentInput,
-  CreatedDeploymentKey,
-  Deployment,
-  DeploymentKey,
-  DeploymentTarget,
-  Job,
-  UpdateDeploymentInput,
-} from "../sdk/wire.js";
+import type { RouteMethods } from "../sdk/api/route.js";
+import type { ChatRequest, StudioApi } from "../sdk/api/studio.js";
 import type { JobStreamEvent } from "./eventLog.js";
 
-/** `GET /api/manifest`: the project's registered trainer, none, or the build error. */
 export type { Manifest } from "../sdk/manifest.js";
-import type { Manifest } from "../sdk/manifest.js";
-
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
-
-/** Body of `POST /api/inference/chat`. */
-export interface ChatRequest {
-  target: DeploymentTarget;
-  messages: ChatMessage[];
-  temperature?: number;
-  maxTokens?: number;
-}
-
-export type { StudioEnvironment, TrainingStatus } from "../sdk/studioWire.js";
-import type { StudioEnvironment, TrainingStatus } from "../sdk/studioWire.js";
+export type { ChatMessage } from "../sdk/api/inference.js";
+export type { ChatRequest, StudioEnvironment, TrainingStatus } from "../sdk/api/studio.js";
 
 /** Callbacks of a job event subscription. */
 export interface JobEventHandlers {
@@ -82,47 +58,21 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
-export interface Transport {
-  getManifest(): Promise<Manifest>;
-  getEnvironment(): Promise<StudioEnvironment>;
+/** One method per JSON route of the studio's contract (sdk/api/studio.ts: `getJob(id)`, ...), and the streams and clipboard. */
+export interface Transport extends RouteMethods<StudioApi> {
   /**
    * Runs the project's trainer (`POST /api/train`), calling `onOutput` with each chunk of raw
    * stdout+stderr until the process ends. Rejects with status 409 when a run is already in flight,
    * and with code `run_failed` when `svc start` exited with an error (e.g. before any job existed).
    */
   runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void>;
-  /** Whether a run is in flight, whichever tab or panel started it (`GET /api/train`). */
-  getTrainingStatus(): Promise<TrainingStatus>;
-  /**
-   * Stops the run in flight, whichever tab or panel started it (`DELETE /api/train`): `svc start`
-   * cancels its job as on Ctrl-C. Resolves once it exited, with the status saying how it ended.
-   */
-  stopTraining(): Promise<TrainingStatus>;
-
-  listJobs(): Promise<Job[]>;
-  getJob(id: string): Promise<Job>;
-  cancelJob(id: string): Promise<Job>;
-  listArtifacts(jobId: string): Promise<Artifact[]>;
   /**
    * Live training events of one job (SSE `GET /api/jobs/:id/events?batch=1`), replayed from the
    * start; the history arrives in bulk through `onEvents`.
    */
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe;
-
-  listModels(): Promise<BaseModel[]>;
-
-  listDeployments(): Promise<Deployment[]>;
-  createDeployment(input: CreateDeploymentInput): Promise<Deployment>;
-  getDeployment(id: string): Promise<Deployment>;
-  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment>;
-  deleteDeployment(id: string): Promise<void>;
-  listKeys(deploymentId: string): Promise<DeploymentKey[]>;
-  issueKey(deploymentId: string, label: string): Promise<CreatedDeploymentKey>;
-  revokeKey(deploymentId: string, keyId: string): Promise<void>;
-
   /** Streams a chat completion (`POST /api/inference/chat`), calling `onDelta` with each text piece. */
   streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void>;
-
   /** Copies text; VS Code webviews route this through the host because the clipboard API may be blocked. */
   copyText(text: string): Promise<void>;
   /**

@@ -30,10 +30,8 @@ export async function addModelCommand(options: AddModelOptions): Promise<number>
   if (options.upstream && !options.name) throw new CliError("--name is required with --upstream", 2);
   const file = options.target ? await resolveTarget(options.target) : undefined;
   const client = new CloudClient({ baseUrl: await resolveCloudUrl(), token: readWorkerToken(options.dataDir ?? defaultCloudDataDir()) });
-  const model = await client.request<BaseModel>("POST", "/v1/models", {
-    // Without --name the cloud names a file after its general.name; a discovered one keeps its listed name.
-    body: { name: options.name ?? file?.name, path: file?.path, upstreamUrl: options.upstream, adapterModel: options.adapterModel, replace: options.replace },
-  });
+  // Without --name the cloud names a file after its general.name; a discovered one keeps its listed name.
+  const model = await client.registerModel({ name: options.name ?? file?.name, path: file?.path, upstreamUrl: options.upstream, adapterModel: options.adapterModel, replace: options.replace });
   process.stdout.write(registeredLine(model, options) + "\n");
   return 0;
 }

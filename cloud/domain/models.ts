@@ -7,22 +7,11 @@
 import path from "node:path";
 import { inspectGguf, type ModelFacts } from "../../engine/gguf/inspect.js";
 import type { BaseModel } from "../../sdk/wire.js";
+import type { RegisterModelInput } from "../../sdk/api/models.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, conflict } from "../http/errors.js";
 import type { BaseModelsTable } from "../store/schema.js";
 import { nowIso } from "./ids.js";
-
-export interface RegisterModelInput {
-  /** Default for a GGUF: a slug of its general.name, else of its file name. */
-  name?: string;
-  /** Absolute path of a GGUF file on the cloud's machine. */
-  path?: string;
-  /** Base URL of an OpenAI-compatible server, e.g. http://gpu-box:8000/v1. */
-  upstreamUrl?: string;
-  /** Model name to send upstream (e.g. the vLLM LoRA module name). */
-  adapterModel?: string;
-  replace?: boolean;
-}
 
 /** What a model name may look like (the route's schema says the same to clients). */
 export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$/;

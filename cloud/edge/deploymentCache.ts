@@ -15,7 +15,7 @@
  * random well-formed slugs cost at most `maxEntries` small entries, never unbounded memory.
  */
 import type { DeploymentTarget } from "../../sdk/wire.js";
-import { SLUG_PATTERN } from "../http/schemas.js";
+import { SLUG_PATTERN } from "../../sdk/api/deployments.js";
 import type { CloudContext } from "../context.js";
 import { corsOriginsOf, targetOf } from "../domain/deployments.js";
 import type { Backend } from "../inference/index.js";

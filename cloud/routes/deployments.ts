@@ -1,72 +1,63 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CloudContext } from "../context.js";
 import { createDeployment, deleteDeployment, listDeployments, requireDeployment, toDeployment, updateDeployment } from "../domain/deployments.js";
 import { createKey, listKeys, revokeKey } from "../domain/deploymentKeys.js";
 import { badRequest } from "../http/errors.js";
-import { CreateDeploymentBody, CreateKeyBody, KEY_LABEL_RULE, IdParams, KeyParams, ProjectQuery, UpdateDeploymentBody } from "../http/schemas.js";
 import { parseTarget } from "../http/target.js";
 import { isValidKeyLabel, normalizeKeyLabel } from "../../sdk/keyLabel.js";
+import { deploymentsApi } from "../../sdk/api/deployments.js";
+import { KEY_LABEL_RULE, keysApi } from "../../sdk/api/keys.js";
+import { serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
-import type { App } from "./types.js";
 
-export function deploymentRoutes(app: App, ctx: CloudContext): void {
-  app.get("/v1/deployments", { schema: { querystring: ProjectQuery } }, async (request) => {
-    const [projectId] = await projectScope(ctx, request, requiredProjectId(request.query.projectId));
-    return listDeployments(ctx, projectId);
+export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext): void {
+  /** The deployment `:id` names, in the request's project scope (404 outside it). */
+  const deploymentOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) =>
+    requireDeployment(ctx, await projectScope(ctx, request, request.query.projectId), request.params.id);
+
+  serveRoutes(app, deploymentsApi, {
+    listDeployments: async (request) => {
+      const [projectId] = await projectScope(ctx, request, requiredProjectId(request.query.projectId));
+      return listDeployments(ctx, projectId);
+    },
+    createDeployment: async (request) => {
+      const { body } = request;
+      const [projectId] = await projectScope(ctx, request, requiredProjectId(body.projectId ?? request.query.projectId));
+      const deployment = await createDeployment(ctx, projectId, { ...body, target: parseTarget(body.target) });
+      ctx.deploymentChanges.changed(deployment.slug);
+      return deployment;
+    },
+    getDeployment: async (request) => toDeployment(ctx, await deploymentOf(request)),
+    updateDeployment: async (request) => {
+      const row = await deploymentOf(request);
+      const { target, ...rest } = request.body;
+      const updated = await updateDeployment(ctx, row, { ...rest, ...(target !== undefined ? { target: parseTarget(target) } : {}) });
+      ctx.deploymentChanges.changed(row.slug);
+      return updated;
+    },
+    deleteDeployment: async (request) => {
+      const row = await deploymentOf(request);
+      await deleteDeployment(ctx, row);
+      ctx.deploymentChanges.changed(row.slug);
+    },
   });
 
-  app.post("/v1/deployments", { schema: { querystring: ProjectQuery, body: CreateDeploymentBody } }, async (request, reply) => {
-    const { body } = request;
-    const [projectId] = await projectScope(ctx, request, requiredProjectId(body.projectId ?? request.query.projectId));
-    const deployment = await createDeployment(ctx, projectId, { ...body, target: parseTarget(body.target) });
-    ctx.deploymentChanges.changed(deployment.slug);
-    return reply.status(201).send(deployment);
-  });
-
-  app.get("/v1/deployments/:id", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    return toDeployment(ctx, await requireDeployment(ctx, scope, request.params.id));
-  });
-
-  app.patch("/v1/deployments/:id", { schema: { params: IdParams, querystring: ProjectQuery, body: UpdateDeploymentBody } }, async (request) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const row = await requireDeployment(ctx, scope, request.params.id);
-    const { target, ...rest } = request.body;
-    const updated = await updateDeployment(ctx, row, { ...rest, ...(target !== undefined ? { target: parseTarget(target) } : {}) });
-    ctx.deploymentChanges.changed(row.slug);
-    return updated;
-  });
-
-  app.delete("/v1/deployments/:id", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request, reply) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const row = await requireDeployment(ctx, scope, request.params.id);
-    await deleteDeployment(ctx, row);
-    ctx.deploymentChanges.changed(row.slug);
-    return reply.status(204).send();
-  });
-
-  app.get("/v1/deployments/:id/keys", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const row = await requireDeployment(ctx, scope, request.params.id);
-    return listKeys(ctx, row.id);
-  });
-
-  app.post("/v1/deployments/:id/keys", { schema: { params: IdParams, querystring: ProjectQuery, body: CreateKeyBody } }, async (request, reply) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const row = await requireDeployment(ctx, scope, request.params.id);
-    if (!isValidKeyLabel(request.body.label)) throw badRequest(KEY_LABEL_RULE);
-    // The only response that ever carries a key's plaintext; never cache it anywhere.
-    reply.header("cache-control", "no-store");
-    const key = await createKey(ctx, row.id, normalizeKeyLabel(request.body.label));
-    ctx.deploymentChanges.changed(row.slug);
-    return reply.status(201).send(key);
-  });
-
-  app.delete("/v1/deployments/:id/keys/:keyId", { schema: { params: KeyParams, querystring: ProjectQuery } }, async (request, reply) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const row = await requireDeployment(ctx, scope, request.params.id);
-    await revokeKey(ctx, row.id, request.params.keyId);
-    ctx.deploymentChanges.changed(row.slug);
-    return reply.status(204).send();
+  serveRoutes(app, keysApi, {
+    listDeploymentKeys: async (request) => listKeys(ctx, (await deploymentOf(request)).id),
+    createDeploymentKey: async (request, reply) => {
+      const row = await deploymentOf(request);
+      if (!isValidKeyLabel(request.body.label)) throw badRequest(KEY_LABEL_RULE);
+      // The only response that ever carries a key's plaintext; never cache it anywhere.
+      reply.header("cache-control", "no-store");
+      const key = await createKey(ctx, row.id, normalizeKeyLabel(request.body.label));
+      ctx.deploymentChanges.changed(row.slug);
+      return key;
+    },
+    revokeDeploymentKey: async (request) => {
+      const row = await deploymentOf(request);
+      await revokeKey(ctx, row.id, request.params.keyId);
+      ctx.deploymentChanges.changed(row.slug);
+    },
   });
 }
 

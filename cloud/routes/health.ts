@@ -1,8 +1,8 @@
 import type { CloudContext } from "../context.js";
-import type { App } from "./types.js";
+import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
 
-export function healthRoutes(app: App, ctx: CloudContext, isReady: () => boolean): void {
+export function healthRoutes(app: FastifyInstance, ctx: CloudContext, isReady: () => boolean): void {
   app.get("/healthz", async () => ({ ok: true }));
   app.get("/readyz", async (_request, reply) => {
     if (!isReady()) return reply.status(503).send({ ok: false, reason: "starting or shutting down" });

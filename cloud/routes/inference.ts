@@ -4,7 +4,6 @@
  * caller's project. Same engine and same JSON/SSE format as the edge; errors use the control
  * plane's envelope.
  */
-import { Type } from "@sinclair/typebox";
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
@@ -13,15 +12,12 @@ import { InferenceError, type InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
 import { answerChat } from "../inference/answerChat.js";
 import { projectScope } from "./scope.js";
-import type { App } from "./types.js";
+import type { FastifyInstance } from "fastify";
+import { inferenceChatRoute } from "../../sdk/api/inference.js";
+import { serveRoute } from "../../server-shared/serveRoute.js";
 
-const InferenceChatBody = Type.Object(
-  { projectId: Type.Optional(Type.String({ minLength: 1 })), target: Type.Unknown(), messages: Type.Unknown() },
-  { additionalProperties: true },
-);
-
-export function inferenceRoutes(app: App, ctx: CloudContext, inference: InferenceService): void {
-  app.post("/v1/inference/chat", { schema: { body: InferenceChatBody } }, async (request, reply) => {
+export function inferenceRoutes(app: FastifyInstance, ctx: CloudContext, inference: InferenceService): void {
+  serveRoute(app, inferenceChatRoute, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.body.projectId);
     const target = parseTarget(request.body.target);
     await requireTargetInScope(ctx, scope, target);

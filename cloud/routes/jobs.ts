@@ -1,3 +1,4 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { TRAINING_BACKENDS } from "../../sdk/trainer/config.js";
 import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
@@ -8,10 +9,10 @@ import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
 import { requireProject } from "../domain/accounts.js";
 import { badRequest } from "../http/errors.js";
-import { CreateJobBody, IdParams, ProjectQuery } from "../http/schemas.js";
+import { jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js";
+import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
 import { streamJobEvents } from "./jobEvents.js";
-import type { App } from "./types.js";
 
 /** How a job's cancellation reaches the worker running it (the worker hub implements it). */
 export interface JobCanceller {
@@ -21,61 +22,54 @@ export interface JobCanceller {
   jobCreated(): Promise<void>;
 }
 
-export function jobRoutes(app: App, ctx: CloudContext, workers: JobCanceller): void {
+export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobCanceller): void {
   const jobLists = new JobListCache();
-
-  app.post("/v1/jobs", { schema: { body: CreateJobBody } }, async (request, reply) => {
-    const userId = await requireUser(ctx, request);
-    const { projectId, name, config, datasetId, evalDatasetId } = request.body;
-    await requireProject(ctx, userId, projectId);
-    if (datasetId) await requireDataset(ctx, projectId, datasetId, "datasetId");
-    if (evalDatasetId) await requireDataset(ctx, projectId, evalDatasetId, "evalDatasetId");
-    await validateModel(ctx, config);
-    const job = await createJob(ctx, { projectId, name, config, datasetId, evalDatasetId });
-    void workers.jobCreated();
-    return reply.status(201).send(job);
-  });
-
-  app.get("/v1/jobs", { schema: { querystring: ProjectQuery } }, async (request, reply) => {
-    if (!request.query.projectId) throw badRequest("projectId is required");
-    const [projectId] = await projectScope(ctx, request, request.query.projectId);
-    // The whole list is megabytes for thousands of jobs: kept serialised while it is unchanged
-    // (jobListCache.ts), and sent as those bytes. Its version is the entity tag, so a relay that
-    // kept the list (the studio) revalidates it with a 304 instead of fetching it again.
-    const list = await jobLists.body(ctx, projectId);
-    const etag = `"${projectId}.${list.version}"`;
-    reply.header("etag", etag);
-    if (request.headers["if-none-match"] === etag) return reply.code(304).send();
-    return reply.type("application/json; charset=utf-8").send(list.body);
-  });
-
-  app.get("/v1/jobs/:id", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
+  /** The job `:id` names, in the request's project scope (404 outside it), and that scope. */
+  const jobOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) => {
     const scope = await projectScope(ctx, request, request.query.projectId);
-    return toJob(await requireJobInProject(ctx, scope, request.params.id));
+    return { scope, job: await requireJobInProject(ctx, scope, request.params.id) };
+  };
+
+  serveRoutes(app, jobsApi, {
+    createJob: async (request) => {
+      const userId = await requireUser(ctx, request);
+      const { projectId, name, config, datasetId, evalDatasetId } = request.body;
+      await requireProject(ctx, userId, projectId);
+      if (datasetId) await requireDataset(ctx, projectId, datasetId, "datasetId");
+      if (evalDatasetId) await requireDataset(ctx, projectId, evalDatasetId, "evalDatasetId");
+      await validateModel(ctx, config);
+      const job = await createJob(ctx, { projectId, name, config, datasetId, evalDatasetId });
+      void workers.jobCreated();
+      return job;
+    },
+    listJobs: async (request, reply) => {
+      if (!request.query.projectId) throw badRequest("projectId is required");
+      const [projectId] = await projectScope(ctx, request, request.query.projectId);
+      // The whole list is megabytes for thousands of jobs: kept serialised while it is unchanged
+      // (jobListCache.ts), and sent as those bytes. Its version is the entity tag, so a relay that
+      // kept the list (the studio) revalidates it with a 304 instead of fetching it again.
+      const list = await jobLists.body(ctx, projectId);
+      const etag = `"${projectId}.${list.version}"`;
+      reply.header("etag", etag);
+      if (request.headers["if-none-match"] === etag) return reply.code(304).send();
+      return reply.type("application/json; charset=utf-8").send(list.body);
+    },
+    getJob: async (request) => toJob((await jobOf(request)).job),
+    listArtifacts: async (request) => listArtifacts(ctx, (await jobOf(request)).job.id),
+    cancelJob: async (request) => {
+      const { scope, job } = await jobOf(request);
+      // The cloud ends the job itself, so cancel works with the worker gone or wedged; then the
+      // worker is told to stop, and its own late events for the job are refused.
+      if (await cancelJob(ctx, job.id)) workers.requestCancel(job.id);
+      return toJob(await requireJobInProject(ctx, scope, job.id));
+    },
   });
 
-  app.get("/v1/jobs/:id/artifacts", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const job = await requireJobInProject(ctx, scope, request.params.id);
-    return listArtifacts(ctx, job.id);
-  });
-
-  app.post("/v1/jobs/:id/cancel", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const job = await requireJobInProject(ctx, scope, request.params.id);
-    // The cloud ends the job itself, so cancel works with the worker gone or wedged; then the
-    // worker is told to stop, and its own late events for the job are refused.
-    if (await cancelJob(ctx, job.id)) workers.requestCancel(job.id);
-    return toJob(await requireJobInProject(ctx, scope, job.id));
-  });
-
-  app.get("/v1/jobs/:id/events", { schema: { params: IdParams, querystring: ProjectQuery } }, async (request, reply) => {
-    const scope = await projectScope(ctx, request, request.query.projectId);
-    const job = await requireJobInProject(ctx, scope, request.params.id);
-    const query = request.query as { lastEventId?: string; batch?: string };
-    const resumeFrom = Number(request.headers["last-event-id"] ?? query.lastEventId ?? 0);
+  serveRoute(app, jobEventsRoute, async (request, reply) => {
+    const { job } = await jobOf(request);
+    const resumeFrom = Number(request.headers["last-event-id"] ?? request.query.lastEventId ?? 0);
     // `?batch=1`: backlogs come as `batch` frames (jobEvents.ts); without it the stream is unchanged.
-    await streamJobEvents(ctx, request, reply, job.id, Number.isFinite(resumeFrom) && resumeFrom > 0 ? resumeFrom : 0, query.batch === "1");
+    await streamJobEvents(ctx, request, reply, job.id, Number.isFinite(resumeFrom) && resumeFrom > 0 ? resumeFrom : 0, request.query.batch === "1");
   });
 }
 

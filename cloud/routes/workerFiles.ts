@@ -4,6 +4,9 @@ import path from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { route } from "../../sdk/api/route.js";
+import { serveRoute } from "../../server-shared/serveRoute.js";
 import type { CloudContext } from "../context.js";
 import { getDatasetFile } from "../domain/datasets.js";
 import { requireCurrentClaim } from "../domain/jobs.js";
@@ -11,8 +14,6 @@ import { newId, nowIso } from "../domain/ids.js";
 import { requireWorker } from "../http/auth.js";
 import { storageProblemOf } from "../http/storageHealth.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
-import { IdParams } from "../http/schemas.js";
-import type { App } from "./types.js";
 
 const ArtifactQuery = Type.Object({
   name: Type.String({ pattern: "^[A-Za-z0-9._-]{1,120}$", errorMessage: "name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'" }),
@@ -21,18 +22,18 @@ const ArtifactQuery = Type.Object({
   claim: Type.Integer({ minimum: 1, errorMessage: "claim must be the claim number of the job's assignment" }),
 });
 
-export function workerFileRoutes(app: App, ctx: CloudContext): void {
+export function workerFileRoutes(app: FastifyInstance, ctx: CloudContext): void {
   // Artifacts stream straight to disk: the parser hands the request stream through untouched.
   app.addContentTypeParser("application/octet-stream", (_request, payload, done) => done(null, payload));
 
-  app.get("/v1/worker/datasets/:id", { schema: { params: IdParams } }, async (request, reply) => {
+  serveRoute(app, route({ method: "GET", path: "/v1/worker/datasets/:id" }), async (request, reply) => {
     await requireWorker(ctx, request);
     const row = await getDatasetFile(ctx, request.params.id);
     reply.header("content-type", "application/jsonl");
     return reply.send(createReadStream(row.path));
   });
 
-  app.get("/v1/worker/models/:name", { schema: { params: Type.Object({ name: Type.String() }) } }, async (request, reply) => {
+  serveRoute(app, route({ method: "GET", path: "/v1/worker/models/:name" }), async (request, reply) => {
     await requireWorker(ctx, request);
     const model = await ctx.db.selectFrom("base_models").select(["path"]).where("name", "=", request.params.name).executeTakeFirst();
     if (!model?.path) throw notFound(`model file ${request.params.name}`);
@@ -41,10 +42,10 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
   });
 
   // Streams the body to a temp file and renames it into place, so a dropped upload leaves no partial artifact.
-  app.put(
-    "/v1/worker/jobs/:id/artifacts",
-    { schema: { params: IdParams, querystring: ArtifactQuery }, bodyLimit: ctx.limits.artifactBytes },
-    async (request, reply) => {
+  serveRoute(
+    app,
+    route({ method: "PUT", path: "/v1/worker/jobs/:id/artifacts", query: ArtifactQuery, response: Type.Object({ ok: Type.Boolean() }), status: 201 }),
+    async (request) => {
       await requireWorker(ctx, request);
       const { name, kind, step, claim } = request.query;
       // Fencing: only the job's current claim may upload, and only while the job is live.
@@ -69,8 +70,9 @@ export function workerFileRoutes(app: App, ctx: CloudContext): void {
         if (err instanceof HttpError || storageProblemOf(err)) throw err; // a full disk is the cloud's 507, not the worker's 400
         throw badRequest(`artifact upload failed: ${(err as Error).message}`);
       }
-      return reply.status(201).send({ ok: true });
+      return { ok: true };
     },
+    { bodyLimit: ctx.limits.artifactBytes },
   );
 }
 

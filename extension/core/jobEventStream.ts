@@ -9,6 +9,8 @@
 import { JOB_EVENT_TYPES, parseEventData, type JobStreamEvent, type JobStreamEventType } from "../../ui-shared/eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
 import { readEventStream } from "../../sdk/eventStreamReader.js";
+import { pathOf } from "../../sdk/api/route.js";
+import { studioStreams } from "../../sdk/api/studio.js";
 import { errorFrom, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
 
 export interface JobEventSink {
@@ -33,7 +35,7 @@ const isJobEventType = (name: string): name is JobStreamEventType => (JOB_EVENT_
 /** Resolves at the server's `end` or when `signal` aborts; rejects on an HTTP error (404 unknown job, 403). */
 export async function streamJobEvents(options: JobEventStreamOptions, sink: JobEventSink, signal: AbortSignal): Promise<void> {
   const doFetch = options.fetch ?? fetch;
-  const url = `${options.studioUrl}/api/jobs/${encodeURIComponent(options.jobId)}/events?batch=1`;
+  const url = `${options.studioUrl}${pathOf(studioStreams.jobEvents.path, { id: options.jobId })}?batch=1`;
   const open = async (lastEventId: string | undefined, attempt: AbortSignal) => {
     const headers: Record<string, string> = { [TOKEN_HEADER]: options.token, accept: "text/event-stream" };
     if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;

@@ -1,16 +1,19 @@
 /**
- * What a panel's requests do on the host: each `api/*` method is the same studio call the SPA
+ * What a panel's requests do on the host: each `api/<name>` request is the same studio call the SPA
  * makes (through the same HttpTransport, so both surfaces share one code path and one error
- * envelope), and streams are the studio's streams read in the host.
+ * envelope), one per route of the studio's contract; and streams are the studio's streams read in the host.
  */
-import { TransportError, type SaveFileRequest, type Transport } from "../../ui-shared/transport.js";
+import { studioApi } from "../../sdk/api/studio.js";
+import type { HttpTransport } from "../../ui-shared/studioHttpClient.js";
+import { callParts } from "../../ui-shared/protocol/common.js";
+import { TransportError, type SaveFileRequest } from "../../ui-shared/transport.js";
 import type { RequestHandlers, StreamRunner } from "./panelConnection.js";
 import { streamJobEvents } from "./jobEventStream.js";
 
 export interface StudioEndpoint {
   url: string;
   token: string;
-  api: Transport;
+  api: HttpTransport;
 }
 
 /** What the host does for a panel beyond the studio API (VS Code's clipboard, dialogs, other panels). */
@@ -31,43 +34,7 @@ const STUDIO_HASH = /^#\/playground\?job=[\w%.-]+$/;
 export type PanelChange = { kind: "job"; id: string } | { kind: "deployment"; id: string };
 
 export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host: PanelHost, onChange: (change: PanelChange) => void = () => {}): RequestHandlers {
-  const api = async () => (await studio()).api;
-  /** Runs a mutating call and reports it once it succeeded. */
-  const changing = async <T>(change: PanelChange, call: () => Promise<T>): Promise<T> => {
-    const result = await call();
-    onChange(change);
-    return result;
-  };
-  return {
-    "api/getManifest": async () => (await api()).getManifest(),
-    "api/getEnvironment": async () => (await api()).getEnvironment(),
-    "api/getTrainingStatus": async () => (await api()).getTrainingStatus(),
-    "api/stopTraining": async () => (await api()).stopTraining(),
-    "api/listJobs": async () => (await api()).listJobs(),
-    "api/getJob": async ({ id }) => (await api()).getJob(id),
-    "api/cancelJob": ({ id }) => changing({ kind: "job", id }, async () => (await api()).cancelJob(id)),
-    "api/listArtifacts": async ({ jobId }) => (await api()).listArtifacts(jobId),
-    "api/listModels": async () => (await api()).listModels(),
-    "api/listDeployments": async () => (await api()).listDeployments(),
-    "api/createDeployment": async ({ input }) => {
-      const created = await (await api()).createDeployment(input);
-      onChange({ kind: "deployment", id: created.id });
-      return created;
-    },
-    "api/getDeployment": async ({ id }) => (await api()).getDeployment(id),
-    "api/updateDeployment": ({ id, patch }) => changing({ kind: "deployment", id }, async () => (await api()).updateDeployment(id, patch)),
-    "api/deleteDeployment": ({ id }) =>
-      changing({ kind: "deployment", id }, async () => {
-        await (await api()).deleteDeployment(id);
-        return null;
-      }),
-    "api/listKeys": async ({ deploymentId }) => (await api()).listKeys(deploymentId),
-    "api/issueKey": ({ deploymentId, label }) => changing({ kind: "deployment", id: deploymentId }, async () => (await api()).issueKey(deploymentId, label)),
-    "api/revokeKey": ({ deploymentId, keyId }) =>
-      changing({ kind: "deployment", id: deploymentId }, async () => {
-        await (await api()).revokeKey(deploymentId, keyId);
-        return null;
-      }),
+  const handlers: RequestHandlers = {
     "host/copyText": async ({ text }) => {
       await host.copyText(text);
       return null;
@@ -84,6 +51,22 @@ export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host
       return null;
     },
   };
+  // One `api/<name>` handler per route of the studio's contract: the same call through the same client as the SPA.
+  const apiHandlers = handlers as Record<string, (params: Record<string, unknown>) => Promise<unknown>>;
+  for (const [name, route] of Object.entries(studioApi)) {
+    apiHandlers[`api/${name}`] = async (params) => {
+      const parts = callParts(params);
+      const result = await (await studio()).api.call(route, parts);
+      // A call that is not a GET changed the job or deployment it names (or created), so trees and panels reload.
+      const id = parts.params?.id ?? (result as { id?: string } | undefined)?.id;
+      if (route.method !== "GET" && id) {
+        if (route.path.startsWith("/api/jobs")) onChange({ kind: "job", id });
+        else if (route.path.startsWith("/api/deployments")) onChange({ kind: "deployment", id });
+      }
+      return result ?? null;
+    };
+  }
+  return handlers;
 }
 
 export function panelStreamRunner(studio: () => Promise<StudioEndpoint>): StreamRunner {

@@ -5,7 +5,7 @@
  * routes the browser SPA uses — so there is one code path to the cloud.
  */
 import type { StudioOptions, StudioServer } from "../../studio/index.js";
-import { errorFrom, HttpTransport, TOKEN_HEADER } from "../../ui-shared/studioHttpClient.js";
+import { HttpTransport } from "../../ui-shared/studioHttpClient.js";
 import type { StudioEndpoint } from "./panelApi.js";
 import type { SvcCommand } from "./svcCli.js";
 
@@ -70,9 +70,7 @@ export class StudioHost {
    * cloud is reachable first: otherwise the SDK would start the cloud daemon from this process.
    */
   async mintAnonymousCredentials(): Promise<void> {
-    const { url, token } = await this.endpoint();
-    const response = await fetch(`${url}/api/credentials`, { method: "POST", headers: { [TOKEN_HEADER]: token } });
-    if (!response.ok) throw await errorFrom(response);
+    await (await this.endpoint()).api.ensureCredentials();
   }
 
   /** Stops a training run in flight (its job is cancelled) and the server. */

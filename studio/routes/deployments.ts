@@ -5,55 +5,23 @@
  * credentials, while `.svc/state.json` is absent; the first create makes the state (anonymous
  * credentials only, through ProjectSession).
  */
-import type { FastifyInstance } from "fastify";
-import type { CreateDeploymentInput, UpdateDeploymentInput } from "../../sdk/wire.js";
-import type { StudioContext } from "../context.js";
+import type { StudioContext, StudioHandlers } from "../context.js";
 
-type DeploymentParams = { Params: { id: string } };
-type KeyParams = { Params: { id: string; keyId: string } };
+type DeploymentRoutes = "listDeployments" | "createDeployment" | "getDeployment" | "updateDeployment" | "deleteDeployment" | "listKeys" | "issueKey" | "revokeKey";
 
-export function registerDeploymentRoutes(app: FastifyInstance, ctx: StudioContext): void {
-  const clientFor = async () => {
-    const session = await ctx.sessions.open();
-    return session.client((await session.state())?.projectId);
-  };
-
-  app.get("/api/deployments", async () => {
-    const client = await ctx.sessions.existingProjectClient();
-    return client ? client.listDeployments() : [];
-  });
-
-  app.post<{ Body: CreateDeploymentInput }>("/api/deployments", { schema: { body: { type: "object" } } }, async (request, reply) => {
-    const client = await (await ctx.sessions.open()).scopedClient();
-    const created = await client.createDeployment(request.body);
-    return reply.status(201).send(created);
-  });
-
-  app.get<DeploymentParams>("/api/deployments/:id", async (request) => (await clientFor()).getDeployment(request.params.id));
-
-  app.patch<DeploymentParams & { Body: UpdateDeploymentInput }>("/api/deployments/:id", { schema: { body: { type: "object" } } }, async (request) =>
-    (await clientFor()).updateDeployment(request.params.id, request.body),
-  );
-
-  app.delete<DeploymentParams>("/api/deployments/:id", async (request, reply) => {
-    await (await clientFor()).deleteDeployment(request.params.id);
-    return reply.status(204).send();
-  });
-
-  app.get<DeploymentParams>("/api/deployments/:id/keys", async (request) => (await clientFor()).listDeploymentKeys(request.params.id));
-
-  app.post<DeploymentParams & { Body: { label: string } }>(
-    "/api/deployments/:id/keys",
-    { schema: { body: { type: "object", required: ["label"], properties: { label: { type: "string" } } } } },
-    async (request, reply) => {
+export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHandlers, DeploymentRoutes> {
+  return {
+    listDeployments: async () => (await sessions.existingProjectClient())?.listDeployments() ?? [],
+    createDeployment: async ({ body }) => (await (await sessions.open()).scopedClient()).createDeployment(body),
+    getDeployment: async ({ params }) => (await sessions.clientFor()).getDeployment(params.id),
+    updateDeployment: async ({ params, body }) => (await sessions.clientFor()).updateDeployment(params.id, body),
+    deleteDeployment: async ({ params }) => (await sessions.clientFor()).deleteDeployment(params.id),
+    listKeys: async ({ params }) => (await sessions.clientFor()).listDeploymentKeys(params.id),
+    issueKey: async ({ params, body }, reply) => {
       // The response carries the plaintext key: never cached, shown once by the UI.
-      const created = await (await clientFor()).createDeploymentKey(request.params.id, { label: request.body.label });
-      return reply.status(201).header("cache-control", "no-store").send(created);
+      reply.header("cache-control", "no-store");
+      return (await sessions.clientFor()).createDeploymentKey(params.id, body);
     },
-  );
-
-  app.delete<KeyParams>("/api/deployments/:id/keys/:keyId", async (request, reply) => {
-    await (await clientFor()).revokeDeploymentKey(request.params.id, request.params.keyId);
-    return reply.status(204).send();
-  });
+    revokeKey: async ({ params }) => (await sessions.clientFor()).revokeDeploymentKey(params.id, params.keyId),
+  };
 }

@@ -8,18 +8,11 @@
  * the studio API calls below are shared because both views render the same components the SPA
  * renders, through the same `Transport` interface (ui-shared/transport.ts).
  */
-import type {
-  Artifact,
-  BaseModel,
-  CreateDeploymentInput,
-  CreatedDeploymentKey,
-  Deployment,
-  DeploymentKey,
-  Job,
-  UpdateDeploymentInput,
-} from "../../sdk/wire.js";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { AnyRoute, CallParts, ParamsOf } from "../../sdk/api/route.js";
+import type { StudioApi } from "../../sdk/api/studio.js";
 import type { JobStreamEvent } from "../eventLog.js";
-import type { ChatRequest, Manifest, SaveFileRequest, StudioEnvironment, TrainingStatus } from "../transport.js";
+import type { ChatRequest, SaveFileRequest } from "../transport.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {
@@ -81,28 +74,16 @@ export type ReadyCommand = CommandMessage<typeof READY_COMMAND, Record<string, n
 /** How long a view waits for a response before rejecting with status 0, code `timeout`. */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
+/** An `api/*` request's params: the route's path parameters, and its body as `body` (`{ id }`, `{ id, body: patch }`). */
+export type ApiParams<R extends AnyRoute> = ParamsOf<R> & (R["body"] extends TSchema ? { body: Static<R["body"]> } : unknown);
+/** An `api/*` response's result: the route's answer, null for 204. */
+export type ApiResult<R extends AnyRoute> = R["response"] extends TSchema ? Static<R["response"]> : null;
+
 /**
- * Requests that map one-to-one onto the studio API (`/api/*`); the host answers them with the
- * same CloudClient-backed handlers the studio server uses.
+ * Requests that map one-to-one onto the studio API (`/api/*`, one per route of sdk/api/studio.ts,
+ * named `api/<its key>`); the host answers them with the same HTTP client the SPA uses.
  */
-export interface ApiRequests {
-  "api/getManifest": { params: Record<string, never>; result: Manifest };
-  "api/getEnvironment": { params: Record<string, never>; result: StudioEnvironment };
-  "api/getTrainingStatus": { params: Record<string, never>; result: TrainingStatus };
-  "api/stopTraining": { params: Record<string, never>; result: TrainingStatus };
-  "api/listJobs": { params: Record<string, never>; result: Job[] };
-  "api/getJob": { params: { id: string }; result: Job };
-  "api/cancelJob": { params: { id: string }; result: Job };
-  "api/listArtifacts": { params: { jobId: string }; result: Artifact[] };
-  "api/listModels": { params: Record<string, never>; result: BaseModel[] };
-  "api/listDeployments": { params: Record<string, never>; result: Deployment[] };
-  "api/createDeployment": { params: { input: CreateDeploymentInput }; result: Deployment };
-  "api/getDeployment": { params: { id: string }; result: Deployment };
-  "api/updateDeployment": { params: { id: string; patch: UpdateDeploymentInput }; result: Deployment };
-  "api/deleteDeployment": { params: { id: string }; result: null };
-  "api/listKeys": { params: { deploymentId: string }; result: DeploymentKey[] };
-  "api/issueKey": { params: { deploymentId: string; label: string }; result: CreatedDeploymentKey };
-  "api/revokeKey": { params: { deploymentId: string; keyId: string }; result: null };
+export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { params: ApiParams<StudioApi[K]>; result: ApiResult<StudioApi[K]> } } & {
   /** Clipboard writes go through `vscode.env.clipboard`: the webview's own clipboard may be blocked. */
   "host/copyText": { params: { text: string }; result: null };
   /**
@@ -119,8 +100,16 @@ export interface ApiRequests {
   "host/openJob": { params: { jobId: string }; result: null };
   /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */
   "stream/open": { params: StreamSpec; result: { streamId: string } };
-}
+};
 export type ApiMethod = keyof ApiRequests;
+
+/** A call's parts as `api/*` params (path parameters flat, the body as `body`), and back. */
+export function apiParams({ params, body }: CallParts): Record<string, unknown> {
+  return body === undefined ? { ...params } : { ...params, body };
+}
+export function callParts({ body, ...params }: Record<string, unknown>): CallParts {
+  return { params: params as Record<string, string>, body };
+}
 
 /** What a stream carries. */
 export type StreamSpec =

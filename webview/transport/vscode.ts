@@ -3,16 +3,8 @@
  * the extension host using the envelope of `ui-shared/protocol/common.ts`.
  * `acquireVsCodeApi()` may be called only once per webview, so this module owns the one call.
  */
-import type {
-  Artifact,
-  BaseModel,
-  CreateDeploymentInput,
-  CreatedDeploymentKey,
-  Deployment,
-  DeploymentKey,
-  Job,
-  UpdateDeploymentInput,
-} from "../../sdk/wire.js";
+import { installRouteMethods, type RouteMethods } from "../../sdk/api/route.js";
+import { studioApi, type StudioApi } from "../../sdk/api/studio.js";
 import type { JobStreamEvent } from "../../ui-shared/eventLog.js";
 import {
   READY_COMMAND,
@@ -30,8 +22,9 @@ import {
   type StreamInterruptedParams,
   type StreamSpec,
   type ViewToHostMessage,
+  apiParams,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type Manifest, type SaveFileRequest, type StudioEnvironment, type TrainingStatus, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -60,6 +53,9 @@ interface StreamListener {
 }
 
 type NotificationHandler = (params: unknown) => void;
+
+/** The JSON routes' methods (`listJobs`, `getJob`, ...): `api/<name>` requests, installed at the end of this file. */
+export interface VsCodeTransport extends RouteMethods<StudioApi> {}
 
 export class VsCodeTransport implements Transport {
   private nextId = 1;
@@ -178,37 +174,8 @@ export class VsCodeTransport implements Transport {
     return { done, close };
   }
 
-  getManifest(): Promise<Manifest> {
-    return this.request("api/getManifest", {});
-  }
-
-  getEnvironment(): Promise<StudioEnvironment> {
-    return this.request("api/getEnvironment", {});
-  }
-
-  getTrainingStatus(): Promise<TrainingStatus> {
-    return this.request("api/getTrainingStatus", {});
-  }
-
-  stopTraining(): Promise<TrainingStatus> {
-    return this.request("api/stopTraining", {});
-  }
-
   async runTraining(onOutput: (text: string) => void, signal?: AbortSignal): Promise<void> {
     await this.openStream({ kind: "training" }, { onData: (d) => typeof d === "string" && onOutput(d), onInterrupt: () => {} }, signal).done;
-  }
-
-  listJobs(): Promise<Job[]> {
-    return this.request("api/listJobs", {});
-  }
-  getJob(id: string): Promise<Job> {
-    return this.request("api/getJob", { id });
-  }
-  cancelJob(id: string): Promise<Job> {
-    return this.request("api/cancelJob", { id });
-  }
-  listArtifacts(jobId: string): Promise<Artifact[]> {
-    return this.request("api/listArtifacts", { jobId });
   }
 
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe {
@@ -228,34 +195,6 @@ export class VsCodeTransport implements Transport {
       () => handlers.onError(),
     );
     return stream.close;
-  }
-
-  listModels(): Promise<BaseModel[]> {
-    return this.request("api/listModels", {});
-  }
-  listDeployments(): Promise<Deployment[]> {
-    return this.request("api/listDeployments", {});
-  }
-  createDeployment(input: CreateDeploymentInput): Promise<Deployment> {
-    return this.request("api/createDeployment", { input });
-  }
-  getDeployment(id: string): Promise<Deployment> {
-    return this.request("api/getDeployment", { id });
-  }
-  updateDeployment(id: string, patch: UpdateDeploymentInput): Promise<Deployment> {
-    return this.request("api/updateDeployment", { id, patch });
-  }
-  async deleteDeployment(id: string): Promise<void> {
-    await this.request("api/deleteDeployment", { id });
-  }
-  listKeys(deploymentId: string): Promise<DeploymentKey[]> {
-    return this.request("api/listKeys", { deploymentId });
-  }
-  issueKey(deploymentId: string, label: string): Promise<CreatedDeploymentKey> {
-    return this.request("api/issueKey", { deploymentId, label });
-  }
-  async revokeKey(deploymentId: string, keyId: string): Promise<void> {
-    await this.request("api/revokeKey", { deploymentId, keyId });
   }
 
   async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
@@ -280,3 +219,5 @@ export class VsCodeTransport implements Transport {
     await this.request("host/openJob", { jobId });
   }
 }
+
+installRouteMethods(VsCodeTransport.prototype, studioApi, (transport, _route, parts, name) => transport.request(`api/${name}` as ApiMethod, apiParams(parts) as never));

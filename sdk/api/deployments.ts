@@ -1,0 +1,62 @@
+/** Deployments: a slug serving an adapter, a checkpoint or a base model behind the edge. */
+import type { Static } from "@sinclair/typebox";
+import * as T from "@sinclair/typebox/type";
+import { ProjectQuery } from "./accounts.js";
+import { route } from "./route.js";
+
+export const DeploymentTarget = T.Union([
+  T.Object({ kind: T.Literal("adapter"), jobId: T.String() }),
+  T.Object({ kind: T.Literal("checkpoint"), jobId: T.String(), step: T.Integer() }),
+  T.Object({ kind: T.Literal("base_model"), name: T.String() }),
+]);
+export type DeploymentTarget = Static<typeof DeploymentTarget>;
+/** A target in a request: only its shape is checked here, the rest by hand (cloud/http/target.ts), since ajv's messages for a failed union are unreadable. */
+export const TargetBody = T.Unsafe<DeploymentTarget>({ type: "object", properties: {}, additionalProperties: true, errorMessage: "target must be an object" });
+
+const AuthMode = T.Union([T.Literal("fixed_api_key"), T.Literal("none")], { errorMessage: 'authMode must be "fixed_api_key" or "none"' });
+export type AuthMode = Static<typeof AuthMode>;
+const CORS_RULE = 'corsOrigins must be null or a list of up to 20 origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"';
+const SLUG_RULE = "slug must be 3-40 characters of a-z, 0-9 and '-', and must not start or end with '-'";
+export const SLUG_PATTERN = "^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$";
+
+/** What a create or an update may set. */
+const settings = {
+  authMode: T.Optional(AuthMode),
+  enabled: T.Optional(T.Boolean({ errorMessage: "enabled must be a boolean" })),
+  runRetentionMode: T.Optional(T.String({ minLength: 1, maxLength: 40 })),
+  runRetentionDays: T.Optional(T.Integer({ minimum: 0, maximum: 3650, errorMessage: "runRetentionDays must be an integer from 0 to 3650" })),
+  /** See Deployment.corsOrigins; null restores the edge's default. */
+  corsOrigins: T.Optional(T.Union([T.Null(), T.Array(T.String({ pattern: "^(\\*|https?://[^/\\s]+)$" }), { maxItems: 20 })], { errorMessage: CORS_RULE })),
+};
+const CreateDeploymentBody = T.Object({ projectId: T.Optional(T.String()), slug: T.String({ pattern: SLUG_PATTERN, errorMessage: SLUG_RULE }), target: TargetBody, ...settings });
+export type CreateDeploymentInput = Omit<Static<typeof CreateDeploymentBody>, "projectId">;
+const UpdateDeploymentBody = T.Object({ target: T.Optional(TargetBody), ...settings });
+export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
+
+const nullableString = T.Union([T.String(), T.Null()]);
+export const Deployment = T.Object({
+  id: T.String(), projectId: T.String(), slug: T.String(), target: DeploymentTarget, authMode: AuthMode, enabled: T.Boolean(),
+  /** Reserved for a future feature; always null today. */
+  customDomain: nullableString,
+  runRetentionMode: T.String(), runRetentionDays: T.Integer(),
+  /** Browser origins allowed to call the endpoint (CORS), e.g. `["https://app.example.com"]`; null: the edge's default (any origin unless SVC_EDGE_CORS_ORIGINS narrows it). */
+  corsOrigins: T.Union([T.Array(T.String()), T.Null()]),
+  /** Public edge URL `http://<slug>.<deploy_domain>` (base URL for SDKs is this plus `/v1`). */
+  url: T.String(),
+  /** Local alternative for clients that cannot resolve `*.localhost`: `http://127.0.0.1:E/d/<slug>`. */
+  localUrl: T.String(),
+  createdAt: T.String(),
+});
+export type Deployment = Static<typeof Deployment>;
+
+const scoped = { query: ProjectQuery, project: "query?", args: (id: string) => ({ params: { id } }) } as const;
+
+export const deploymentsApi = {
+  listDeployments: route({ method: "GET", path: "/v1/deployments", query: ProjectQuery, project: "query", response: T.Array(Deployment) }),
+  getDeployment: route({ method: "GET", path: "/v1/deployments/:id", ...scoped, response: Deployment }),
+  createDeployment: route({ method: "POST", path: "/v1/deployments", query: ProjectQuery, body: CreateDeploymentBody, project: "body", args: (input: CreateDeploymentInput) => ({ body: input }), response: Deployment, status: 201 }),
+  /** Partial update: only the given fields change (including `target`). */
+  updateDeployment: route({ method: "PATCH", path: "/v1/deployments/:id", ...scoped, body: UpdateDeploymentBody, args: (id: string, patch: UpdateDeploymentInput) => ({ params: { id }, body: patch }), response: Deployment }),
+  /** The slug stays reserved: a deleted deployment's URL never serves someone else's model. */
+  deleteDeployment: route({ method: "DELETE", path: "/v1/deployments/:id", ...scoped, status: 204 }),
+};

@@ -1,0 +1,67 @@
+/** Training jobs: create, list, get, cancel, their artifacts and their event stream. */
+import type { Static } from "@sinclair/typebox";
+import * as T from "@sinclair/typebox/type";
+import { ProjectQuery } from "./accounts.js";
+import { route } from "./route.js";
+
+const JobStatus = T.Union([T.Literal("queued"), T.Literal("running"), T.Literal("completed"), T.Literal("failed"), T.Literal("cancelled")]);
+export type JobStatus = Static<typeof JobStatus>;
+const nullableString = T.Union([T.String(), T.Null()]);
+
+export const Job = T.Object({
+  id: T.String(), projectId: T.String(), name: T.String(), status: JobStatus,
+  /** The trainer configuration the job runs with (model, hyper-parameters, dataset ids). */
+  config: T.Record(T.String(), T.Unknown()),
+  /** Number of artifacts the job produced (checkpoints and the final adapter). */
+  artifactCount: T.Integer(),
+  /** Set when the job failed: the readable reason. */
+  error: nullableString,
+  createdAt: T.String(), startedAt: nullableString, finishedAt: nullableString,
+});
+export type Job = Static<typeof Job>;
+
+const eventTypes = ["training.started", "training.log", "training.progress", "checkpoint.saved", "training.completed", "training.failed", "training.cancelled"] as const;
+export type JobEventType = (typeof eventTypes)[number];
+/** One entry of a job's append-only event log; `seq` is the SSE `id:` and starts at 1. */
+export const JobEvent = T.Object({ seq: T.Integer(), type: T.Union(eventTypes.map((type) => T.Literal(type))), data: T.Record(T.String(), T.Unknown()), createdAt: T.String() });
+export type JobEvent = Static<typeof JobEvent>;
+
+export const Artifact = T.Object({
+  id: T.String(), jobId: T.String(),
+  /** "checkpoint" for an intermediate adapter, "adapter" for the final one, "file" for side files (adapter_config.json). */
+  kind: T.Union([T.Literal("checkpoint"), T.Literal("adapter"), T.Literal("file")]),
+  /** Training step the artifact was written at. */
+  step: T.Integer(),
+  name: T.String(), sizeBytes: T.Integer(), createdAt: T.String(),
+});
+export type Artifact = Static<typeof Artifact>;
+
+const CreateJobBody = T.Object({
+  projectId: T.String({ errorMessage: "projectId is required" }),
+  name: T.String({ minLength: 1, maxLength: 120, errorMessage: "name must be 1 to 120 characters" }),
+  config: T.Record(T.String(), T.Unknown(), { errorMessage: "config must be an object" }),
+  datasetId: T.Optional(T.String()),
+  evalDatasetId: T.Optional(T.String()),
+});
+/** What `createJob` takes: the client adds its project. */
+export type CreateJobInput = Omit<Static<typeof CreateJobBody>, "projectId">;
+
+const byJobId = (jobId: string) => ({ params: { id: jobId } });
+const scoped = { query: ProjectQuery, project: "query?", args: byJobId } as const;
+
+export const jobsApi = {
+  /** The whole list, newest first (no pagination). */
+  listJobs: route({ method: "GET", path: "/v1/jobs", query: ProjectQuery, project: "query", response: T.Array(Job) }),
+  getJob: route({ method: "GET", path: "/v1/jobs/:id", ...scoped, response: Job }),
+  createJob: route({ method: "POST", path: "/v1/jobs", body: CreateJobBody, project: "body", args: (input: CreateJobInput) => ({ body: input }), response: Job, status: 201 }),
+  cancelJob: route({ method: "POST", path: "/v1/jobs/:id/cancel", ...scoped, response: Job }),
+  listArtifacts: route({ method: "GET", path: "/v1/jobs/:id/artifacts", ...scoped, response: T.Array(Artifact) }),
+};
+
+/** SSE with resume (`Last-Event-ID`, or `?lastEventId=`); `?batch=1` sends backlogs as `batch` frames (cloud/routes/jobEvents.ts). */
+export const jobEventsRoute = route({
+  method: "GET",
+  path: "/v1/jobs/:id/events",
+  ...scoped,
+  query: T.Object({ projectId: T.Optional(T.String()), lastEventId: T.Optional(T.String()), batch: T.Optional(T.String()) }),
+});

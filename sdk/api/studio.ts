@@ -1,0 +1,76 @@
+/**
+ * The studio's own `/api`, for the studio server (studio/routes/), the UI's transports and the panels' host: most
+ * routes relay a cloud route under the studio's path, the studio's session choosing the project.
+ */
+import type { Static } from "@sinclair/typebox";
+import * as T from "@sinclair/typebox/type";
+import { Manifest } from "../manifest.js";
+import { jobEventsRoute, jobsApi } from "./jobs.js";
+import { deploymentsApi, TargetBody } from "./deployments.js";
+import { keysApi } from "./keys.js";
+import { modelsApi } from "./models.js";
+import type { ChatMessage } from "./inference.js";
+import { relay, route } from "./route.js";
+
+/** `GET /api/environment`: facts about the studio's machine. */
+/** `localhostSubdomainsResolve`: whether Node on the studio's machine resolves `<slug>.localhost` (Quick start picks its URL form from it). */
+const StudioEnvironment = T.Object({ localhostSubdomainsResolve: T.Boolean() });
+export type StudioEnvironment = Static<typeof StudioEnvironment>;
+
+/** `GET /api/train`: whether a run is in flight, for every tab and panel, and how the last one ended. */
+const TrainingStatus = T.Object({
+  running: T.Boolean(),
+  /** ISO time the run in flight started. */
+  startedAt: T.Optional(T.String()),
+  /** The last run that ended: its id (the `x-svc-run-id` header of its `POST /api/train`) and exit code (null: ended by a signal). */
+  last: T.Optional(T.Object({ id: T.String(), exitCode: T.Union([T.Integer(), T.Null()]) })),
+});
+export type TrainingStatus = Static<typeof TrainingStatus>;
+
+/** Header of `POST /api/train` naming the run, so its client can ask `GET /api/train` how it ended. */
+export const RUN_ID_HEADER = "x-svc-run-id";
+
+/** Which credentials the studio uses (never the token); `minted`: anonymous ones were just created. */
+const CredentialsInfo = T.Object({ kind: T.Union([T.Literal("anonymous"), T.Literal("oauth")]), cloudUrl: T.String(), minted: T.Boolean() });
+
+/** Body of `POST /api/inference/chat` (the Playground), checked by the cloud once the studio relays it (studio/chatBody.ts). */
+const ChatRequest = T.Object(
+  { target: TargetBody, messages: T.Unsafe<ChatMessage[]>({}), temperature: T.Optional(T.Unsafe<number>({})), maxTokens: T.Optional(T.Unsafe<number>({})) },
+  { additionalProperties: true },
+);
+export type ChatRequest = Static<typeof ChatRequest>;
+
+/** The JSON routes: one Transport method each, named by its key. */
+export const studioApi = {
+  getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
+  getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
+  getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
+  /** Stops the run in flight, whichever tab or panel started it: `svc start` cancels its job as on Ctrl-C. Answers once it exited. */
+  stopTraining: route({ method: "DELETE", path: "/api/train", response: TrainingStatus }),
+  /** Mints anonymous credentials when there are none, with either method. */
+  getCredentials: route({ method: "GET", path: "/api/credentials", response: CredentialsInfo }),
+  ensureCredentials: route({ method: "POST", path: "/api/credentials", response: CredentialsInfo }),
+  listJobs: relay(jobsApi.listJobs, "/api/jobs"),
+  getJob: relay(jobsApi.getJob, "/api/jobs/:id"),
+  cancelJob: relay(jobsApi.cancelJob, "/api/jobs/:id/cancel"),
+  listArtifacts: relay(jobsApi.listArtifacts, "/api/jobs/:id/artifacts"),
+  listModels: relay(modelsApi.listModels, "/api/models"),
+  listDeployments: relay(deploymentsApi.listDeployments, "/api/deployments"),
+  createDeployment: relay(deploymentsApi.createDeployment, "/api/deployments"),
+  getDeployment: relay(deploymentsApi.getDeployment, "/api/deployments/:id"),
+  updateDeployment: relay(deploymentsApi.updateDeployment, "/api/deployments/:id"),
+  deleteDeployment: relay(deploymentsApi.deleteDeployment, "/api/deployments/:id"),
+  listKeys: relay(keysApi.listDeploymentKeys, "/api/deployments/:id/keys"),
+  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string) => ({ params: { id: deploymentId }, body: { label } })),
+  revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
+};
+export type StudioApi = typeof studioApi;
+
+/** The streamed routes: each transport reads them its own way (EventSource, text chunks, SSE chunks). */
+export const studioStreams = {
+  /** Runs `svc start`; the body is its raw output, `RUN_ID_HEADER` names the run. */
+  train: route({ method: "POST", path: "/api/train" }),
+  jobEvents: relay(jobEventsRoute, "/api/jobs/:id/events"),
+  chat: route({ method: "POST", path: "/api/inference/chat", body: ChatRequest }),
+};
+export type StudioStreams = typeof studioStreams;
