@@ -1,5 +1,5 @@
 /** What every route module gets: where the project is, how to reach the cloud, how to run the CLI. */
-import type { StudioApi, StudioStreams } from "../sdk/api/studio.js";
+import type { StudioApi, StudioDownloads, StudioStreams } from "../sdk/api/studio.js";
 import type { RouteHandlers } from "../server-shared/serveRoute.js";
 import type { SessionSource } from "./session.js";
 import type { SvcCommand } from "./svcCommand.js";
@@ -15,4 +15,4 @@ export interface StudioContext {
 }
 
 /** The studio's handlers, one per route of its contract (sdk/api/studio.ts); each route module answers some of them. */
-export type StudioHandlers = RouteHandlers<StudioApi & StudioStreams>;
+export type StudioHandlers = RouteHandlers<StudioApi & StudioStreams & StudioDownloads>;

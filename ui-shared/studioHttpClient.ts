@@ -5,7 +5,8 @@
  */
 import type { ErrorEnvelope } from "../sdk/wire.js";
 import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type RouteMethods } from "../sdk/api/route.js";
-import { RUN_ID_HEADER, studioApi, studioStreams, type StudioApi } from "../sdk/api/studio.js";
+import { RUN_ID_HEADER, studioApi, studioDownloads, studioStreams, type DownloadRequest, type StudioApi } from "../sdk/api/studio.js";
+import { fileNameOf } from "../sdk/api/files.js";
 import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
@@ -119,20 +120,47 @@ export class HttpTransport implements Transport {
   async saveFile(file: SaveFileRequest): Promise<void> {
     downloadInBrowser(file);
   }
+
+  /**
+   * The answer of a download route with its body unread; the VS Code host streams it into a file. Its query's
+   * undefined members are left out; an error answer rejects with the studio's status and message.
+   */
+  openDownload(request: DownloadRequest, signal?: AbortSignal): Promise<Response> {
+    const route = studioDownloads[request.route];
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(request.query)) if (value !== undefined) query.set(name, String(value));
+    return this.send(route.method, `${pathOf(route.path, request.params)}?${query}`, undefined, signal);
+  }
+
+  /**
+   * A browser cannot send the token header on a plain link, and the token may not ride in a URL
+   * (the studio's CSRF rule): so the file is fetched with the header and saved from a blob, which
+   * holds it in memory once. Adapters are a few MB; a download ticket would be the way for files
+   * that are not.
+   */
+  async saveDownload(request: DownloadRequest): Promise<void> {
+    const response = await this.openDownload(request);
+    saveBlob(await response.blob(), fileNameOf(response.headers.get("content-disposition")) ?? "download");
+  }
 }
 
 /** A browser download of generated text: an object URL on a temporary `<a download>`. */
 export function downloadInBrowser(file: SaveFileRequest): void {
-  const url = URL.createObjectURL(new Blob([file.text], { type: `${file.mimeType};charset=utf-8` }));
+  saveBlob(new Blob([file.text], { type: `${file.mimeType};charset=utf-8` }), file.name);
+}
+
+/** Saves a blob as a browser download named `name`. */
+function saveBlob(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;
-  link.download = file.name;
+  link.download = name;
   link.style.display = "none";
   document.body.append(link);
   link.click();
   link.remove();
-  // The download has started once click() returns; the URL is no longer needed after this turn.
-  setTimeout(() => URL.revokeObjectURL(url), 0);
+  // The browser resolves the URL when the download starts; a minute later it is only memory held.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 installRouteMethods(HttpTransport.prototype, studioApi, (transport, route, parts) => transport.call(route, parts));

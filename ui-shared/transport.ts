@@ -5,12 +5,12 @@
  * which one they have.
  */
 import type { RouteMethods } from "../sdk/api/route.js";
-import type { ChatRequest, StudioApi } from "../sdk/api/studio.js";
+import type { ChatRequest, DownloadRequest, StudioApi } from "../sdk/api/studio.js";
 import type { JobStreamEvent } from "./eventLog.js";
 
 export type { Manifest } from "../sdk/manifest.js";
 export type { ChatMessage } from "../sdk/api/inference.js";
-export type { ChatRequest, StudioEnvironment, TrainingStatus } from "../sdk/api/studio.js";
+export type { ChatRequest, DownloadRequest, StudioEnvironment, TrainingStatus } from "../sdk/api/studio.js";
 
 /** Callbacks of a job event subscription. */
 export interface JobEventHandlers {
@@ -80,4 +80,10 @@ export interface Transport extends RouteMethods<StudioApi> {
    * (a webview cannot download). Resolves once saved, or when the user dismissed the dialog.
    */
   saveFile(file: SaveFileRequest): Promise<void>;
+  /**
+   * Saves what a download route of the studio answers (sdk/api/studio.ts `studioDownloads`: an adapter), under the
+   * name the studio gives: the SPA fetches it with the token header and saves the blob; in VS Code the host asks
+   * where, then streams it into the file. Resolves once saved or dismissed; rejects with the studio's error (404).
+   */
+  saveDownload(request: DownloadRequest): Promise<void>;
 }

@@ -3,7 +3,8 @@
  * makes (through the same HttpTransport, so both surfaces share one code path and one error
  * envelope), one per route of the studio's contract; and streams are the studio's streams read in the host.
  */
-import { studioApi } from "../../sdk/api/studio.js";
+import { fileNameOf } from "../../sdk/api/files.js";
+import { studioApi, studioDownloads } from "../../sdk/api/studio.js";
 import type { HttpTransport } from "../../ui-shared/studioHttpClient.js";
 import { callParts } from "../../ui-shared/protocol/common.js";
 import { TransportError, type SaveFileRequest } from "../../ui-shared/transport.js";
@@ -21,10 +22,19 @@ export interface PanelHost {
   copyText(text: string): Promise<void>;
   /** Asks where to save and writes the file; the path written, or undefined when the user dismissed the dialog. */
   saveFile(file: SaveFileRequest): Promise<string | undefined>;
+  /** Asks where to save a download named `name` and streams `body` into it (cancelling it when dismissed); as saveFile. */
+  saveStream(file: DownloadedFile): Promise<string | undefined>;
   /** Opens the browser studio at a hash route (VS Code has no Playground panel). */
   openInStudio(hash: string): Promise<void>;
   /** Opens (or focuses) a job's Job detail panel. */
   openJob(jobId: string): Promise<void>;
+}
+
+/** A file a studio download route answers, its bytes not read yet. */
+export interface DownloadedFile {
+  /** The name the studio gave (Content-Disposition). */
+  name: string;
+  body: ReadableStream<Uint8Array>;
 }
 
 /** Hash routes a panel may open in the studio: the Playground with a job's adapter, nothing else. */
@@ -40,6 +50,14 @@ export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host
       return null;
     },
     "host/saveFile": async (file) => ({ path: (await host.saveFile(file)) ?? null }),
+    "host/saveDownload": async (request) => {
+      // Opened before the dialog: a 404 is told at once, and the dialog gets the studio's name for the file.
+      if (!Object.hasOwn(studioDownloads, request.route)) throw new TransportError(400, "bad_request", `Not a studio download: ${String(request.route)}`);
+      const response = await (await studio()).api.openDownload(request);
+      const name = fileNameOf(response.headers.get("content-disposition")) ?? "download";
+      if (!response.body) throw new TransportError(502, "empty_download", `The studio sent no bytes for ${name}.`);
+      return { path: (await host.saveStream({ name, body: response.body })) ?? null };
+    },
     "host/openInStudio": async ({ hash }) => {
       // A webview's message decides only which job; the page it opens is fixed here.
       if (!STUDIO_HASH.test(hash)) throw new TransportError(400, "bad_request", `Not a studio page a panel may open: ${hash}`);

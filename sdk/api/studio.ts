@@ -5,12 +5,12 @@
 import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
-import { jobEventsRoute, jobsApi } from "./jobs.js";
+import { AdapterChoice, jobEventsRoute, jobsApi } from "./jobs.js";
 import { deploymentsApi, TargetBody } from "./deployments.js";
 import { keysApi } from "./keys.js";
 import { modelsApi } from "./models.js";
 import type { ChatMessage } from "./inference.js";
-import { relay, route } from "./route.js";
+import { relay, route, type ParamsOf, type QueryOf } from "./route.js";
 
 /** `GET /api/environment`: facts about the studio's machine. */
 /** `localhostSubdomainsResolve`: whether Node on the studio's machine resolves `<slug>.localhost` (Quick start picks its URL form from it). */
@@ -74,3 +74,17 @@ export const studioStreams = {
   chat: route({ method: "POST", path: "/api/inference/chat", body: ChatRequest }),
 };
 export type StudioStreams = typeof studioStreams;
+
+/**
+ * The routes that answer a file to save (`produces: "file"`): the browser fetches one with the token header and saves
+ * the blob, VS Code's host asks where and streams it into the file (`Transport.saveDownload`). The cloud's scope rules
+ * hold (another project's job is a 404).
+ */
+export const studioDownloads = {
+  /** A job's adapter, the final one or a checkpoint's (`step`), as GGUF or PEFT zipped; relayed from the cloud as its bytes arrive. */
+  downloadAdapter: route({ method: "GET", path: "/api/jobs/:id/adapter", query: AdapterChoice, produces: "file" }),
+};
+export type StudioDownloads = typeof studioDownloads;
+
+/** One download: the route by its key, with its path parameters and query. */
+export type DownloadRequest = { [K in keyof StudioDownloads]: { route: K; params: ParamsOf<StudioDownloads[K]>; query: QueryOf<StudioDownloads[K]> } }[keyof StudioDownloads];

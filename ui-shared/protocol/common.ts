@@ -10,7 +10,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { AnyRoute, CallParts, ParamsOf } from "../../sdk/api/route.js";
-import type { StudioApi } from "../../sdk/api/studio.js";
+import type { DownloadRequest, StudioApi } from "../../sdk/api/studio.js";
 import type { JobStreamEvent } from "../eventLog.js";
 import type { ChatRequest, SaveFileRequest } from "../transport.js";
 
@@ -91,6 +91,11 @@ export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { par
    * `path` is where it went, null when the user dismissed the dialog.
    */
   "host/saveFile": { params: SaveFileRequest; result: { path: string | null } };
+  /**
+   * Saves what a download route of the studio answers (an adapter): the host opens it, asks where with the name the
+   * studio gives, and streams the bytes into the file, so they never cross the webview. `path` null: dismissed.
+   */
+  "host/saveDownload": { params: DownloadRequest; result: { path: string | null } };
   /**
    * Opens the browser studio at a hash route (`#/playground?job=<id>`): VS Code has no Playground
    * panel, so "Open in Playground" opens the studio's.

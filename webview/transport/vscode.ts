@@ -24,7 +24,7 @@ import {
   type ViewToHostMessage,
   apiParams,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import { TransportError, type ChatRequest, type DownloadRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -43,7 +43,7 @@ export function getVsCodeApi(): VsCodeApi {
 interface PendingRequest {
   resolve(result: unknown): void;
   reject(error: TransportError): void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 interface StreamListener {
@@ -89,13 +89,16 @@ export class VsCodeTransport implements Transport {
     this.post({ kind: "command", method, params });
   }
 
-  request<M extends ApiMethod>(method: M, params: ApiRequests[M]["params"]): Promise<ApiRequests[M]["result"]> {
+  /** `waitForUser`: the answer waits on the user (a save dialog), so no timeout applies. */
+  request<M extends ApiMethod>(method: M, params: ApiRequests[M]["params"], { waitForUser = false }: { waitForUser?: boolean } = {}): Promise<ApiRequests[M]["result"]> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new TransportError(0, "timeout", `The extension did not answer ${method} within ${Math.round(this.timeoutMs / 1000)} s.`));
-      }, this.timeoutMs);
+      const timer = waitForUser
+        ? undefined
+        : setTimeout(() => {
+            this.pending.delete(id);
+            reject(new TransportError(0, "timeout", `The extension did not answer ${method} within ${Math.round(this.timeoutMs / 1000)} s.`));
+          }, this.timeoutMs);
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
       this.post({ kind: "request", id, method, params });
     });
@@ -206,7 +209,11 @@ export class VsCodeTransport implements Transport {
   }
 
   async saveFile(file: SaveFileRequest): Promise<void> {
-    await this.request("host/saveFile", file);
+    await this.request("host/saveFile", file, { waitForUser: true });
+  }
+
+  async saveDownload(request: DownloadRequest): Promise<void> {
+    await this.request("host/saveDownload", request, { waitForUser: true });
   }
 
   /** VS Code only: opens the browser studio at a hash route (there is no Playground panel). */
