@@ -6,7 +6,8 @@ export type Route =
   | { view: "compare"; ids: string[] }
   | { view: "endpoints" }
   | { view: "endpoint"; id: string }
-  | { view: "playground"; jobId?: string }
+  /** `compare`: side by side, the job's base model beside its adapter (`&compare=base`). */
+  | { view: "playground"; jobId?: string; compare?: true }
   | { view: "notFound"; hash: string };
 
 export function parseRoute(hash: string): Route {
@@ -24,7 +25,8 @@ export function parseRoute(hash: string): Route {
   if (section === "endpoints") return id === undefined ? { view: "endpoints" } : { view: "endpoint", id };
   if (section === "playground" && id === undefined) {
     const jobId = params.get("job");
-    return jobId ? { view: "playground", jobId } : { view: "playground" };
+    if (!jobId) return { view: "playground" };
+    return params.get("compare") === "base" ? { view: "playground", jobId, compare: true } : { view: "playground", jobId };
   }
   return { view: "notFound", hash };
 }
@@ -55,7 +57,10 @@ export function compareHref(ids: readonly string[]): string {
   return `#/compare?ids=${ids.map(encodeURIComponent).join(",")}`;
 }
 
-/** The Playground with this job's final adapter chosen (`#/playground?job=<id>`). */
-export function playgroundHref(jobId: string): string {
-  return `#/playground?job=${encodeURIComponent(jobId)}`;
+/**
+ * The Playground with this job's final adapter chosen (`#/playground?job=<id>`); with `compare`, side by side
+ * with the job's base model (`&compare=base`).
+ */
+export function playgroundHref(jobId: string, { compare = false }: { compare?: boolean } = {}): string {
+  return `#/playground?job=${encodeURIComponent(jobId)}${compare ? "&compare=base" : ""}`;
 }

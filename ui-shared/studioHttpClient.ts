@@ -10,7 +10,7 @@ import { fileNameOf } from "../sdk/api/files.js";
 import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
-import { chunkDelta, chunkError, completionText } from "./chatChunks.js";
+import { chunkDelta, chunkError, chunkUsage, completionText, type ChatUsage } from "./chatChunks.js";
 import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
@@ -87,17 +87,21 @@ export class HttpTransport implements Transport {
     return close;
   }
 
-  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back.
-    const response = await this.send(studioStreams.chat.method, studioStreams.chat.path, { ...request, stream: true }, signal);
+  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatUsage | undefined> {
+    // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back. The last chunk
+    // carries the reply's token counts (the Playground's tokens/s).
+    const body = { ...request, stream: true, stream_options: { include_usage: true } };
+    const response = await this.send(studioStreams.chat.method, studioStreams.chat.path, body, signal);
     if (/^application\/json/i.test(response.headers.get("content-type") ?? "")) {
       // A server (or proxy) that answered with a whole completion anyway: show it as one delta.
-      const text = completionText(await response.text());
+      const whole = await response.text();
+      const text = completionText(whole);
       if (text) onDelta(text);
-      return;
+      return chunkUsage(whole);
     }
     const parser = new SseParser();
     let done = false;
+    let usage: ChatUsage | undefined;
     await readText(response, (text) => {
       for (const message of parser.feed(text)) {
         if (done) return;
@@ -109,8 +113,10 @@ export class HttpTransport implements Transport {
         if (problem !== undefined) throw new TransportError(502, "stream_error", problem);
         const delta = chunkDelta(message.data);
         if (delta) onDelta(delta);
+        else usage = chunkUsage(message.data) ?? usage;
       }
     });
+    return usage;
   }
 
   copyText(text: string): Promise<void> {

@@ -6,11 +6,13 @@
  */
 import type { RouteMethods } from "../sdk/api/route.js";
 import type { ChatRequest, DownloadRequest, StudioApi } from "../sdk/api/studio.js";
+import type { ChatUsage } from "./chatChunks.js";
 import type { JobStreamEvent } from "./eventLog.js";
 
 export type { Manifest } from "../sdk/manifest.js";
 export type { ChatMessage } from "../sdk/api/inference.js";
 export type { ChatRequest, DownloadRequest, StudioEnvironment, TrainingStatus } from "../sdk/api/studio.js";
+export type { ChatUsage } from "./chatChunks.js";
 
 /** Callbacks of a job event subscription. */
 export interface JobEventHandlers {
@@ -71,8 +73,11 @@ export interface Transport extends RouteMethods<StudioApi> {
    * start; the history arrives in bulk through `onEvents`.
    */
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe;
-  /** Streams a chat completion (`POST /api/inference/chat`), calling `onDelta` with each text piece. */
-  streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void>;
+  /**
+   * Streams a chat completion (`POST /api/inference/chat`), calling `onDelta` with each text piece; resolves with the
+   * reply's token counts as the server reported them (undefined when it did not, or the stream was stopped first).
+   */
+  streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatUsage | undefined>;
   /** Copies text; VS Code webviews route this through the host because the clipboard API may be blocked. */
   copyText(text: string): Promise<void>;
   /**

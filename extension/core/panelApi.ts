@@ -37,8 +37,8 @@ export interface DownloadedFile {
   body: ReadableStream<Uint8Array>;
 }
 
-/** Hash routes a panel may open in the studio: the Playground with a job's adapter, nothing else. */
-const STUDIO_HASH = /^#\/playground\?job=[\w%.-]+$/;
+/** Hash routes a panel may open in the studio: the Playground with a job's adapter (alone, or beside its base model), nothing else. */
+const STUDIO_HASH = /^#\/playground\?job=[\w%.-]+(&compare=base)?$/;
 
 /** What a panel changed, so the trees (and other panels) can reload. */
 export type PanelChange = { kind: "job"; id: string } | { kind: "deployment"; id: string };
@@ -95,8 +95,11 @@ export function panelStreamRunner(studio: () => Promise<StudioEndpoint>): Stream
         return streamJobEvents({ studioUrl: url, token, jobId: spec.jobId }, { event: sink.data, events: sink.data, interrupted: sink.interrupted }, signal);
       case "training":
         return api.runTraining(sink.data, signal);
-      case "chat":
-        return api.streamChat(spec.request, sink.data, signal);
+      case "chat": {
+        const usage = await api.streamChat(spec.request, sink.data, signal);
+        if (usage) sink.data({ usage });
+        return;
+      }
     }
   };
 }

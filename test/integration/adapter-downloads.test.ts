@@ -117,6 +117,6 @@ describe("adapter downloads: cloud and studio", function () {
 
   async function studioRequestBytes(pathAndQuery: string) {
     const response = await fetch(`${stack.studio.url}${pathAndQuery}`, { headers: { "x-svc-studio-token": stack.studio.token } });
-    return { status: response.status, headers: Object.fromEntries(response.headers), body: Buffer.from(await response.arrayBuffer()) };
+    return { status: response.status, headers: Object.fromEntries([...(response.headers as unknown as Iterable<[string, string]>)]), body: Buffer.from(await response.arrayBuffer()) };
   }
 });

@@ -12,7 +12,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import type { AnyRoute, CallParts, ParamsOf } from "../../sdk/api/route.js";
 import type { DownloadRequest, StudioApi } from "../../sdk/api/studio.js";
 import type { JobStreamEvent } from "../eventLog.js";
-import type { ChatRequest, SaveFileRequest } from "../transport.js";
+import type { ChatRequest, ChatUsage, SaveFileRequest } from "../transport.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {
@@ -125,16 +125,24 @@ export type StreamSpec =
   | { kind: "jobEvents"; jobId: string }
   /** `POST /api/train`: data is a chunk of raw stdout+stderr text. */
   | { kind: "training" }
-  /** `POST /api/inference/chat`: data is a text delta of the assistant's reply. */
+  /** `POST /api/inference/chat`: data is a text delta of the assistant's reply, and last its token counts as `{ usage }`. */
   | { kind: "chat"; request: ChatRequest };
+
+/** The last data of a chat stream when the server reported the reply's token counts. */
+export interface ChatUsageData {
+  usage: ChatUsage;
+}
+
+/** What one `stream/didReceive` carries. */
+export type StreamData = JobStreamEvent | JobStreamEvent[] | string | ChatUsageData;
 
 /** Host -> view: one piece of stream data. */
 export const STREAM_DATA = "stream/didReceive";
 export interface StreamDataParams {
   /** From the `stream/open` response. */
   streamId: string;
-  /** `JobStreamEvent` (or an ordered array of them) for jobEvents streams, a text chunk for training and chat streams. */
-  data: JobStreamEvent | JobStreamEvent[] | string;
+  /** `JobStreamEvent` (or an ordered array of them) for jobEvents streams, a text chunk for training and chat streams, a chat's usage last. */
+  data: StreamData;
 }
 
 /** Host -> view: the stream broke and the host is retrying (job events only; the view shows a banner). */

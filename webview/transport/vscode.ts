@@ -17,6 +17,7 @@ import {
   type ApiRequests,
   type HostToViewMessage,
   type NotificationMessage,
+  type StreamData,
   type StreamDataParams,
   type StreamEndParams,
   type StreamInterruptedParams,
@@ -24,7 +25,7 @@ import {
   type ViewToHostMessage,
   apiParams,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type DownloadRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import { TransportError, type ChatRequest, type ChatUsage, type DownloadRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -47,7 +48,7 @@ interface PendingRequest {
 }
 
 interface StreamListener {
-  onData(data: JobStreamEvent | JobStreamEvent[] | string): void;
+  onData(data: StreamData): void;
   onInterrupt(): void;
   onEnd(error?: TransportError): void;
 }
@@ -187,7 +188,7 @@ export class VsCodeTransport implements Transport {
       {
         onData: (d) => {
           if (Array.isArray(d)) handlers.onEvents(d);
-          else if (typeof d !== "string") handlers.onEvent(d);
+          else if (typeof d !== "string" && !("usage" in d)) handlers.onEvent(d);
         },
         onInterrupt: () => handlers.onError(),
       },
@@ -200,8 +201,14 @@ export class VsCodeTransport implements Transport {
     return stream.close;
   }
 
-  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    await this.openStream({ kind: "chat", request }, { onData: (d) => typeof d === "string" && onDelta(d), onInterrupt: () => {} }, signal).done;
+  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatUsage | undefined> {
+    let usage: ChatUsage | undefined;
+    const onData = (d: StreamData) => {
+      if (typeof d === "string") onDelta(d);
+      else if (!Array.isArray(d) && "usage" in d) usage = d.usage;
+    };
+    await this.openStream({ kind: "chat", request }, { onData, onInterrupt: () => {} }, signal).done;
+    return usage;
   }
 
   async copyText(text: string): Promise<void> {

@@ -90,6 +90,30 @@ describe("webview/transport/vscode", () => {
     await assert.rejects(busy, /A run is in flight/);
   });
 
+  it("a chat stream's last data is its token counts, which streamChat returns", async () => {
+    const { transport, send, lastRequest } = harness();
+    let text = "";
+    const chat = transport.streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, (d) => (text += d));
+    send({ kind: "response", id: lastRequest().id, result: { streamId: "c1" } });
+    await tick();
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "c1", data: "Hi" } });
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "c1", data: { usage: { promptTokens: 3, completionTokens: 1 } } } });
+    send({ kind: "notification", method: "stream/didEnd", params: { streamId: "c1" } });
+    assert.deepEqual(await chat, { promptTokens: 3, completionTokens: 1 });
+    assert.equal(text, "Hi");
+  });
+
+  it("a save waits on the user: no timeout, however long the dialog stays open", async () => {
+    const { transport, send, lastRequest } = harness(20);
+    const saving = transport.saveDownload({ route: "downloadAdapter", params: { id: "j1" }, query: { format: "gguf" } });
+    const request = lastRequest();
+    assert.equal(request.method, "host/saveDownload");
+    assert.deepEqual(request.params, { route: "downloadAdapter", params: { id: "j1" }, query: { format: "gguf" } });
+    await new Promise((r) => setTimeout(r, 60)); // three times the request timeout
+    send({ kind: "response", id: request.id, result: { path: "/tmp/x.gguf" } });
+    await saving;
+  });
+
   it("closing a stream tells the host", async () => {
     const { transport, send, lastRequest, posted } = harness();
     const controller = new AbortController();
