@@ -68,13 +68,15 @@ describe('infra: code-server (real VS Code)', () => {
   });
 
   describe('startCodeServer', () => {
+    // Started on first use, so each test also runs alone (mocha --grep).
     let server: CodeServer | undefined;
+    const running = async (): Promise<CodeServer> => (server ??= await startCodeServer({ workspace }));
     after(async () => {
       await server?.stop();
     });
 
     it('answers /healthz and renders the workbench', async () => {
-      server = await startCodeServer({ workspace });
+      const server = await running();
       const health = await fetch(`${server.baseUrl}/healthz`);
       assert.equal(health.status, 200);
       assert.match(await health.text(), /"status"/);
@@ -93,9 +95,8 @@ describe('infra: code-server (real VS Code)', () => {
     });
 
     it('stop() makes the port refuse connections', async () => {
-      assert.ok(server, 'the previous test did not start code-server');
-      const { baseUrl } = server;
-      await server.stop();
+      const { baseUrl } = await running();
+      await server!.stop();
       server = undefined;
       await assert.rejects(fetch(`${baseUrl}/healthz`), /fetch failed/);
     });
