@@ -4,6 +4,7 @@ import type { RouteHandlers } from "../server-shared/serveRoute.js";
 import type { SessionSource } from "./session.js";
 import type { SvcCommand } from "./svcCommand.js";
 import type { TrainingRunner } from "./trainingRun.js";
+import type { DatasetPreviews } from "./datasetPreview.js";
 
 export interface StudioContext {
   projectDir: string;
@@ -12,6 +13,7 @@ export interface StudioContext {
   childEnv: NodeJS.ProcessEnv;
   sessions: SessionSource;
   training: TrainingRunner;
+  datasetPreviews: DatasetPreviews;
 }
 
 /** The studio's handlers, one per route of its contract (sdk/api/studio.ts); each route module answers some of them. */

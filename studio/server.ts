@@ -27,6 +27,7 @@ import { SessionSource } from "./session.js";
 import { registerStaticAssets } from "./staticAssets.js";
 import { defaultSvcCommand, type SvcCommand } from "./svcCommand.js";
 import { TrainingRunner } from "./trainingRun.js";
+import { DatasetPreviews } from "./datasetPreview.js";
 
 export interface StudioOptions {
   /** The user's project: where `.svc/state.json` lives and where `svc manifest` / `svc start` run. */
@@ -82,6 +83,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
     childEnv,
     sessions: new SessionSource(projectDir, cloudUrl),
     training: new TrainingRunner(svcCommand, projectDir, childEnv),
+    datasetPreviews: new DatasetPreviews(svcCommand, projectDir, childEnv),
   };
   let port = 0;
 

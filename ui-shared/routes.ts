@@ -1,4 +1,4 @@
-/** Hash routes of the SPA (SPEC section 1, plus the compare view and the Playground's job preset). */
+/** Hash routes of the SPA (SPEC section 1, plus the compare view, the Playground's job preset and the Datasets view). */
 export type Route =
   | { view: "overview" }
   | { view: "jobs" }
@@ -8,6 +8,7 @@ export type Route =
   | { view: "endpoint"; id: string }
   /** `compare`: side by side, the job's base model beside its adapter (`&compare=base`). */
   | { view: "playground"; jobId?: string; compare?: true }
+  | { view: "datasets" }
   | { view: "notFound"; hash: string };
 
 export function parseRoute(hash: string): Route {
@@ -23,6 +24,7 @@ export function parseRoute(hash: string): Route {
   if (section === "jobs") return id === undefined ? { view: "jobs" } : { view: "job", id };
   if (section === "compare" && id === undefined) return { view: "compare", ids: idList(params.get("ids")) };
   if (section === "endpoints") return id === undefined ? { view: "endpoints" } : { view: "endpoint", id };
+  if (section === "datasets" && id === undefined) return { view: "datasets" };
   if (section === "playground" && id === undefined) {
     const jobId = params.get("job");
     if (!jobId) return { view: "playground" };

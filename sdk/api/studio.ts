@@ -10,6 +10,7 @@ import { deploymentsApi, TargetBody } from "./deployments.js";
 import { keysApi } from "./keys.js";
 import { modelsApi } from "./models.js";
 import type { ChatMessage } from "./inference.js";
+import type { DryRunReport } from "../trainer/dryRunReport.js";
 import { relay, route, type ParamsOf, type QueryOf } from "./route.js";
 
 /** `GET /api/environment`: facts about the studio's machine. */
@@ -40,9 +41,19 @@ const ChatRequest = T.Object(
 );
 export type ChatRequest = Static<typeof ChatRequest>;
 
+/**
+ * `GET /api/datasets/preview`: the project's datasets as `svc start --dry-run --preview` reads them (the Datasets view):
+ * `ok` with the dry run's report, each split with its preview (its verdict may still be "not ok": the view shows why);
+ * `none` when the project registers no trainer; `error` when the dry run could not finish (a build error, a missing file).
+ */
+export type DatasetPreview = { status: "ok"; report: DryRunReport } | { status: "none" } | { status: "error"; error: string };
+/** Typed by DryRunReport (sdk/trainer/dryRunReport.ts), which the CLI writes: answers are not serialised through schemas. */
+const DatasetPreviewAnswer = T.Unsafe<DatasetPreview>({ type: "object" });
+
 /** The JSON routes: one Transport method each, named by its key. */
 export const studioApi = {
   getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
+  getDatasetPreview: route({ method: "GET", path: "/api/datasets/preview", response: DatasetPreviewAnswer }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
   /** Stops the run in flight, whichever tab or panel started it: `svc start` cancels its job as on Ctrl-C. Answers once it exited. */
