@@ -1,17 +1,17 @@
 /**
  * What the host does for a panel beyond the studio API (`host/*` requests of
  * ui-shared/protocol/common.ts): the clipboard, saving a file the view made or a download of the
- * studio's (a webview cannot download), opening the browser studio where VS Code has no such panel (the Playground), and
- * opening a job's panel from the Compare Jobs panel.
+ * studio's (a webview cannot download), opening other panels (a job's from Compare Jobs, the Playground from a job's),
+ * and a dataset at a problem's line (Datasets).
  */
 import { createWriteStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { mkdir, rename, rm } from "node:fs/promises";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import * as vscode from "vscode";
 import type { SaveFileRequest } from "../../ui-shared/transport.js";
-import { openStudioInBrowser } from "../commands/workspaceCommands.js";
 import type { DownloadedFile, PanelHost } from "../core/panelApi.js";
 import type { Services } from "../services.js";
 
@@ -21,9 +21,15 @@ export function vscodePanelHost(services: () => Services): PanelHost {
     copyText: (text) => Promise.resolve(vscode.env.clipboard.writeText(text)),
     saveFile: (file) => saveFile(services(), file),
     saveStream: (file) => saveStream(services(), file),
-    openInStudio: async (hash) => {
-      await openStudioInBrowser(services(), hash);
+    openPlayground: async (jobId, compare) => {
+      services().playgroundPanels.show({ jobId, compare });
     },
+    openProjectFile: async (file, line) => {
+      // The line is 1-based; an editor clamps a line past the end to the last one.
+      const position = new vscode.Position(line - 1, 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(position, position), preview: false });
+    },
+    projectFolder: () => services().project.folder,
     openJob: async (jobId) => {
       services().jobPanels.show({ jobId });
     },
@@ -52,6 +58,8 @@ async function saveStream(s: Services, file: DownloadedFile): Promise<string | u
   if (uri.scheme === "file") {
     const partial = `${uri.fsPath}.part`;
     try {
+      // As workspace.fs.writeFile does: a folder typed into the dialog is created.
+      await mkdir(path.dirname(partial), { recursive: true });
       await pipeline(Readable.fromWeb(file.body as WebReadableStream<Uint8Array>), createWriteStream(partial));
       await rename(partial, uri.fsPath);
     } catch (error) {

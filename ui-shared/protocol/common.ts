@@ -4,7 +4,8 @@
  * id, carrying either `result` or `error`; the view gives up after a timeout) and notification
  * (pushed by the host). The host holds its messages until the view sends `webview/ready`.
  *
- * Per-view contracts (`jobDetail.ts`, `endpointDetail.ts`) add their state and scoped messages;
+ * Per-view contracts (`jobDetail.ts`, `endpointDetail.ts`, `compareJobs.ts`, `datasets.ts`,
+ * `playground.ts`) add their state and scoped messages;
  * the studio API calls below are shared because both views render the same components the SPA
  * renders, through the same `Transport` interface (ui-shared/transport.ts).
  */
@@ -96,11 +97,13 @@ export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { par
    * studio gives, and streams the bytes into the file, so they never cross the webview. `path` null: dismissed.
    */
   "host/saveDownload": { params: DownloadRequest; result: { path: string | null } };
+  /** Opens (or re-targets) the Playground panel: a job's adapter, alone or beside its base model (`compare`). */
+  "host/openPlayground": { params: { jobId: string; compare: boolean }; result: null };
   /**
-   * Opens the browser studio at a hash route (`#/playground?job=<id>`): VS Code has no Playground
-   * panel, so "Open in Playground" opens the studio's.
+   * Opens one of the project's datasets in an editor at a 1-based line (a problem the Datasets panel lists).
+   * `file` is as the trainer names it, relative to the project; the host refuses anything outside it.
    */
-  "host/openInStudio": { params: { hash: string }; result: null };
+  "host/openDatasetLine": { params: { file: string; line: number }; result: null };
   /** Opens (or focuses) the Job detail panel of a job, e.g. from the Compare Jobs panel. */
   "host/openJob": { params: { jobId: string }; result: null };
   /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */

@@ -223,9 +223,14 @@ export class VsCodeTransport implements Transport {
     await this.request("host/saveDownload", request, { waitForUser: true });
   }
 
-  /** VS Code only: opens the browser studio at a hash route (there is no Playground panel). */
-  async openInStudio(hash: string): Promise<void> {
-    await this.request("host/openInStudio", { hash });
+  /** VS Code only: opens the Playground panel on a job's adapter (`compare`: beside its base model). */
+  async openPlayground(jobId: string, options: { compare?: boolean } = {}): Promise<void> {
+    await this.request("host/openPlayground", { jobId, compare: options.compare === true });
+  }
+
+  /** VS Code only: opens a dataset of the project in an editor at a 1-based line. */
+  async openDatasetLine(file: string, line: number): Promise<void> {
+    await this.request("host/openDatasetLine", { file, line });
   }
 
   /** VS Code only: opens a job's Job detail panel. */
