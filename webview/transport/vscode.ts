@@ -105,8 +105,12 @@ export class VsCodeTransport implements Transport {
     });
   }
 
+  /**
+   * Messages cross as JSON, as the HTTP transport's bodies do: a view's reactive state (Svelte's `$state` objects
+   * are Proxies) is not structured-cloneable, and postMessage would throw DataCloneError on it.
+   */
   private post(message: ViewToHostMessage): void {
-    this.api.postMessage(message);
+    this.api.postMessage(JSON.parse(JSON.stringify(message)) as ViewToHostMessage);
   }
 
   private receive(message: HostToViewMessage): void {

@@ -35,6 +35,15 @@ describe("webview/transport/vscode", () => {
     await assert.rejects(job, (e: unknown) => e instanceof TransportError && e.status === 404 && e.message === "No such job");
   });
 
+  it("posts a view's reactive state (Proxies, as Svelte's $state) as plain data the webview can clone", () => {
+    const posted: unknown[] = [];
+    // What a webview's postMessage does to a message: a structured clone, which refuses a Proxy.
+    const transport = new VsCodeTransport({ postMessage: (m) => posted.push(structuredClone(m)) }, new EventTarget() as unknown as Window);
+    const target = new Proxy({ kind: "adapter" as const, jobId: "j1" }, {});
+    void transport.streamChat({ target, messages: [new Proxy({ role: "user" as const, content: "hi" }, {})] }, () => {});
+    assert.deepEqual((posted[0] as RequestMessage).params, { kind: "chat", request: { target: { kind: "adapter", jobId: "j1" }, messages: [{ role: "user", content: "hi" }] } });
+  });
+
   it("times out unanswered requests", async () => {
     const { transport } = harness(20);
     await assert.rejects(transport.listModels(), (e: unknown) => e instanceof TransportError && e.code === "timeout");
