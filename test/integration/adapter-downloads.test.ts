@@ -13,7 +13,6 @@ import { CloudClient } from "../../sdk/client.js";
 import { ApiError } from "../../sdk/errors.js";
 import type { Job } from "../../sdk/wire.js";
 import { projectClient, startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "../e2e/browser/support/studioStack.js";
-import { replaceOnce } from "../support/text.js";
 
 describe("adapter downloads: cloud and studio", function () {
   this.timeout(240_000);
@@ -22,9 +21,7 @@ describe("adapter downloads: cloud and studio", function () {
   let job: Job;
 
   before(async () => {
-    stack = await startStudioStack({ workers: 1, maxSteps: 4 });
-    const source = path.join(stack.projectDir, "src", "svc", "index.ts");
-    writeFileSync(source, replaceOnce(replaceOnce(readFileSync(source, "utf8"), "saveSteps: 20", "saveSteps: 2"), "evalSteps: 10", "evalSteps: 2"));
+    stack = await startStudioStack({ workers: 1, maxSteps: 4, saveSteps: 2, evalSteps: 2 });
     job = await trainThroughStudio(stack.studio);
     client = projectClient(stack);
   });

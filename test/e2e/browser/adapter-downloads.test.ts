@@ -11,7 +11,6 @@ import path from "node:path";
 import type { Download, Page } from "playwright-core";
 import type { Deployment, Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
-import { replaceOnce } from "../../support/text.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
 import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
 
@@ -24,11 +23,9 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
   let trained: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 4 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
+    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 4, saveSteps: 2 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
     page = browser.page;
     consoleWatch = watchConsole(page);
-    const source = path.join(stack.projectDir, "src", "svc", "index.ts");
-    writeFileSync(source, replaceOnce(readFileSync(source, "utf8"), "saveSteps: 20", "saveSteps: 2"));
   });
   after(async () => {
     await browser?.close();

@@ -6,13 +6,10 @@
  * Screenshots: studio-playground-*.png.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import type { Locator, Page } from "playwright-core";
 import type { DeploymentTarget, Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
-import { replaceOnce } from "../../support/text.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
 import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
 
@@ -29,11 +26,9 @@ describe("studio Playground side by side (issue 12)", function () {
   let trained: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 30 }), launchChromium({ viewport: { width: 1360, height: 1000 } })]);
+    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 30, saveSteps: 10 }), launchChromium({ viewport: { width: 1360, height: 1000 } })]);
     page = browser.page;
     consoleWatch = watchConsole(page);
-    const source = path.join(stack.projectDir, "src", "svc", "index.ts");
-    writeFileSync(source, replaceOnce(readFileSync(source, "utf8"), "saveSteps: 20", "saveSteps: 10"));
   });
   after(async () => {
     await browser?.close();
