@@ -25,7 +25,7 @@ export interface TrainingStatusSnapshot {
 
 export class TrainingStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("svc.trainingStatus", vscode.StatusBarAlignment.Left, 10);
-  private followed: { job: Job; progress: JobProgress; others: number; stop: AbortController } | undefined;
+  private followed: { job: Job; progress: JobProgress; others: number; stop: AbortController; click: vscode.Command } | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly disposables: vscode.Disposable[] = [this.item];
   private refreshing: Promise<void> | undefined;
@@ -66,7 +66,12 @@ export class TrainingStatusBar implements vscode.Disposable {
       this.followed = { ...this.followed, job, others };
     } else {
       this.unfollow();
-      this.followed = { job, progress: NO_PROGRESS, others, stop: new AbortController() };
+      // One command object per followed job, set once: VS Code re-registers an item's command
+      // whenever a new object is assigned and forgets the old one's arguments, so a click that
+      // lands while steps stream in (many updates a second) would otherwise run with arguments
+      // already dropped, and do nothing. The Job itself, so the panel opens titled with its name.
+      const click: vscode.Command = { command: "svc.openJob", title: "Open Job", arguments: [job] };
+      this.followed = { job, progress: NO_PROGRESS, others, stop: new AbortController(), click };
       void this.stream(job.id, this.followed.stop.signal);
     }
     this.render();
@@ -98,8 +103,7 @@ export class TrainingStatusBar implements vscode.Disposable {
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.accessibilityInformation = { label: view.accessibilityLabel, role: "button" };
-    // The Job itself, so the panel opens titled with its name.
-    this.item.command = { command: "svc.openJob", title: "Open Job", arguments: [followed.job] };
+    if (this.item.command !== followed.click) this.item.command = followed.click;
     this.item.show();
   }
 

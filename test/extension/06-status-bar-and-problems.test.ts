@@ -99,6 +99,9 @@ describe("status bar and Problems", () => {
       // Its step moves on: the item follows the live event stream, not a snapshot.
       const firstStep = Number(/step (\d+)/.exec(shown.text!)![1]);
       await eventually("a later step", () => Number(/step (\d+)/.exec(services.trainingStatus.snapshot.text ?? "")?.[1] ?? 0) > firstStep);
+      // ...while its click stays the very same command: VS Code drops the arguments of a replaced
+      // one, so a click landing between two steps would otherwise do nothing.
+      assert.equal(services.trainingStatus.snapshot.command, shown.command, "the item's command is set once per job");
 
       await vscode.commands.executeCommand("workbench.action.closeAllEditors");
       assert.equal(services.jobPanels.isOpen(shown.jobId!), false);

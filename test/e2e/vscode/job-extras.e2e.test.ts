@@ -98,17 +98,20 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     await runCommand(page, "svc: Compare Jobs…");
     const rowsInPick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "quickstart-json-answers" });
     await rowsInPick.first().waitFor({ state: "visible" });
-    // A click can land while the list re-renders and be lost: click each row's box until the
-    // quick pick's own "N Selected" count says it took.
-    const selected = async () => Number(/(\d+) Selected/.exec((await page.locator(".quick-input-widget .quick-input-count").textContent()) ?? "")?.[1] ?? 0);
+    // Tick each row until its own aria-checked says so; never click a row that already is (a
+    // second click on a slow re-render would untick it). Then OK, once the pick's count agrees.
+    const pick = page.locator(".quick-input-widget");
     for (let i = 0; i < 2; i++) {
+      const row = rowsInPick.nth(i);
       await pollUntil(async () => {
-        if ((await selected()) > i) return true;
-        await rowsInPick.nth(i).locator("input[type=checkbox], .monaco-checkbox, .quick-input-list-checkbox").first().click();
-        return (await selected()) > i ? true : undefined;
+        if ((await row.getAttribute("aria-checked")) === "true") return true;
+        await row.getByRole("checkbox").first().click();
+        return undefined;
       }, { timeoutMs: 20_000, description: `job ${i + 1} ticked in the Compare Jobs pick` });
     }
-    await page.keyboard.press("Enter");
+    await pick.locator(".quick-input-count", { hasText: "2 Selected" }).waitFor({ state: "visible" });
+    await pick.getByRole("button", { name: "OK" }).click();
+    await pick.waitFor({ state: "hidden" });
     const compareView = visibleWebview(page);
     await compareView.locator('path[data-series="loss-1"]').waitFor({ state: "attached", timeout: 60_000 });
     assert.equal(await compareView.locator("tr[data-config-key]").first().getAttribute("data-config-key"), "name");
