@@ -7,9 +7,11 @@ import * as vscode from "vscode";
 import type { EndpointDetailState } from "../ui-shared/protocol/endpointDetail.js";
 import type { JobDetailState } from "../ui-shared/protocol/jobDetail.js";
 import type { CompareJobsState } from "../ui-shared/protocol/compareJobs.js";
+import type { DatasetsState } from "../ui-shared/protocol/datasets.js";
+import type { PlaygroundState } from "../ui-shared/protocol/playground.js";
 import { registerCommands } from "./commands/index.js";
 import { DetailPanels } from "./panels/detailPanels.js";
-import { COMPARE_PANEL, ENDPOINT_PANEL, JOB_PANEL } from "./panels/kinds.js";
+import { COMPARE_PANEL, DATASETS_PANEL, ENDPOINT_PANEL, JOB_PANEL, PLAYGROUND_PANEL } from "./panels/kinds.js";
 import { vscodePanelHost } from "./panels/panelHost.js";
 import { ProjectStatus } from "./projectStatus.js";
 import type { Services } from "./services.js";
@@ -44,6 +46,8 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     jobPanels: new DetailPanels<JobDetailState>(JOB_PANEL, context.extensionUri, studio, host, onPanelChange),
     endpointPanels: new DetailPanels<EndpointDetailState>(ENDPOINT_PANEL, context.extensionUri, studio, host, onPanelChange),
     comparePanels: new DetailPanels<CompareJobsState>(COMPARE_PANEL, context.extensionUri, studio, host, onPanelChange),
+    datasetsPanels: new DetailPanels<DatasetsState>(DATASETS_PANEL, context.extensionUri, studio, host, onPanelChange),
+    playgroundPanels: new DetailPanels<PlaygroundState>(PLAYGROUND_PANEL, context.extensionUri, studio, host, onPanelChange),
     output: vscode.window.createOutputChannel("svc"),
     datasets: new DatasetDiagnostics(project),
     trainingStatus: new TrainingStatusBar(studio, project),
@@ -65,12 +69,16 @@ export function activate(context: vscode.ExtensionContext): SvcExtensionApi {
     services.jobPanels,
     services.endpointPanels,
     services.comparePanels,
+    services.datasetsPanels,
+    services.playgroundPanels,
     services.output,
     services.datasets,
     services.trainingStatus,
     vscode.window.registerWebviewPanelSerializer(JOB_PANEL.viewType, services.jobPanels),
     vscode.window.registerWebviewPanelSerializer(ENDPOINT_PANEL.viewType, services.endpointPanels),
     vscode.window.registerWebviewPanelSerializer(COMPARE_PANEL.viewType, services.comparePanels),
+    vscode.window.registerWebviewPanelSerializer(DATASETS_PANEL.viewType, services.datasetsPanels),
+    vscode.window.registerWebviewPanelSerializer(PLAYGROUND_PANEL.viewType, services.playgroundPanels),
     ...registerCommands(services),
   );
 

@@ -3,6 +3,8 @@ import type * as vscode from "vscode";
 import type { EndpointDetailState } from "../ui-shared/protocol/endpointDetail.js";
 import type { JobDetailState } from "../ui-shared/protocol/jobDetail.js";
 import type { CompareJobsState } from "../ui-shared/protocol/compareJobs.js";
+import type { DatasetsState } from "../ui-shared/protocol/datasets.js";
+import type { PlaygroundState } from "../ui-shared/protocol/playground.js";
 import type { DetailPanels } from "./panels/detailPanels.js";
 import type { ProjectStatus } from "./projectStatus.js";
 import type { StudioAccess } from "./studioAccess.js";
@@ -21,6 +23,10 @@ export interface Services {
   endpointPanels: DetailPanels<EndpointDetailState>;
   /** The one Compare Jobs panel. */
   comparePanels: DetailPanels<CompareJobsState>;
+  /** The one Datasets panel: the train and eval JSONL as a dry run reads them. */
+  datasetsPanels: DetailPanels<DatasetsState>;
+  /** The one Playground panel. */
+  playgroundPanels: DetailPanels<PlaygroundState>;
   /** "svc": `svc start` output and the extension's own notes. Never receives a key's plaintext. */
   output: vscode.OutputChannel;
   /** Invalid dataset lines in the Problems panel. */

@@ -6,7 +6,8 @@
  *   node scripts/build-webview.mjs [--out dist/webview] [--minify]
  *
  * Output: index.html (with the `__SVC_STUDIO_TOKEN__` meta placeholder the studio replaces),
- * app.js + app.css, jobDetail.js/.css, endpointDetail.js/.css, compareJobs.js/.css, codicon.css + codicon.ttf.
+ * app.js + app.css, jobDetail.js/.css, endpointDetail.js/.css, compareJobs.js/.css, datasets.js/.css,
+ * playground.js/.css, codicon.css + codicon.ttf.
  * Type-checking is a separate `tsc --noEmit` step, as esbuild only strips types.
  */
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
@@ -27,6 +28,8 @@ const ENTRY_POINTS = {
   jobDetail: "webview/panels/jobDetail.ts",
   endpointDetail: "webview/panels/endpointDetail.ts",
   compareJobs: "webview/panels/compareJobs.ts",
+  datasets: "webview/panels/datasets.ts",
+  playground: "webview/panels/playground.ts",
 };
 
 /**

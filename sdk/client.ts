@@ -14,7 +14,7 @@ import { accountsApi, anonymousTokenRoute } from "./api/accounts.js";
 import { uploadDatasetRoute } from "./api/datasets.js";
 import { deploymentsApi } from "./api/deployments.js";
 import { inferenceChatRoute, type InferenceChatInput } from "./api/inference.js";
-import { jobEventsRoute, jobsApi } from "./api/jobs.js";
+import { jobAdapterRoute, jobEventsRoute, jobsApi, type AdapterChoice } from "./api/jobs.js";
 import { keysApi } from "./api/keys.js";
 import { modelsApi } from "./api/models.js";
 import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type ResponseOf, type RouteMethods } from "./api/route.js";
@@ -120,6 +120,15 @@ export class CloudClient {
    */
   openInferenceChat(body: InferenceChatInput, signal?: AbortSignal): Promise<Response> {
     return this.open(inferenceChatRoute, { body }, { headers: body.stream ? { accept: "text/event-stream" } : {}, signal, stream: Boolean(body.stream) });
+  }
+
+  /**
+   * A job's adapter as a file (`GET /v1/jobs/:id/adapter`): the GGUF, or PEFT's pair as a zip; the
+   * final adapter, or a checkpoint's with `step`. Returns the raw response, its body unread (no
+   * overall timeout: it is a download), named by its Content-Disposition (`fileNameOf` in sdk/api/files.ts).
+   */
+  openJobAdapter(jobId: string, choice: AdapterChoice, signal?: AbortSignal): Promise<Response> {
+    return this.open(jobAdapterRoute, { params: { id: jobId } }, { query: { ...choice }, signal, stream: true });
   }
 
   // --- plumbing -----------------------------------------------------------------------------

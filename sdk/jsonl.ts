@@ -30,8 +30,13 @@ export interface JsonlValidationOptions {
 }
 
 export function validateChatJsonl(text: string, options: JsonlValidationOptions = {}): JsonlReport {
+  return checkChatJsonl(text, options).report;
+}
+
+/** The check once, as both the report's lines and every issue with its line (a preview lists them all). */
+export function checkChatJsonl(text: string, options: JsonlValidationOptions = {}): { report: JsonlReport; issues: { line: number; message: string }[] } {
   const { examples, issues } = validateExamples(text, options);
-  return toReport(examples.length, issues);
+  return { report: toReport(examples.length, issues), issues };
 }
 
 /**

@@ -1,9 +1,10 @@
 /** What every route module gets: where the project is, how to reach the cloud, how to run the CLI. */
-import type { StudioApi, StudioStreams } from "../sdk/api/studio.js";
+import type { StudioApi, StudioDownloads, StudioStreams } from "../sdk/api/studio.js";
 import type { RouteHandlers } from "../server-shared/serveRoute.js";
 import type { SessionSource } from "./session.js";
 import type { SvcCommand } from "./svcCommand.js";
 import type { TrainingRunner } from "./trainingRun.js";
+import type { DatasetPreviews } from "./datasetPreview.js";
 
 export interface StudioContext {
   projectDir: string;
@@ -12,7 +13,8 @@ export interface StudioContext {
   childEnv: NodeJS.ProcessEnv;
   sessions: SessionSource;
   training: TrainingRunner;
+  datasetPreviews: DatasetPreviews;
 }
 
 /** The studio's handlers, one per route of its contract (sdk/api/studio.ts); each route module answers some of them. */
-export type StudioHandlers = RouteHandlers<StudioApi & StudioStreams>;
+export type StudioHandlers = RouteHandlers<StudioApi & StudioStreams & StudioDownloads>;

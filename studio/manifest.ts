@@ -4,31 +4,16 @@
  * `error` state, so the Run training panel reads `Couldn't read manifest: <error>`.
  */
 import type { Manifest } from "../sdk/manifest.js";
-import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
+import { firstErrorLine, runSvcToEnd, type SvcCommand } from "./svcCommand.js";
 
 const MANIFEST_TIMEOUT_MS = 60_000;
-const OUTPUT_LIMIT = 256 * 1024;
+// stdout is the manifest line, and whatever the trainer's code prints while it is imported.
+const OUTPUT_LIMIT = 8 * 2 ** 20;
 
 export async function readManifest(command: SvcCommand, projectDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Manifest> {
-  const child = spawnSvc(command, ["manifest", "--json"], projectDir, env);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (text: string) => (stdout = (stdout + text).slice(-OUTPUT_LIMIT)));
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-OUTPUT_LIMIT)));
-  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  try {
-    await spawned(child);
-  } catch (err) {
-    return { status: "error", error: `cannot run ${command.join(" ")}: ${(err as Error).message}` };
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), MANIFEST_TIMEOUT_MS)));
-  const code = await Promise.race([exited, timedOut]).finally(() => clearTimeout(timer));
-  if (code === "timeout") {
-    child.kill("SIGKILL");
-    return { status: "error", error: `svc manifest did not answer within ${MANIFEST_TIMEOUT_MS / 1000} s` };
-  }
-  return parseManifestOutput(stdout, stderr, code);
+  const output = await runSvcToEnd(command, ["manifest", "--json"], projectDir, env, { timeoutMs: MANIFEST_TIMEOUT_MS, stdoutLimit: OUTPUT_LIMIT });
+  if (output.kind === "failed") return { status: "error", error: output.error };
+  return parseManifestOutput(output.stdout, output.stderr, output.code);
 }
 
 /** The last JSON line the CLI printed; otherwise the first line of its error output. */
@@ -42,6 +27,6 @@ export function parseManifestOutput(stdout: string, stderr: string, exitCode: nu
       // Not the manifest line: keep looking.
     }
   }
-  const reason = stderr.trim().split("\n")[0]?.replace(/^svc: /, "") || `svc manifest exited with code ${exitCode}`;
+  const reason = firstErrorLine(stderr) ?? `svc manifest exited with code ${exitCode}`;
   return { status: "error", error: reason };
 }

@@ -20,13 +20,14 @@ import { listenOnFreePort } from "./listen.js";
 import { deploymentHandlers } from "./routes/deployments.js";
 import { jobHandlers } from "./routes/jobs.js";
 import { projectHandlers } from "./routes/project.js";
-import { studioApi, studioStreams } from "../sdk/api/studio.js";
+import { studioApi, studioDownloads, studioStreams } from "../sdk/api/studio.js";
 import { contractValidation, serveRoutes } from "../server-shared/serveRoute.js";
 import { EVENT_STREAM_ROUTE } from "./guard.js";
 import { SessionSource } from "./session.js";
 import { registerStaticAssets } from "./staticAssets.js";
 import { defaultSvcCommand, type SvcCommand } from "./svcCommand.js";
 import { TrainingRunner } from "./trainingRun.js";
+import { DatasetPreviews } from "./datasetPreview.js";
 
 export interface StudioOptions {
   /** The user's project: where `.svc/state.json` lives and where `svc manifest` / `svc start` run. */
@@ -82,6 +83,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
     childEnv,
     sessions: new SessionSource(projectDir, cloudUrl),
     training: new TrainingRunner(svcCommand, projectDir, childEnv),
+    datasetPreviews: new DatasetPreviews(svcCommand, projectDir, childEnv),
   };
   let port = 0;
 
@@ -91,7 +93,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
   installErrorHandler(app);
   const extraHosts = new Set<string>();
   installGuards(app, { token, port: () => port, extraHosts });
-  serveRoutes(app, { ...studioApi, ...studioStreams }, { ...projectHandlers(ctx), ...jobHandlers(ctx), ...deploymentHandlers(ctx) }, { jobEvents: { config: EVENT_STREAM_ROUTE } });
+  serveRoutes(app, { ...studioApi, ...studioStreams, ...studioDownloads }, { ...projectHandlers(ctx), ...jobHandlers(ctx), ...deploymentHandlers(ctx) }, { jobEvents: { config: EVENT_STREAM_ROUTE } });
   registerStaticAssets(app, { assetsDir: options.assetsDir ?? path.join(packageRoot(), "dist", "webview"), token });
 
   port = await listenOnFreePort(app, { host: options.host, port: options.port ?? DEFAULT_STUDIO_PORT, strict: options.strictPort ?? false });

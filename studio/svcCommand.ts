@@ -29,3 +29,57 @@ export function spawned(child: ChildProcess): Promise<void> {
     child.once("error", reject);
   });
 }
+
+/** How a short `svc` command (`svc manifest --json`, a dataset preview) ended: its output, or why there is none. */
+export type SvcOutput =
+  | { kind: "exited"; stdout: string; stderr: string; code: number | null }
+  | { kind: "failed"; error: string };
+
+/**
+ * Runs `svc <args>` in the project to its end and collects what it printed, killing it after
+ * `timeoutMs`. stderr keeps its last `stderrLimit` characters (the error is at its end); stdout,
+ * which the caller parses, is all kept up to `stdoutLimit`, past which the run is refused rather
+ * than parsed short.
+ */
+export async function runSvcToEnd(
+  command: SvcCommand,
+  args: string[],
+  projectDir: string,
+  env: NodeJS.ProcessEnv,
+  { timeoutMs, stdoutLimit, stderrLimit = 256 * 1024 }: { timeoutMs: number; stdoutLimit: number; stderrLimit?: number },
+): Promise<SvcOutput> {
+  const name = `svc ${args[0]}`;
+  const child = spawnSvc(command, args, projectDir, env);
+  const stdout: string[] = [];
+  let stdoutLength = 0;
+  let stderr = "";
+  let overflow = false;
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    stdoutLength += text.length;
+    if (stdoutLength > stdoutLimit) {
+      overflow = true;
+      child.kill("SIGKILL");
+    } else stdout.push(text);
+  });
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-stderrLimit)));
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  try {
+    await spawned(child);
+  } catch (err) {
+    return { kind: "failed", error: `cannot run ${command.join(" ")}: ${(err as Error).message}` };
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)));
+  const code = await Promise.race([exited, timedOut]).finally(() => clearTimeout(timer));
+  if (code === "timeout") {
+    child.kill("SIGKILL");
+    return { kind: "failed", error: `${name} did not answer within ${timeoutMs / 1000} s` };
+  }
+  if (overflow) return { kind: "failed", error: `${name} printed more than ${Math.round(stdoutLimit / 2 ** 20)} MB` };
+  return { kind: "exited", stdout: stdout.join(""), stderr, code };
+}
+
+/** The first line of a failed command's error output, without the CLI's `svc: ` prefix. */
+export function firstErrorLine(stderr: string): string | undefined {
+  return stderr.trim().split("\n")[0]?.replace(/^svc: /, "") || undefined;
+}

@@ -30,3 +30,20 @@ export function completionText(data: string): string {
     return "";
   }
 }
+
+/** Token counts of a streamed answer, from its last chunk (`stream_options.include_usage`). */
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The `usage` of a chunk that carries one (the last, with no choices), or of a whole completion; else undefined. */
+export function chunkUsage(data: string): ChatUsage | undefined {
+  try {
+    const usage = (JSON.parse(data) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null }).usage;
+    if (!usage || typeof usage.completion_tokens !== "number") return undefined;
+    return { promptTokens: typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : 0, completionTokens: usage.completion_tokens };
+  } catch {
+    return undefined;
+  }
+}

@@ -64,3 +64,16 @@ export function formatDuration(ms: number): string {
   if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, "0")} s`;
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
 }
+
+/** A file size as people read it, in powers of 1024: `812 B`, `14.2 KB`, `3.4 MB`, `1.25 GB`. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 1024) return `${Math.max(0, Math.round(bytes || 0))} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value >= 100 ? Math.round(value) : Number(value.toPrecision(3))} ${units[unit]}`;
+}

@@ -1,4 +1,4 @@
-/** Hash routes of the SPA (SPEC section 1, plus the compare view and the Playground's job preset). */
+/** Hash routes of the SPA (SPEC section 1, plus the compare view, the Playground's job preset and the Datasets view). */
 export type Route =
   | { view: "overview" }
   | { view: "jobs" }
@@ -6,7 +6,9 @@ export type Route =
   | { view: "compare"; ids: string[] }
   | { view: "endpoints" }
   | { view: "endpoint"; id: string }
-  | { view: "playground"; jobId?: string }
+  /** `compare`: side by side, the job's base model beside its adapter (`&compare=base`). */
+  | { view: "playground"; jobId?: string; compare?: true }
+  | { view: "datasets" }
   | { view: "notFound"; hash: string };
 
 export function parseRoute(hash: string): Route {
@@ -22,9 +24,11 @@ export function parseRoute(hash: string): Route {
   if (section === "jobs") return id === undefined ? { view: "jobs" } : { view: "job", id };
   if (section === "compare" && id === undefined) return { view: "compare", ids: idList(params.get("ids")) };
   if (section === "endpoints") return id === undefined ? { view: "endpoints" } : { view: "endpoint", id };
+  if (section === "datasets" && id === undefined) return { view: "datasets" };
   if (section === "playground" && id === undefined) {
     const jobId = params.get("job");
-    return jobId ? { view: "playground", jobId } : { view: "playground" };
+    if (!jobId) return { view: "playground" };
+    return params.get("compare") === "base" ? { view: "playground", jobId, compare: true } : { view: "playground", jobId };
   }
   return { view: "notFound", hash };
 }
@@ -55,7 +59,10 @@ export function compareHref(ids: readonly string[]): string {
   return `#/compare?ids=${ids.map(encodeURIComponent).join(",")}`;
 }
 
-/** The Playground with this job's final adapter chosen (`#/playground?job=<id>`). */
-export function playgroundHref(jobId: string): string {
-  return `#/playground?job=${encodeURIComponent(jobId)}`;
+/**
+ * The Playground with this job's final adapter chosen (`#/playground?job=<id>`); with `compare`, side by side
+ * with the job's base model (`&compare=base`).
+ */
+export function playgroundHref(jobId: string, { compare = false }: { compare?: boolean } = {}): string {
+  return `#/playground?job=${encodeURIComponent(jobId)}${compare ? "&compare=base" : ""}`;
 }

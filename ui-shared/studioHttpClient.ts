@@ -5,11 +5,12 @@
  */
 import type { ErrorEnvelope } from "../sdk/wire.js";
 import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type RouteMethods } from "../sdk/api/route.js";
-import { RUN_ID_HEADER, studioApi, studioStreams, type StudioApi } from "../sdk/api/studio.js";
+import { RUN_ID_HEADER, studioApi, studioDownloads, studioStreams, type DownloadRequest, type StudioApi } from "../sdk/api/studio.js";
+import { fileNameOf } from "../sdk/api/files.js";
 import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
-import { chunkDelta, chunkError, completionText } from "./chatChunks.js";
+import { chunkDelta, chunkError, chunkUsage, completionText, type ChatUsage } from "./chatChunks.js";
 import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
@@ -86,17 +87,21 @@ export class HttpTransport implements Transport {
     return close;
   }
 
-  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back.
-    const response = await this.send(studioStreams.chat.method, studioStreams.chat.path, { ...request, stream: true }, signal);
+  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatUsage | undefined> {
+    // Asks for a stream explicitly: a body without `stream: true` gets one JSON completion back. The last chunk
+    // carries the reply's token counts (the Playground's tokens/s).
+    const body = { ...request, stream: true, stream_options: { include_usage: true } };
+    const response = await this.send(studioStreams.chat.method, studioStreams.chat.path, body, signal);
     if (/^application\/json/i.test(response.headers.get("content-type") ?? "")) {
       // A server (or proxy) that answered with a whole completion anyway: show it as one delta.
-      const text = completionText(await response.text());
+      const whole = await response.text();
+      const text = completionText(whole);
       if (text) onDelta(text);
-      return;
+      return chunkUsage(whole);
     }
     const parser = new SseParser();
     let done = false;
+    let usage: ChatUsage | undefined;
     await readText(response, (text) => {
       for (const message of parser.feed(text)) {
         if (done) return;
@@ -108,8 +113,10 @@ export class HttpTransport implements Transport {
         if (problem !== undefined) throw new TransportError(502, "stream_error", problem);
         const delta = chunkDelta(message.data);
         if (delta) onDelta(delta);
+        else usage = chunkUsage(message.data) ?? usage;
       }
     });
+    return usage;
   }
 
   copyText(text: string): Promise<void> {
@@ -119,20 +126,47 @@ export class HttpTransport implements Transport {
   async saveFile(file: SaveFileRequest): Promise<void> {
     downloadInBrowser(file);
   }
+
+  /**
+   * The answer of a download route with its body unread; the VS Code host streams it into a file. Its query's
+   * undefined members are left out; an error answer rejects with the studio's status and message.
+   */
+  openDownload(request: DownloadRequest, signal?: AbortSignal): Promise<Response> {
+    const route = studioDownloads[request.route];
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(request.query)) if (value !== undefined) query.set(name, String(value));
+    return this.send(route.method, `${pathOf(route.path, request.params)}?${query}`, undefined, signal);
+  }
+
+  /**
+   * A browser cannot send the token header on a plain link, and the token may not ride in a URL
+   * (the studio's CSRF rule): so the file is fetched with the header and saved from a blob, which
+   * holds it in memory once. Adapters are a few MB; a download ticket would be the way for files
+   * that are not.
+   */
+  async saveDownload(request: DownloadRequest): Promise<void> {
+    const response = await this.openDownload(request);
+    saveBlob(await response.blob(), fileNameOf(response.headers.get("content-disposition")) ?? "download");
+  }
 }
 
 /** A browser download of generated text: an object URL on a temporary `<a download>`. */
 export function downloadInBrowser(file: SaveFileRequest): void {
-  const url = URL.createObjectURL(new Blob([file.text], { type: `${file.mimeType};charset=utf-8` }));
+  saveBlob(new Blob([file.text], { type: `${file.mimeType};charset=utf-8` }), file.name);
+}
+
+/** Saves a blob as a browser download named `name`. */
+function saveBlob(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;
-  link.download = file.name;
+  link.download = name;
   link.style.display = "none";
   document.body.append(link);
   link.click();
   link.remove();
-  // The download has started once click() returns; the URL is no longer needed after this turn.
-  setTimeout(() => URL.revokeObjectURL(url), 0);
+  // The browser resolves the URL when the download starts; a minute later it is only memory held.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 installRouteMethods(HttpTransport.prototype, studioApi, (transport, route, parts) => transport.call(route, parts));

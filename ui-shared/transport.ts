@@ -5,12 +5,14 @@
  * which one they have.
  */
 import type { RouteMethods } from "../sdk/api/route.js";
-import type { ChatRequest, StudioApi } from "../sdk/api/studio.js";
+import type { ChatRequest, DownloadRequest, StudioApi } from "../sdk/api/studio.js";
+import type { ChatUsage } from "./chatChunks.js";
 import type { JobStreamEvent } from "./eventLog.js";
 
 export type { Manifest } from "../sdk/manifest.js";
 export type { ChatMessage } from "../sdk/api/inference.js";
-export type { ChatRequest, StudioEnvironment, TrainingStatus } from "../sdk/api/studio.js";
+export type { ChatRequest, DownloadRequest, StudioEnvironment, TrainingStatus } from "../sdk/api/studio.js";
+export type { ChatUsage } from "./chatChunks.js";
 
 /** Callbacks of a job event subscription. */
 export interface JobEventHandlers {
@@ -71,8 +73,11 @@ export interface Transport extends RouteMethods<StudioApi> {
    * start; the history arrives in bulk through `onEvents`.
    */
   subscribeJobEvents(jobId: string, handlers: JobEventHandlers): Unsubscribe;
-  /** Streams a chat completion (`POST /api/inference/chat`), calling `onDelta` with each text piece. */
-  streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void>;
+  /**
+   * Streams a chat completion (`POST /api/inference/chat`), calling `onDelta` with each text piece; resolves with the
+   * reply's token counts as the server reported them (undefined when it did not, or the stream was stopped first).
+   */
+  streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatUsage | undefined>;
   /** Copies text; VS Code webviews route this through the host because the clipboard API may be blocked. */
   copyText(text: string): Promise<void>;
   /**
@@ -80,4 +85,10 @@ export interface Transport extends RouteMethods<StudioApi> {
    * (a webview cannot download). Resolves once saved, or when the user dismissed the dialog.
    */
   saveFile(file: SaveFileRequest): Promise<void>;
+  /**
+   * Saves what a download route of the studio answers (sdk/api/studio.ts `studioDownloads`: an adapter), under the
+   * name the studio gives: the SPA fetches it with the token header and saves the blob; in VS Code the host asks
+   * where, then streams it into the file. Resolves once saved or dismissed; rejects with the studio's error (404).
+   */
+  saveDownload(request: DownloadRequest): Promise<void>;
 }

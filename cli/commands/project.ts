@@ -40,12 +40,12 @@ export const manifestCommand: Command = {
 
 export const startCommand: Command = {
   name: "start",
-  summary: "train the project's registered trainer and stream its log (--dry-run: check and estimate, train nothing)",
-  usage: "svc start [--json] [--rebuild] [--dry-run [--model-file FILE.gguf]]",
+  summary: "train the project's registered trainer and stream its log (--dry-run: check and estimate, train nothing; --preview: show the datasets, time nothing)",
+  usage: "svc start [--json] [--rebuild] [--dry-run [--model-file FILE.gguf] [--preview]]",
   async run(argv) {
     const { values } = parse(
       argv,
-      { json: { type: "boolean" }, rebuild: { type: "boolean" }, "dry-run": { type: "boolean" }, "model-file": { type: "string" } },
+      { json: { type: "boolean" }, rebuild: { type: "boolean" }, "dry-run": { type: "boolean" }, "model-file": { type: "string" }, preview: { type: "boolean" } },
       this.usage,
     );
     if (values.help) return help(this);
@@ -54,18 +54,22 @@ export const startCommand: Command = {
     if (json) globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
     const { manifest, trainer } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
     if (!trainer) throw new CliError(manifestText(manifest));
-    if (values["dry-run"] || trainer.isDryRun) return printDryRun(trainer, { json, modelFile: values["model-file"] });
+    if (values["dry-run"] || trainer.isDryRun) return printDryRun(trainer, { json, modelFile: values["model-file"], preview: Boolean(values.preview) });
     if (values["model-file"] !== undefined) throw new CliError("--model-file goes with --dry-run", 2);
+    if (values.preview) throw new CliError("--preview goes with --dry-run", 2);
     return train(trainer, json);
   },
 };
 
-/** `svc start --dry-run`: the report, as lines or JSON lines; exit 1 when the data is not trainable. */
-async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile?: string }): Promise<number> {
-  if (!options.json) process.stdout.write(`checking "${trainer.name}": validating, tokenizing and timing a few steps on this machine...\n`);
+/**
+ * `svc start --dry-run`: the report, as lines or JSON lines; exit 1 when the data is not trainable. `--preview` adds
+ * each dataset's first conversations and every conversation's length, and times no steps (the studio's Datasets view).
+ */
+async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile?: string; preview: boolean }): Promise<number> {
+  if (!options.json) process.stdout.write(`checking "${trainer.name}": validating, tokenizing${options.preview ? "" : " and timing a few steps"} on this machine...\n`);
   let report;
   try {
-    report = await trainer.dryRun({ modelFile: options.modelFile });
+    report = await trainer.dryRun({ modelFile: options.modelFile, preview: options.preview });
   } catch (err) {
     throw new CliError((err as Error).message);
   }

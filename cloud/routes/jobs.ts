@@ -9,7 +9,9 @@ import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
 import { requireProject } from "../domain/accounts.js";
 import { badRequest } from "../http/errors.js";
-import { jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js";
+import { jobAdapterRoute, jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js";
+import { adapterDownload } from "../domain/adapterDownload.js";
+import { sendFile } from "../http/sendFile.js";
 import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
 import { streamJobEvents } from "./jobEvents.js";
@@ -63,6 +65,13 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
       if (await cancelJob(ctx, job.id)) workers.requestCancel(job.id);
       return toJob(await requireJobInProject(ctx, scope, job.id));
     },
+  });
+
+  // The adapter's bytes (GGUF, or PEFT's pair zipped), in scope like every job route: another project's job is a 404.
+  serveRoute(app, jobAdapterRoute, async (request, reply) => {
+    const { job } = await jobOf(request);
+    const { format, step } = request.query;
+    return sendFile(reply, await adapterDownload(ctx, job, { format, step }));
   });
 
   serveRoute(app, jobEventsRoute, async (request, reply) => {

@@ -16,6 +16,7 @@ import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
+import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -146,9 +147,10 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
           await new Promise((resolve) => setImmediate(resolve));
         },
         onCheckpoint: async ({ step, path: file, configPath, safetensorsPath }) => {
-          await upload(file, `checkpoint-${step}.gguf`, "checkpoint", step);
-          await upload(configPath, `checkpoint-${step}.adapter_config.json`, "file", step);
-          await upload(safetensorsPath, `checkpoint-${step}.adapter_model.safetensors`, "file", step);
+          const names = adapterArtifactNames(step);
+          await upload(file, names.gguf, "checkpoint", step);
+          await upload(configPath, names.config, "file", step);
+          await upload(safetensorsPath, names.weights, "file", step);
           void emit("checkpoint.saved", { step });
         },
       });
@@ -157,9 +159,10 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         return;
       }
       const final = result.artifacts.find((a) => a.kind === "adapter")!;
-      await upload(final.path, "adapter.gguf", "adapter", final.step);
-      await upload(final.configPath, "adapter_config.json", "file", final.step);
-      await upload(final.safetensorsPath, "adapter_model.safetensors", "file", final.step);
+      const names = adapterArtifactNames();
+      await upload(final.path, names.gguf, "adapter", final.step);
+      await upload(final.configPath, names.config, "file", final.step);
+      await upload(final.safetensorsPath, names.weights, "file", final.step);
       await emit("training.completed", {
         artifacts: result.artifacts.length,
         steps: result.steps,

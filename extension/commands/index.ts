@@ -8,6 +8,7 @@ import type { Services } from "../services.js";
 import { createEndpoint, copyEndpointUrl, openEndpoint, setAuthMode, toggleEndpoint } from "./endpointCommands.js";
 import { cancelJob, compareJobs, openJob, runTraining } from "./jobCommands.js";
 import { issueKey, revokeKey } from "./keyCommands.js";
+import { openPlayground, previewDatasets } from "./panelCommands.js";
 import { continueAnonymously, initProject, installCli, openStudioInBrowser, refresh, signIn } from "./workspaceCommands.js";
 
 /** `arg` is the clicked tree item (or what a caller passed); `more` is a tree's whole multi-selection. */
@@ -18,6 +19,8 @@ export const COMMANDS: Record<string, Handler> = {
   "svc.openJob": openJob,
   "svc.cancelJob": cancelJob,
   "svc.compareJobs": compareJobs,
+  "svc.previewDatasets": (s) => previewDatasets(s),
+  "svc.openPlayground": openPlayground,
   "svc.createEndpoint": createEndpoint,
   "svc.openEndpoint": openEndpoint,
   "svc.toggleEndpoint": (s, arg) => toggleEndpoint(s, arg),

@@ -11,11 +11,10 @@ export async function refresh(s: Services): Promise<void> {
 }
 
 /**
- * Opens the studio's SPA in the user's browser, at `hash` when given (`#/playground?job=<id>`).
- * `asExternalUri` makes the loopback URL reachable from where the browser is (a forwarded port
- * over Remote-SSH or code-server).
+ * Opens the studio's SPA in the user's browser. `asExternalUri` makes the loopback URL reachable
+ * from where the browser is (a forwarded port over Remote-SSH or code-server).
  */
-export async function openStudioInBrowser(s: Services, hash = ""): Promise<vscode.Uri | undefined> {
+export async function openStudioInBrowser(s: Services): Promise<vscode.Uri | undefined> {
   const problem = setupProblem(s.project.state);
   if (problem) {
     void s.prompts.error(problem);
@@ -26,10 +25,8 @@ export async function openStudioInBrowser(s: Services, hash = ""): Promise<vscod
   // Behind a forwarded port or code-server's proxy, requests arrive with the forwarder's Host;
   // the studio refuses unknown hosts (DNS-rebinding guard), so it is told about this one.
   if (external.authority !== vscode.Uri.parse(url).authority) await s.studio.current?.allowHost(external.authority);
-  // The fragment is added after asExternalUri, which may rewrite the authority and path only.
-  const target = hash ? external.with({ fragment: hash.replace(/^#/, "") }) : external;
-  await vscode.env.openExternal(target);
-  return target;
+  await vscode.env.openExternal(external);
+  return external;
 }
 
 /** Runs a shell command in a visible terminal in the workspace folder (the user sees and owns it). */

@@ -3,7 +3,9 @@
  * makes (through the same HttpTransport, so both surfaces share one code path and one error
  * envelope), one per route of the studio's contract; and streams are the studio's streams read in the host.
  */
-import { studioApi } from "../../sdk/api/studio.js";
+import path from "node:path";
+import { fileNameOf } from "../../sdk/api/files.js";
+import { studioApi, studioDownloads } from "../../sdk/api/studio.js";
 import type { HttpTransport } from "../../ui-shared/studioHttpClient.js";
 import { callParts } from "../../ui-shared/protocol/common.js";
 import { TransportError, type SaveFileRequest } from "../../ui-shared/transport.js";
@@ -21,14 +23,24 @@ export interface PanelHost {
   copyText(text: string): Promise<void>;
   /** Asks where to save and writes the file; the path written, or undefined when the user dismissed the dialog. */
   saveFile(file: SaveFileRequest): Promise<string | undefined>;
-  /** Opens the browser studio at a hash route (VS Code has no Playground panel). */
-  openInStudio(hash: string): Promise<void>;
+  /** Asks where to save a download named `name` and streams `body` into it (cancelling it when dismissed); as saveFile. */
+  saveStream(file: DownloadedFile): Promise<string | undefined>;
+  /** Opens (or re-targets) the Playground panel on a job's adapter, beside its base model with `compare`. */
+  openPlayground(jobId: string, compare: boolean): Promise<void>;
+  /** Opens a project file in an editor at a 1-based line; `file` is already checked to be inside the project. */
+  openProjectFile(file: string, line: number): Promise<void>;
+  /** The project folder, to resolve a dataset a panel names (undefined: no folder open). */
+  projectFolder(): string | undefined;
   /** Opens (or focuses) a job's Job detail panel. */
   openJob(jobId: string): Promise<void>;
 }
 
-/** Hash routes a panel may open in the studio: the Playground with a job's adapter, nothing else. */
-const STUDIO_HASH = /^#\/playground\?job=[\w%.-]+$/;
+/** A file a studio download route answers, its bytes not read yet. */
+export interface DownloadedFile {
+  /** The name the studio gave (Content-Disposition). */
+  name: string;
+  body: ReadableStream<Uint8Array>;
+}
 
 /** What a panel changed, so the trees (and other panels) can reload. */
 export type PanelChange = { kind: "job"; id: string } | { kind: "deployment"; id: string };
@@ -40,10 +52,23 @@ export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host
       return null;
     },
     "host/saveFile": async (file) => ({ path: (await host.saveFile(file)) ?? null }),
-    "host/openInStudio": async ({ hash }) => {
-      // A webview's message decides only which job; the page it opens is fixed here.
-      if (!STUDIO_HASH.test(hash)) throw new TransportError(400, "bad_request", `Not a studio page a panel may open: ${hash}`);
-      await host.openInStudio(hash);
+    "host/saveDownload": async (request) => {
+      // Opened before the dialog: a 404 is told at once, and the dialog gets the studio's name for the file.
+      if (!Object.hasOwn(studioDownloads, request.route)) throw new TransportError(400, "bad_request", `Not a studio download: ${String(request.route)}`);
+      const response = await (await studio()).api.openDownload(request);
+      const name = fileNameOf(response.headers.get("content-disposition")) ?? "download";
+      if (!response.body) throw new TransportError(502, "empty_download", `The studio sent no bytes for ${name}.`);
+      return { path: (await host.saveStream({ name, body: response.body })) ?? null };
+    },
+    "host/openPlayground": async ({ jobId, compare }) => {
+      if (typeof jobId !== "string" || jobId === "") throw new TransportError(400, "bad_request", "A job id is required to open the Playground on a job.");
+      await host.openPlayground(jobId, compare === true);
+      return null;
+    },
+    "host/openDatasetLine": async ({ file, line }) => {
+      // A webview's message names a file: only one inside the project opens, at a line that exists or the first.
+      const full = projectFile(host.projectFolder(), file);
+      await host.openProjectFile(full, Number.isInteger(line) && line >= 1 ? line : 1);
       return null;
     },
     "host/openJob": async ({ jobId }) => {
@@ -77,8 +102,21 @@ export function panelStreamRunner(studio: () => Promise<StudioEndpoint>): Stream
         return streamJobEvents({ studioUrl: url, token, jobId: spec.jobId }, { event: sink.data, events: sink.data, interrupted: sink.interrupted }, signal);
       case "training":
         return api.runTraining(sink.data, signal);
-      case "chat":
-        return api.streamChat(spec.request, sink.data, signal);
+      case "chat": {
+        const usage = await api.streamChat(spec.request, sink.data, signal);
+        if (usage) sink.data({ usage });
+        return;
+      }
     }
   };
+}
+
+/** `file` (relative to the project, as the trainer names it) as an absolute path inside `folder`; a 400 for anything else. */
+export function projectFile(folder: string | undefined, file: unknown): string {
+  if (!folder) throw new TransportError(409, "no_folder", "Open the project's folder to open its datasets.");
+  if (typeof file !== "string" || file === "") throw new TransportError(400, "bad_request", "A dataset file is required.");
+  const full = path.resolve(folder, file);
+  const inside = path.relative(folder, full);
+  if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) throw new TransportError(400, "bad_request", `Not a file of this project: ${file}`);
+  return full;
 }

@@ -15,6 +15,7 @@ import {
   type ApiRequests,
   type HostToViewMessage,
   type ResponseError,
+  type StreamData,
   type StreamSpec,
 } from "../../ui-shared/protocol/common.js";
 
@@ -25,7 +26,7 @@ export type RequestHandlers = {
 
 /** Where a running stream delivers its pieces. */
 export interface StreamSink {
-  data(data: JobStreamEvent | JobStreamEvent[] | string): void;
+  data(data: StreamData): void;
   /** The stream broke and is being retried (job events): the view shows its banner. */
   interrupted(): void;
 }

@@ -78,6 +78,13 @@ export class DetailPanels<S> implements vscode.WebviewPanelSerializer<S>, vscode
     this.attach(panel, state);
   }
 
+  /** Brings the open panel for `id` to the front as it is; false when none is open. */
+  reveal(id: string): boolean {
+    const entry = this.open.get(id);
+    entry?.panel.reveal(entry.panel.viewColumn);
+    return entry !== undefined;
+  }
+
   /** Tells the open panel for `id`, if any, something changed elsewhere. */
   notify(id: string, method: string, params: unknown): void {
     this.open.get(id)?.connection.notify(method, params);

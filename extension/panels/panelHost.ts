@@ -1,13 +1,18 @@
 /**
  * What the host does for a panel beyond the studio API (`host/*` requests of
- * ui-shared/protocol/common.ts): the clipboard, saving a file the view made (a webview cannot
- * download), opening the browser studio where VS Code has no such panel (the Playground), and
- * opening a job's panel from the Compare Jobs panel.
+ * ui-shared/protocol/common.ts): the clipboard, saving a file the view made or a download of the
+ * studio's (a webview cannot download), opening other panels (a job's from Compare Jobs, the Playground from a job's),
+ * and a dataset at a problem's line (Datasets).
  */
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import * as vscode from "vscode";
 import type { SaveFileRequest } from "../../ui-shared/transport.js";
-import { openStudioInBrowser } from "../commands/workspaceCommands.js";
-import type { PanelHost } from "../core/panelApi.js";
+import type { DownloadedFile, PanelHost } from "../core/panelApi.js";
 import type { Services } from "../services.js";
 
 /** `services` is read when a panel asks, so the panels can be built before the services object exists. */
@@ -15,9 +20,16 @@ export function vscodePanelHost(services: () => Services): PanelHost {
   return {
     copyText: (text) => Promise.resolve(vscode.env.clipboard.writeText(text)),
     saveFile: (file) => saveFile(services(), file),
-    openInStudio: async (hash) => {
-      await openStudioInBrowser(services(), hash);
+    saveStream: (file) => saveStream(services(), file),
+    openPlayground: async (jobId, compare) => {
+      services().playgroundPanels.show({ jobId, compare });
     },
+    openProjectFile: async (file, line) => {
+      // The line is 1-based; an editor clamps a line past the end to the last one.
+      const position = new vscode.Position(line - 1, 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(position, position), preview: false });
+    },
+    projectFolder: () => services().project.folder,
     openJob: async (jobId) => {
       services().jobPanels.show({ jobId });
     },
@@ -26,16 +38,52 @@ export function vscodePanelHost(services: () => Services): PanelHost {
 
 /** A save dialog in the workspace folder with the view's suggested name, then the file written. */
 async function saveFile(s: Services, file: SaveFileRequest): Promise<string | undefined> {
+  const uri = await askWhereToSave(s, file.name);
+  if (!uri) return undefined;
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(file.text));
+  return saved(s, uri);
+}
+
+/**
+ * A download (an adapter) streamed into the file the user chose: into `<file>.part` first, renamed
+ * once whole, so a failed download leaves no half-written file under the chosen name. A file
+ * system other than the local disk (a virtual workspace) gets the bytes in one write.
+ */
+async function saveStream(s: Services, file: DownloadedFile): Promise<string | undefined> {
+  const uri = await askWhereToSave(s, file.name);
+  if (!uri) {
+    await file.body.cancel();
+    return undefined;
+  }
+  if (uri.scheme === "file") {
+    const partial = `${uri.fsPath}.part`;
+    try {
+      // As workspace.fs.writeFile does: a folder typed into the dialog is created.
+      await mkdir(path.dirname(partial), { recursive: true });
+      await pipeline(Readable.fromWeb(file.body as WebReadableStream<Uint8Array>), createWriteStream(partial));
+      await rename(partial, uri.fsPath);
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw new Error(`Couldn't save ${file.name}: ${(error as Error).message}`);
+    }
+  } else {
+    await vscode.workspace.fs.writeFile(uri, new Uint8Array(await new Response(file.body).arrayBuffer()));
+  }
+  return saved(s, uri);
+}
+
+async function askWhereToSave(s: Services, name: string): Promise<vscode.Uri | undefined> {
   const folder = s.project.folder;
-  const extension = file.name.includes(".") ? file.name.slice(file.name.lastIndexOf(".") + 1) : "";
-  const uri = await s.prompts.saveDialog({
-    title: `Save ${file.name}`,
-    defaultUri: folder ? vscode.Uri.joinPath(vscode.Uri.file(folder), file.name) : undefined,
+  const extension = name.includes(".") ? name.slice(name.lastIndexOf(".") + 1) : "";
+  return s.prompts.saveDialog({
+    title: `Save ${name}`,
+    defaultUri: folder ? vscode.Uri.joinPath(vscode.Uri.file(folder), name) : undefined,
     filters: extension ? { [extension.toUpperCase()]: [extension] } : undefined,
     saveLabel: "Save",
   });
-  if (!uri) return undefined;
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(file.text));
+}
+
+function saved(s: Services, uri: vscode.Uri): string {
   void s.prompts.info(`Saved ${vscode.workspace.asRelativePath(uri)}.`, {});
   return uri.fsPath;
 }

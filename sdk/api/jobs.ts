@@ -58,10 +58,43 @@ export const jobsApi = {
   listArtifacts: route({ method: "GET", path: "/v1/jobs/:id/artifacts", ...scoped, response: T.Array(Artifact) }),
 };
 
+/**
+ * Which adapter files to download: the GGUF llama.cpp loads on the unmodified base, or PEFT's pair
+ * (`adapter_model.safetensors` + `adapter_config.json`) as one zip; the final adapter, or the
+ * checkpoint saved at `step`.
+ */
+export const AdapterChoice = T.Object({
+  format: T.Union([T.Literal("gguf"), T.Literal("peft")], { errorMessage: 'format must be "gguf" or "peft"' }),
+  step: T.Optional(T.Integer({ minimum: 0, errorMessage: "step must be the step of one of the job's checkpoints" })),
+});
+export type AdapterChoice = Static<typeof AdapterChoice>;
+export type AdapterFormat = AdapterChoice["format"];
+
+/**
+ * The artifact names a worker uploads an adapter under (cloud/workers/trainerWorker.ts): the final one's, or those of
+ * the checkpoint at `step`; the PEFT pair's names inside a download are the plain ones.
+ */
+export function adapterArtifactNames(step?: number): { gguf: string; weights: string; config: string } {
+  const weights = "adapter_model.safetensors";
+  const config = "adapter_config.json";
+  if (step === undefined) return { gguf: "adapter.gguf", weights, config };
+  return { gguf: `checkpoint-${step}.gguf`, weights: `checkpoint-${step}.${weights}`, config: `checkpoint-${step}.${config}` };
+}
+
+/** The adapter's bytes, streamed from the cloud's disk, named by Content-Disposition (cloud/routes/jobs.ts). */
+export const jobAdapterRoute = route({
+  method: "GET",
+  path: "/v1/jobs/:id/adapter",
+  ...scoped,
+  query: T.Object({ projectId: T.Optional(T.String()), ...AdapterChoice.properties }),
+  produces: "file",
+});
+
 /** SSE with resume (`Last-Event-ID`, or `?lastEventId=`); `?batch=1` sends backlogs as `batch` frames (cloud/routes/jobEvents.ts). */
 export const jobEventsRoute = route({
   method: "GET",
   path: "/v1/jobs/:id/events",
   ...scoped,
   query: T.Object({ projectId: T.Optional(T.String()), lastEventId: T.Optional(T.String()), batch: T.Optional(T.String()) }),
+  produces: "event-stream",
 });

@@ -6,6 +6,12 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
+/**
+ * How a route answers when not with JSON: `file`, bytes to save under the name its Content-Disposition gives (an
+ * adapter); `event-stream`, Server-Sent Events. Clients read such a body themselves, so it gets no JSON method.
+ */
+export type Produces = "file" | "event-stream";
+
 /** Where a client puts its project: the query or the body; with `?` only when it has one. */
 export type ProjectScope = "query" | "query?" | "body" | "body?";
 
@@ -21,7 +27,7 @@ export type Parts<P extends string, B, J = undefined> = ([PathParamNames<P>] ext
  * a stream its code reads); `status` is the success status when not 200; `project` where a client puts its project;
  * `args` turns the derived client method's arguments into the call's parts (none: it takes no arguments).
  */
-export interface Route<P extends string = string, Q = TObject | undefined, B = TSchema | undefined, S = TSchema | undefined, A extends unknown[] = [], J = ProjectScope | undefined> {
+export interface Route<P extends string = string, Q = TObject | undefined, B = TSchema | undefined, S = TSchema | undefined, A extends unknown[] = [], J = ProjectScope | undefined, F extends Produces | undefined = undefined> {
   method: Method;
   path: P;
   query: Q;
@@ -29,11 +35,13 @@ export interface Route<P extends string = string, Q = TObject | undefined, B = T
   response: S;
   status?: 201 | 204;
   project?: J;
+  /** Set when the answer is not JSON (a file, an event stream): `response` is then undefined. */
+  produces?: F;
   args?: (...args: A) => Parts<P, B, J>;
 }
 
 /** The widest route, for constraints. */
-export type AnyRoute = Omit<Route<string, any, any, any, any, any>, "args"> & { args?: (...args: any[]) => CallParts };
+export type AnyRoute = Omit<Route<string, any, any, any, any, any, any>, "args"> & { args?: (...args: any[]) => CallParts };
 export type Routes = Record<string, AnyRoute>;
 
 export type ArgsOf<R extends AnyRoute> = R["args"] extends ((...args: infer A) => unknown) | undefined ? A : [];
@@ -44,14 +52,17 @@ export type ResponseOf<R extends AnyRoute> = R["response"] extends TSchema ? Sta
 /** The parts of a call as a client builds them (`args`) and a server relays them. */
 export type CallParts = { params?: Record<string, string>; body?: unknown };
 
-/** One method per route, named by its key: `client.getJob(jobId)`. */
-export type RouteMethods<T extends Routes> = { [K in keyof T]: (...args: ArgsOf<T[K]>) => Promise<ResponseOf<T[K]>> };
+/** The keys of the routes that answer JSON (or nothing): the others' bodies are read by hand. */
+export type JsonRouteKeys<T extends Routes> = { [K in keyof T]: [NonNullable<T[K]["produces"]>] extends [never] ? K : never }[keyof T];
+
+/** One method per JSON route, named by its key: `client.getJob(jobId)`. A route that `produces` a file or a stream gets none. */
+export type RouteMethods<T extends Routes> = { [K in JsonRouteKeys<T>]: (...args: ArgsOf<T[K]>) => Promise<ResponseOf<T[K]>> };
 
 /** Declares a route: path (P), query (Q), body (B) and response (S) schemas, the client method's arguments (A) and project scope (J). */
-export function route<const P extends string, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined, S extends TSchema | undefined = undefined, A extends unknown[] = [], const J extends ProjectScope | undefined = undefined>(
-  spec: { method: Method; path: P; query?: Q; body?: B; response?: S; status?: 201 | 204; project?: J; args?: (...args: A) => Parts<P, B, J> },
-): Route<P, Q, B, S, A, J> {
-  return spec as Route<P, Q, B, S, A, J>;
+export function route<const P extends string, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined, S extends TSchema | undefined = undefined, A extends unknown[] = [], const J extends ProjectScope | undefined = undefined, const F extends Produces | undefined = undefined>(
+  spec: { method: Method; path: P; query?: Q; body?: B; response?: S; status?: 201 | 204; project?: J; produces?: F; args?: (...args: A) => Parts<P, B, J> },
+): Route<P, Q, B, S, A, J, F> {
+  return spec as Route<P, Q, B, S, A, J, F>;
 }
 
 /** `unknown` when two paths name the same parameters, else `never` (so a mismatched path does not compile). */
@@ -61,8 +72,8 @@ type SameParams<P extends string, Q extends string> = [PathParamNames<P>] extend
  * The same call under another path naming the same parameters, without the project scope (the studio relaying the
  * cloud); `args` when its method takes other arguments.
  */
-export function relay<R extends AnyRoute, const P extends string, A extends unknown[] = ArgsOf<R>>(of: R, path: P & SameParams<P, R["path"]>, args?: (...args: A) => Parts<P, R["body"]>): Route<P, undefined, R["body"], R["response"], A> {
-  return { ...of, path, query: undefined, project: undefined, ...(args ? { args } : {}) } as unknown as Route<P, undefined, R["body"], R["response"], A>;
+export function relay<R extends AnyRoute, const P extends string, A extends unknown[] = ArgsOf<R>>(of: R, path: P & SameParams<P, R["path"]>, args?: (...args: A) => Parts<P, R["body"]>): Route<P, undefined, R["body"], R["response"], A, undefined, R["produces"]> {
+  return { ...of, path, query: undefined, project: undefined, ...(args ? { args } : {}) } as unknown as Route<P, undefined, R["body"], R["response"], A, undefined, R["produces"]>;
 }
 
 /** Fills a path's `:name` segments: ("/v1/jobs/:id", { id: "a b" }) -> "/v1/jobs/a%20b". */
@@ -76,6 +87,7 @@ export function pathOf(path: string, params: Record<string, string> = {}): strin
  */
 export function installRouteMethods<T>(prototype: T, routes: Routes, invoke: (self: T, route: AnyRoute, parts: CallParts, name: string) => Promise<unknown>): void {
   for (const [name, declared] of Object.entries(routes)) {
+    if (declared.produces) continue; // a file or a stream: its body is read by hand
     const value = function (this: T, ...args: unknown[]) {
       return invoke(this, declared, declared.args?.(...args) ?? {}, name);
     };

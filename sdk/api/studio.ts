@@ -5,12 +5,13 @@
 import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
-import { jobEventsRoute, jobsApi } from "./jobs.js";
+import { AdapterChoice, jobEventsRoute, jobsApi } from "./jobs.js";
 import { deploymentsApi, TargetBody } from "./deployments.js";
 import { keysApi } from "./keys.js";
 import { modelsApi } from "./models.js";
 import type { ChatMessage } from "./inference.js";
-import { relay, route } from "./route.js";
+import type { DryRunReport } from "../trainer/dryRunReport.js";
+import { relay, route, type ParamsOf, type QueryOf } from "./route.js";
 
 /** `GET /api/environment`: facts about the studio's machine. */
 /** `localhostSubdomainsResolve`: whether Node on the studio's machine resolves `<slug>.localhost` (Quick start picks its URL form from it). */
@@ -40,9 +41,19 @@ const ChatRequest = T.Object(
 );
 export type ChatRequest = Static<typeof ChatRequest>;
 
+/**
+ * `GET /api/datasets/preview`: the project's datasets as `svc start --dry-run --preview` reads them (the Datasets view):
+ * `ok` with the dry run's report, each split with its preview (its verdict may still be "not ok": the view shows why);
+ * `none` when the project registers no trainer; `error` when the dry run could not finish (a build error, a missing file).
+ */
+export type DatasetPreview = { status: "ok"; report: DryRunReport } | { status: "none" } | { status: "error"; error: string };
+/** Typed by DryRunReport (sdk/trainer/dryRunReport.ts), which the CLI writes: answers are not serialised through schemas. */
+const DatasetPreviewAnswer = T.Unsafe<DatasetPreview>({ type: "object" });
+
 /** The JSON routes: one Transport method each, named by its key. */
 export const studioApi = {
   getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
+  getDatasetPreview: route({ method: "GET", path: "/api/datasets/preview", response: DatasetPreviewAnswer }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
   /** Stops the run in flight, whichever tab or panel started it: `svc start` cancels its job as on Ctrl-C. Answers once it exited. */
@@ -74,3 +85,17 @@ export const studioStreams = {
   chat: route({ method: "POST", path: "/api/inference/chat", body: ChatRequest }),
 };
 export type StudioStreams = typeof studioStreams;
+
+/**
+ * The routes that answer a file to save (`produces: "file"`): the browser fetches one with the token header and saves
+ * the blob, VS Code's host asks where and streams it into the file (`Transport.saveDownload`). The cloud's scope rules
+ * hold (another project's job is a 404).
+ */
+export const studioDownloads = {
+  /** A job's adapter, the final one or a checkpoint's (`step`), as GGUF or PEFT zipped; relayed from the cloud as its bytes arrive. */
+  downloadAdapter: route({ method: "GET", path: "/api/jobs/:id/adapter", query: AdapterChoice, produces: "file" }),
+};
+export type StudioDownloads = typeof studioDownloads;
+
+/** One download: the route by its key, with its path parameters and query. */
+export type DownloadRequest = { [K in keyof StudioDownloads]: { route: K; params: ParamsOf<StudioDownloads[K]>; query: QueryOf<StudioDownloads[K]> } }[keyof StudioDownloads];

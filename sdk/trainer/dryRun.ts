@@ -25,6 +25,11 @@ import { checkTrainerModel, effectiveMaxSeqLength } from "./modelCheck.js";
 export interface DryRunOptions {
   /** The base model's GGUF on this machine; needed for models other than svc-tiny (whose file ships with svc). */
   modelFile?: string;
+  /**
+   * A preview of the datasets (`svc start --dry-run --preview`, the studio's Datasets view): each split adds every
+   * conversation's length, its first conversations and every problem with its line; no steps are timed.
+   */
+  preview?: boolean;
 }
 
 export interface DryRunInput {
@@ -77,8 +82,9 @@ export async function dryRun(input: DryRunInput, options: DryRunOptions = {}): P
   }
   try {
     const limit = maxSeqLength ?? undefined;
-    const train = inspectSplit({ split: "train", file: input.dataset, text: trainText, tokenizer, maxSeqLength: limit });
-    const evalSplit: InspectedSplit | null = evalText !== null ? inspectSplit({ split: "eval", file: input.evalDataset!, text: evalText, tokenizer, maxSeqLength: limit }) : null;
+    const preview = options.preview === true;
+    const train = inspectSplit({ split: "train", file: input.dataset, text: trainText, tokenizer, maxSeqLength: limit, preview });
+    const evalSplit: InspectedSplit | null = evalText !== null ? inspectSplit({ split: "eval", file: input.evalDataset!, text: evalText, tokenizer, maxSeqLength: limit, preview }) : null;
     const splits = [train, ...(evalSplit ? [evalSplit] : [])];
     const ok = splits.every((s) => s.report.errors.length === 0);
 
@@ -101,14 +107,18 @@ export async function dryRun(input: DryRunInput, options: DryRunOptions = {}): P
       });
       const { evalPaddedTokens: _evalPadded, ...shown } = fullPlan;
       plan = shown;
-      const { measureEstimate } = await import("./stepTiming.js");
-      estimate = await measureEstimate({ modelFile: modelFile!, modelConfig, config, train: train.rendered, eval: evalSplit?.rendered ?? [], plan: fullPlan, padId: tokenizer.padId });
+      if (preview) estimate = { available: false, blocking: false, reason: "a preview times no steps (svc start --dry-run does)" };
+      else {
+        const { measureEstimate } = await import("./stepTiming.js");
+        estimate = await measureEstimate({ modelFile: modelFile!, modelConfig, config, train: train.rendered, eval: evalSplit?.rendered ?? [], plan: fullPlan, padId: tokenizer.padId });
+      }
     }
     return {
       trainer: config.name,
       model: model.name,
       tokenizer: tokenizer ? describeTokenizer(model.name, tokenizer) : null,
       maxSeqLength,
+      contextLength: model.contextLength ?? null,
       splits: splits.map((s) => s.report),
       plan,
       estimate,

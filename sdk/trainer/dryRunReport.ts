@@ -19,7 +19,38 @@ export interface DryRunSplit {
   longest: { line: number; tokens: number } | null;
   /** `line N: why`, as `svc start` reports them; empty when the file is fine. */
   errors: string[];
+  /** With `--preview` only: what a view needs to show the file before a run. */
+  preview?: SplitPreview;
 }
+
+/**
+ * A dataset file shown before a run (`svc start --dry-run --preview`, the studio's Datasets view): every
+ * conversation's length, the first conversations, and every problem with its line.
+ */
+export interface SplitPreview {
+  /** Each well-formed conversation's tokens, in file order, those over the limit too; null when not counted. */
+  lengths: number[] | null;
+  /** The first well-formed conversations as the file has them (long contents cut, `truncated` set). */
+  rows: PreviewRow[];
+  /** Problems with their 1-based line (0: the whole file, e.g. empty), the first PREVIEW_MAX_ISSUES. */
+  issues: { line: number; message: string }[];
+  /** All problems, when `issues` lists fewer. */
+  issueCount: number;
+}
+
+export interface PreviewRow {
+  line: number;
+  messages: { role: string; content: string }[];
+  /** The conversation's tokens as the model renders it; null when not counted. */
+  tokens: number | null;
+  /** A content was longer than PREVIEW_CONTENT_CHARS and is cut there. */
+  truncated: boolean;
+}
+
+/** Conversations a preview shows, problems it lists, and characters it keeps of one message. */
+export const PREVIEW_ROWS = 20;
+export const PREVIEW_MAX_ISSUES = 200;
+export const PREVIEW_CONTENT_CHARS = 2000;
 
 /** The training plan the datasets and the config make. */
 export interface DryRunPlan {
@@ -64,6 +95,8 @@ export interface DryRunReport {
   tokenizer: string | null;
   /** Conversations longer than this many tokens would be refused; null when unknown. */
   maxSeqLength: number | null;
+  /** The model's context in tokens, as the cloud registered it; null when unknown. */
+  contextLength?: number | null;
   splits: DryRunSplit[];
   /** Null when the training set has no valid conversation. */
   plan: DryRunPlan | null;
@@ -96,6 +129,13 @@ export function isDryRunOutput(text: string): boolean {
   return text.split("\n").some((line) => line.startsWith(DRY_RUN_HEADER));
 }
 
+/** A previewed conversation on one line: `line 4 (41 tokens): user: What is… | assistant: {"answer": …}`. */
+function rowLine(row: PreviewRow): string {
+  const text = row.messages.map((m) => `${m.role}: ${m.content.replace(/\s+/g, " ")}`).join(" | ");
+  const head = `line ${row.line}${row.tokens !== null ? ` (${count(row.tokens)} tokens)` : ""}: `;
+  return head + (text.length > 100 ? `${text.slice(0, 99)}…` : text);
+}
+
 /** The report as the terminal shows it, one string per line. */
 export function dryRunText(report: DryRunReport): string[] {
   const lines = [`${DRY_RUN_HEADER}"${report.trainer}" on ${report.model}: nothing was uploaded and no job was created`];
@@ -103,6 +143,7 @@ export function dryRunText(report: DryRunReport): string[] {
   for (const split of report.splits) {
     lines.push(splitLine(split, report.maxSeqLength));
     for (const error of split.errors) lines.push(`       ${error}`);
+    for (const row of split.preview?.rows.slice(0, 3) ?? []) lines.push(`       ${rowLine(row)}`);
   }
   if (report.plan) {
     const { plan } = report;
@@ -132,4 +173,28 @@ export function dryRunJsonLines(report: DryRunReport): string[] {
     { event: "dryRun.estimate", data: estimate },
     { event: "dryRun.completed", data: { ok } },
   ].map((line) => JSON.stringify(line));
+}
+
+/** The report back from `dryRunJsonLines`' output (what `svc start --dry-run --json` printed); null when it did not finish. */
+export function readDryRunJsonLines(stdout: string): DryRunReport | null {
+  let about: Omit<DryRunReport, "splits" | "plan" | "estimate" | "ok"> | undefined;
+  const splits: DryRunSplit[] = [];
+  let plan: DryRunPlan | null = null;
+  let estimate: DryRunEstimate | undefined;
+  for (const line of stdout.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    let parsed: { event?: unknown; data?: unknown };
+    try {
+      parsed = JSON.parse(line) as { event?: unknown; data?: unknown };
+    } catch {
+      continue; // not one of ours
+    }
+    const data = parsed.data as never;
+    if (parsed.event === "dryRun.started") about = data;
+    else if (parsed.event === "dryRun.split") splits.push(data);
+    else if (parsed.event === "dryRun.plan") plan = data;
+    else if (parsed.event === "dryRun.estimate") estimate = data;
+    else if (parsed.event === "dryRun.completed" && about && estimate) return { ...about, splits, plan, estimate, ok: (data as { ok: boolean }).ok };
+  }
+  return null;
 }

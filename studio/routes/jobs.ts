@@ -1,13 +1,13 @@
 /**
- * Jobs: the full list (no pagination, SPEC section 8), one job, cancel, artifacts, and the event
- * stream relayed from the cloud with resume.
+ * Jobs: the full list (no pagination, SPEC section 8), one job, cancel, artifacts, adapter downloads,
+ * and the event stream relayed from the cloud with resume.
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
 import { RelayedJobList } from "../relayedJobList.js";
-import { lastEventIdOf, relayStream } from "../relay.js";
+import { lastEventIdOf, relayFile, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
-export function jobHandlers({ sessions }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "listArtifacts" | "jobEvents"> {
+export function jobHandlers({ sessions }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "listArtifacts" | "jobEvents" | "downloadAdapter"> {
   const keptJobList = new RelayedJobList();
   return {
     /**
@@ -24,6 +24,12 @@ export function jobHandlers({ sessions }: StudioContext): Pick<StudioHandlers, "
     getJob: async ({ params }) => (await sessions.clientFor()).getJob(params.id),
     cancelJob: async ({ params }) => (await sessions.clientFor()).cancelJob(params.id),
     listArtifacts: async ({ params }) => (await sessions.clientFor()).listArtifacts(params.id),
+    /** The adapter's bytes as the cloud sends them (its 404s and 400s keep their status and message). */
+    downloadAdapter: async ({ params, query }, reply) => {
+      const abort = new AbortController();
+      const upstream = await (await sessions.clientFor()).openJobAdapter(params.id, { format: query.format, step: query.step }, abort.signal);
+      await relayFile(reply.request, reply, upstream, abort);
+    },
     jobEvents: async (request, reply) => {
       const abort = new AbortController();
       let upstream: Response;

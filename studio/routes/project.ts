@@ -1,6 +1,6 @@
 /**
- * The project's own routes: the trainer manifest, training runs, base models, credentials and
- * Playground chat.
+ * The project's own routes: the trainer manifest, the dataset preview, training runs, base models,
+ * credentials and Playground chat.
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
 import { cloudChatBody } from "../chatBody.js";
@@ -9,11 +9,13 @@ import { readManifest } from "../manifest.js";
 import { RUN_ID_HEADER } from "../../sdk/api/studio.js";
 import { relayStream } from "../relay.js";
 
-type ProjectRoutes = "getManifest" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
+type ProjectRoutes = "getManifest" | "getDatasetPreview" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
 
 export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, ProjectRoutes> {
   return {
     getManifest: () => readManifest(ctx.svcCommand, ctx.projectDir, ctx.childEnv),
+    /** The datasets as a dry run reads them, in a subprocess (datasetPreview.ts): the Datasets view, before a run. */
+    getDatasetPreview: () => ctx.datasetPreviews.read(),
     /** Facts about the studio's machine the UI cannot learn itself (a browser resolves `*.localhost` on its own). */
     getEnvironment: async () => ({ localhostSubdomainsResolve: await localhostSubdomainsResolve() }),
     /** Whether a run is in flight (any tab, any panel may have started it) and how the last run ended. */

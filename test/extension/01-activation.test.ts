@@ -17,6 +17,8 @@ const COMMANDS = [
   "svc.copyEndpointUrl",
   "svc.refresh",
   "svc.openStudioInBrowser",
+  "svc.previewDatasets",
+  "svc.openPlayground",
 ];
 
 describe("activation", () => {

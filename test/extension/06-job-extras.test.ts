@@ -1,7 +1,7 @@
 /**
  * Issue 12's job extras on the VS Code side: Compare Jobs (command, tree multi-selection, the
  * panel speaking the protocol), and what the host does for the Job panel's new controls (the
- * CSV / JSON download through a save dialog, Open in Playground limited to the Playground route).
+ * CSV / JSON download through a save dialog). Open in Playground: 07-datasets-playground-downloads.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -29,7 +29,7 @@ async function twoCompletedJobs(): Promise<[Job, Job]> {
   return [first, services.jobs.current.find((job) => job.id === outcome.jobId)!];
 }
 
-describe("job extras: Compare Jobs, downloads, Open in Playground", () => {
+describe("job extras: Compare Jobs, downloads", () => {
   let prompts: ScriptedPrompts;
   before(async function () {
     this.timeout(300_000);
@@ -90,13 +90,6 @@ describe("job extras: Compare Jobs, downloads, Open in Playground", () => {
 
     const dismissed = await handlers["host/saveFile"]!({ name: "other.json", mimeType: "application/json", text: "{}" });
     assert.deepEqual(dismissed, { path: null });
-  });
-
-  it("a panel may open only the studio's Playground route in the browser", async () => {
-    const { services } = await svcApi();
-    const handlers = panelRequestHandlers(() => services.studio.endpoint(), vscodePanelHost(() => services));
-    await assert.rejects(handlers["host/openInStudio"]!({ hash: "#/endpoints" }), { status: 400, code: "bad_request" });
-    await assert.rejects(handlers["host/openInStudio"]!({ hash: "javascript:alert(1)" }), { status: 400 });
   });
 
   it("a compare panel's job name opens that job's panel", async () => {

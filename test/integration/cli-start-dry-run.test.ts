@@ -49,7 +49,7 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     assert.equal(run.status, 0, run.stderr);
     const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as JsonLine);
     assert.deepEqual(lines.map((l) => l.event), ["dryRun.started", "dryRun.split", "dryRun.split", "dryRun.plan", "dryRun.estimate", "dryRun.completed"]);
-    assert.deepEqual(lines[0].data, { trainer: "quickstart-json-answers", model: "svc-tiny", tokenizer: "svc-tiny's byte tokenizer (1 token = 1 byte)", maxSeqLength: 160 });
+    assert.deepEqual(lines[0].data, { trainer: "quickstart-json-answers", model: "svc-tiny", tokenizer: "svc-tiny's byte tokenizer (1 token = 1 byte)", maxSeqLength: 160, contextLength: 160 });
     const [train, evalSplit] = [lines[1].data, lines[2].data];
     assert.deepEqual([train.split, train.file, train.conversations, train.errors], ["train", "data/train.jsonl", 137, []]);
     assert.deepEqual([evalSplit.split, evalSplit.conversations], ["eval", 20]);
@@ -72,6 +72,26 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     const project = await client().createProject({ name: "probe" });
     await client().withProject(project.id).uploadDataset("x.jsonl", readFileSync(path.join(dir, "data", "eval.jsonl")));
     assert.equal(datasetFiles().length, 1);
+  });
+
+  it("--preview: every length, the first rows and each problem by line, and no steps timed (the studio's Datasets view)", () => {
+    const train = path.join(dir, "data", "train.jsonl");
+    const lines = readFileSync(train, "utf8").trim().split("\n");
+    writeFileSync(train, [lines[0], "{not json", ...lines.slice(1)].join("\n") + "\n");
+    const run = svc(["start", "--dry-run", "--preview", "--json"]);
+    assert.equal(run.status, 1, run.stderr);
+    const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as JsonLine);
+    const preview = events[1].data.preview;
+    assert.equal(preview.lengths.length, 137, "one length per conversation");
+    assert.equal(preview.rows.length, 20);
+    assert.deepEqual(preview.rows.slice(0, 2).map((r: { line: number }) => r.line), [1, 3], "the file's own line numbers");
+    assert.deepEqual(preview.rows[0].messages, (JSON.parse(lines[0]) as { messages: unknown }).messages);
+    assert.equal(preview.rows[0].tokens, preview.lengths[0]);
+    assert.deepEqual(preview.issues, [{ line: 2, message: "not valid JSON" }]);
+    assert.equal(events[4].data.reason, "a preview times no steps (svc start --dry-run does)");
+    const refused = svc(["start", "--preview"]);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--preview goes with --dry-run/);
   });
 
   it("createTrainer({ dryRun: true }) makes plain svc start a dry run, in readable lines", () => {

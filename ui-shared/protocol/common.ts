@@ -4,15 +4,16 @@
  * id, carrying either `result` or `error`; the view gives up after a timeout) and notification
  * (pushed by the host). The host holds its messages until the view sends `webview/ready`.
  *
- * Per-view contracts (`jobDetail.ts`, `endpointDetail.ts`) add their state and scoped messages;
+ * Per-view contracts (`jobDetail.ts`, `endpointDetail.ts`, `compareJobs.ts`, `datasets.ts`,
+ * `playground.ts`) add their state and scoped messages;
  * the studio API calls below are shared because both views render the same components the SPA
  * renders, through the same `Transport` interface (ui-shared/transport.ts).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { AnyRoute, CallParts, ParamsOf } from "../../sdk/api/route.js";
-import type { StudioApi } from "../../sdk/api/studio.js";
+import type { DownloadRequest, StudioApi } from "../../sdk/api/studio.js";
 import type { JobStreamEvent } from "../eventLog.js";
-import type { ChatRequest, SaveFileRequest } from "../transport.js";
+import type { ChatRequest, ChatUsage, SaveFileRequest } from "../transport.js";
 
 /** View -> host, no answer expected. */
 export interface CommandMessage<M extends string = string, P = unknown> {
@@ -92,10 +93,17 @@ export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { par
    */
   "host/saveFile": { params: SaveFileRequest; result: { path: string | null } };
   /**
-   * Opens the browser studio at a hash route (`#/playground?job=<id>`): VS Code has no Playground
-   * panel, so "Open in Playground" opens the studio's.
+   * Saves what a download route of the studio answers (an adapter): the host opens it, asks where with the name the
+   * studio gives, and streams the bytes into the file, so they never cross the webview. `path` null: dismissed.
    */
-  "host/openInStudio": { params: { hash: string }; result: null };
+  "host/saveDownload": { params: DownloadRequest; result: { path: string | null } };
+  /** Opens (or re-targets) the Playground panel: a job's adapter, alone or beside its base model (`compare`). */
+  "host/openPlayground": { params: { jobId: string; compare: boolean }; result: null };
+  /**
+   * Opens one of the project's datasets in an editor at a 1-based line (a problem the Datasets panel lists).
+   * `file` is as the trainer names it, relative to the project; the host refuses anything outside it.
+   */
+  "host/openDatasetLine": { params: { file: string; line: number }; result: null };
   /** Opens (or focuses) the Job detail panel of a job, e.g. from the Compare Jobs panel. */
   "host/openJob": { params: { jobId: string }; result: null };
   /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */
@@ -120,16 +128,24 @@ export type StreamSpec =
   | { kind: "jobEvents"; jobId: string }
   /** `POST /api/train`: data is a chunk of raw stdout+stderr text. */
   | { kind: "training" }
-  /** `POST /api/inference/chat`: data is a text delta of the assistant's reply. */
+  /** `POST /api/inference/chat`: data is a text delta of the assistant's reply, and last its token counts as `{ usage }`. */
   | { kind: "chat"; request: ChatRequest };
+
+/** The last data of a chat stream when the server reported the reply's token counts. */
+export interface ChatUsageData {
+  usage: ChatUsage;
+}
+
+/** What one `stream/didReceive` carries. */
+export type StreamData = JobStreamEvent | JobStreamEvent[] | string | ChatUsageData;
 
 /** Host -> view: one piece of stream data. */
 export const STREAM_DATA = "stream/didReceive";
 export interface StreamDataParams {
   /** From the `stream/open` response. */
   streamId: string;
-  /** `JobStreamEvent` (or an ordered array of them) for jobEvents streams, a text chunk for training and chat streams. */
-  data: JobStreamEvent | JobStreamEvent[] | string;
+  /** `JobStreamEvent` (or an ordered array of them) for jobEvents streams, a text chunk for training and chat streams, a chat's usage last. */
+  data: StreamData;
 }
 
 /** Host -> view: the stream broke and the host is retrying (job events only; the view shows a banner). */

@@ -17,6 +17,7 @@ import {
   type ApiRequests,
   type HostToViewMessage,
   type NotificationMessage,
+  type StreamData,
   type StreamDataParams,
   type StreamEndParams,
   type StreamInterruptedParams,
@@ -24,7 +25,7 @@ import {
   type ViewToHostMessage,
   apiParams,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import { TransportError, type ChatRequest, type ChatUsage, type DownloadRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -43,11 +44,11 @@ export function getVsCodeApi(): VsCodeApi {
 interface PendingRequest {
   resolve(result: unknown): void;
   reject(error: TransportError): void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 interface StreamListener {
-  onData(data: JobStreamEvent | JobStreamEvent[] | string): void;
+  onData(data: StreamData): void;
   onInterrupt(): void;
   onEnd(error?: TransportError): void;
 }
@@ -89,20 +90,27 @@ export class VsCodeTransport implements Transport {
     this.post({ kind: "command", method, params });
   }
 
-  request<M extends ApiMethod>(method: M, params: ApiRequests[M]["params"]): Promise<ApiRequests[M]["result"]> {
+  /** `waitForUser`: the answer waits on the user (a save dialog), so no timeout applies. */
+  request<M extends ApiMethod>(method: M, params: ApiRequests[M]["params"], { waitForUser = false }: { waitForUser?: boolean } = {}): Promise<ApiRequests[M]["result"]> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new TransportError(0, "timeout", `The extension did not answer ${method} within ${Math.round(this.timeoutMs / 1000)} s.`));
-      }, this.timeoutMs);
+      const timer = waitForUser
+        ? undefined
+        : setTimeout(() => {
+            this.pending.delete(id);
+            reject(new TransportError(0, "timeout", `The extension did not answer ${method} within ${Math.round(this.timeoutMs / 1000)} s.`));
+          }, this.timeoutMs);
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
       this.post({ kind: "request", id, method, params });
     });
   }
 
+  /**
+   * Messages cross as JSON, as the HTTP transport's bodies do: a view's reactive state (Svelte's `$state` objects
+   * are Proxies) is not structured-cloneable, and postMessage would throw DataCloneError on it.
+   */
   private post(message: ViewToHostMessage): void {
-    this.api.postMessage(message);
+    this.api.postMessage(JSON.parse(JSON.stringify(message)) as ViewToHostMessage);
   }
 
   private receive(message: HostToViewMessage): void {
@@ -184,7 +192,7 @@ export class VsCodeTransport implements Transport {
       {
         onData: (d) => {
           if (Array.isArray(d)) handlers.onEvents(d);
-          else if (typeof d !== "string") handlers.onEvent(d);
+          else if (typeof d !== "string" && !("usage" in d)) handlers.onEvent(d);
         },
         onInterrupt: () => handlers.onError(),
       },
@@ -197,8 +205,14 @@ export class VsCodeTransport implements Transport {
     return stream.close;
   }
 
-  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
-    await this.openStream({ kind: "chat", request }, { onData: (d) => typeof d === "string" && onDelta(d), onInterrupt: () => {} }, signal).done;
+  async streamChat(request: ChatRequest, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatUsage | undefined> {
+    let usage: ChatUsage | undefined;
+    const onData = (d: StreamData) => {
+      if (typeof d === "string") onDelta(d);
+      else if (!Array.isArray(d) && "usage" in d) usage = d.usage;
+    };
+    await this.openStream({ kind: "chat", request }, { onData, onInterrupt: () => {} }, signal).done;
+    return usage;
   }
 
   async copyText(text: string): Promise<void> {
@@ -206,12 +220,21 @@ export class VsCodeTransport implements Transport {
   }
 
   async saveFile(file: SaveFileRequest): Promise<void> {
-    await this.request("host/saveFile", file);
+    await this.request("host/saveFile", file, { waitForUser: true });
   }
 
-  /** VS Code only: opens the browser studio at a hash route (there is no Playground panel). */
-  async openInStudio(hash: string): Promise<void> {
-    await this.request("host/openInStudio", { hash });
+  async saveDownload(request: DownloadRequest): Promise<void> {
+    await this.request("host/saveDownload", request, { waitForUser: true });
+  }
+
+  /** VS Code only: opens the Playground panel on a job's adapter (`compare`: beside its base model). */
+  async openPlayground(jobId: string, options: { compare?: boolean } = {}): Promise<void> {
+    await this.request("host/openPlayground", { jobId, compare: options.compare === true });
+  }
+
+  /** VS Code only: opens a dataset of the project in an editor at a 1-based line. */
+  async openDatasetLine(file: string, line: number): Promise<void> {
+    await this.request("host/openDatasetLine", { file, line });
   }
 
   /** VS Code only: opens a job's Job detail panel. */

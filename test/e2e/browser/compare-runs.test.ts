@@ -40,7 +40,7 @@ describe("studio compare runs (issue 12)", function () {
   /** The quickstart as is, then a variant (learning rate 1e-3, fewer steps) from a second folder of the same cloud project. */
   async function trainBoth(): Promise<[Job, Job]> {
     const first = await trainThroughStudio(stack.studio, 150_000);
-    const variantDir = copyQuickstart(path.join(stack.tmp.path, "variant"), STEPS_B);
+    const variantDir = copyQuickstart(path.join(stack.tmp.path, "variant"), { maxSteps: STEPS_B });
     const source = path.join(variantDir, "src", "svc", "index.ts");
     writeFileSync(source, readFileSync(source, "utf8").replace(/learningRate: [\d.e-]+/, "learningRate: 1e-3"));
     mkdirSync(path.join(variantDir, ".svc"), { recursive: true });

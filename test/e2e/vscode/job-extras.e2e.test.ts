@@ -1,8 +1,8 @@
 /**
  * Issue 12's job extras in the real workbench (code-server, driven by Playwright): the Job panel's
  * chart controls (zoom by drag, log scale, smoothing, learning rate and tokens/s plots), the CSV
- * download through VS Code's save dialog, "Open in Playground" opening the studio's Playground in
- * the browser, and the Compare Jobs panel on two runs picked in a multi-select quick pick.
+ * download through VS Code's save dialog, "Open in Playground" opening the Playground panel, and
+ * the Compare Jobs panel on two runs picked in a multi-select quick pick.
  * Screenshots, light and dark: test-results/screenshots/vscode-job-extras-*.png, vscode-compare-*.png.
  */
 import assert from "node:assert/strict";
@@ -89,12 +89,10 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     assert.equal(rows[0], "step,loss,evalLoss,learningRate,tokensPerSecond");
     assert.equal(rows.length, STEPS + 1);
 
-    // Open in Playground: VS Code has no Playground panel, so the studio's opens in the browser.
-    const [studioTab] = await Promise.all([browser.context.waitForEvent("page", { timeout: 30_000 }), jobView.getByTestId("open-playground").click()]);
-    await studioTab.waitForLoadState();
-    const opened = decodeURIComponent(new URL(studioTab.url()).hash);
-    assert.match(opened, /^#\/playground\?job=[0-9a-f-]{36}$/);
-    await studioTab.close();
+    // Open in Playground: the Playground panel, this job's adapter chosen.
+    await jobView.getByTestId("open-playground").click();
+    await page.locator(".tab.active", { hasText: "Playground" }).waitFor({ timeout: 30_000 });
+    await visibleWebview(page).getByText(/^Final adapter \(job [0-9a-f]{8}\)$/).first().waitFor({ timeout: 30_000 });
 
     // Compare Jobs: pick both runs in the multi-select quick pick.
     await runCommand(page, "svc: Compare Jobs…");

@@ -11,8 +11,8 @@ import { repoRoot } from "../../integration/harness/cloud.js";
 const HEADER = `
 import type { FastifyInstance } from "fastify";
 import { jobsApi } from "../../../sdk/api/jobs.js";
-import { relay, route } from "../../../sdk/api/route.js";
-import { studioApi, type StudioApi } from "../../../sdk/api/studio.js";
+import { relay, route, type RouteMethods } from "../../../sdk/api/route.js";
+import { studioApi, studioDownloads, type StudioApi } from "../../../sdk/api/studio.js";
 import { CloudClient } from "../../../sdk/client.js";
 import { serveRoutes, type RouteHandlers } from "../../../server-shared/serveRoute.js";
 import type { Transport } from "../../../ui-shared/transport.js";
@@ -47,6 +47,18 @@ const CASES: { name: string; good: string; defect: string; error: RegExp }[] = [
     good: `const params: ApiRequests["api/updateDeployment"]["params"] = { id: "d1", body: { enabled: false } };`,
     defect: `const params: ApiRequests["api/updateDeployment"]["params"] = { id: "d1", patch: { enabled: false } };`,
     error: /'patch' does not exist/,
+  },
+  {
+    name: "a JSON method for a route that answers a file (its body is read by hand, so it gets none)",
+    good: `const json: RouteMethods<typeof studioApi> = transport; void json.listJobs(); void transport.saveDownload({ route: "downloadAdapter", params: { id: "j1" }, query: { format: "peft", step: 20 } });`,
+    defect: `declare const files: RouteMethods<typeof studioDownloads>; void files.downloadAdapter("j1");`,
+    error: /Property 'downloadAdapter' does not exist/,
+  },
+  {
+    name: "a download with a query its route does not take",
+    good: `void transport.saveDownload({ route: "downloadAdapter", params: { id: "j1" }, query: { format: "gguf" } });`,
+    defect: `void transport.saveDownload({ route: "downloadAdapter", params: { id: "j1" }, query: { format: "onnx" } });`,
+    error: /"onnx"' is not assignable/,
   },
 ];
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { byteChatTokenizer } from "../../../engine/data/chat-tokenizer.js";
 import { inspectSplit } from "../../../sdk/trainer/datasetStats.js";
 import { evalBatches, planRun } from "../../../sdk/trainer/dryRunPlan.js";
-import { dryRunJsonLines, dryRunText, formatDuration, isDryRunOutput, type DryRunReport } from "../../../sdk/trainer/dryRunReport.js";
+import { dryRunJsonLines, dryRunText, formatDuration, isDryRunOutput, PREVIEW_CONTENT_CHARS, PREVIEW_ROWS, readDryRunJsonLines, type DryRunReport } from "../../../sdk/trainer/dryRunReport.js";
 
 const chat = (user: string, assistant: string) => JSON.stringify({ messages: [{ role: "user", content: user }, { role: "assistant", content: assistant }] });
 
@@ -19,6 +19,30 @@ describe("dry run: a split as the model's tokenizer sees it", () => {
     assert.deepEqual(report.longest, { line: 3, tokens: 206 }, "the longest is shown even though it is refused");
     assert.deepEqual(report.errors, ["line 2: not valid JSON", "line 3: conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)"]);
     assert.deepEqual(rendered.map((r) => r.ids.length), [12, 10]);
+  });
+
+  it("--preview adds every length in file order (refused ones too), the first rows with their lines and every problem", () => {
+    const { report } = inspectSplit({ split: "train", file: "data/train.jsonl", text, tokenizer: byteChatTokenizer, maxSeqLength: 160, preview: true });
+    assert.deepEqual(report.preview?.lengths, [12, 206, 10]);
+    assert.deepEqual(report.preview?.rows.map((r) => [r.line, r.tokens, r.truncated]), [[1, 12, false], [3, 206, false], [5, 10, false]]);
+    assert.deepEqual(report.preview?.rows[0].messages, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    assert.deepEqual(report.preview?.issues, [
+      { line: 2, message: "not valid JSON" },
+      { line: 3, message: "conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)" },
+    ]);
+    assert.equal(report.preview?.issueCount, 2);
+    assert.equal(inspectSplit({ split: "train", file: "t", text, tokenizer: byteChatTokenizer }).report.preview, undefined, "only with preview");
+  });
+
+  it("--preview keeps the first rows only, cuts long messages, and counts no lengths without a tokenizer", () => {
+    const many = Array.from({ length: PREVIEW_ROWS + 5 }, (_, i) => chat(`q${i}`, i === 0 ? "a".repeat(PREVIEW_CONTENT_CHARS + 10) : "a")).join("\n");
+    const { report } = inspectSplit({ split: "eval", file: "e.jsonl", text: many, preview: true });
+    assert.equal(report.preview?.lengths, null);
+    assert.equal(report.preview?.rows.length, PREVIEW_ROWS);
+    assert.equal(report.preview?.rows[0].messages[1].content.length, PREVIEW_CONTENT_CHARS);
+    assert.equal(report.preview?.rows[0].truncated, true);
+    assert.equal(report.preview?.rows[1].truncated, false);
+    assert.equal(report.preview?.rows[0].tokens, null);
   });
 
   it("without a tokenizer checks the structure only and counts no tokens", () => {
@@ -90,6 +114,19 @@ describe("dry run: the report", () => {
     assert.deepEqual(lines[0].data, { trainer: "demo", model: "svc-tiny", tokenizer: report.tokenizer, maxSeqLength: 160 });
     assert.deepEqual(lines[2].data, report.splits[1]);
     assert.deepEqual(lines[5].data, { ok: false });
+  });
+
+  it("reads back from its JSON lines, with anything else printed between them", () => {
+    const printed = ["checking…", ...dryRunJsonLines(report), ""].join("\n").replace('{"event":"dryRun.plan"', 'trainer says hi\n{not ours\n{"event":"dryRun.plan"');
+    assert.deepEqual(readDryRunJsonLines(printed), report);
+    assert.equal(readDryRunJsonLines(dryRunJsonLines(report).slice(0, -1).join("\n")), null, "no verdict: it did not finish");
+  });
+
+  it("with a preview, shows the first rows under each split", () => {
+    const row = { line: 4, messages: [{ role: "user", content: "What is\nup?" }, { role: "assistant", content: "x".repeat(120) }], tokens: 41, truncated: false };
+    const preview = { lengths: [41], rows: [row], issues: [], issueCount: 0 };
+    const text = dryRunText({ ...report, splits: [{ ...report.splits[0], preview }] });
+    assert.equal(text[3], `       line 4 (41 tokens): user: What is up? | assistant: ${"x".repeat(99 - "user: What is up? | assistant: ".length)}…`);
   });
 
   it("says why there is no estimate", () => {

@@ -123,6 +123,30 @@ describe("ui-shared/studioHttpClient", () => {
     assert.equal(text, "A whole reply");
   });
 
+  it("asks for the reply's token counts and returns them from the last chunk (the Playground's tokens/s)", async () => {
+    const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
+    const usage = `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } })}\n\n`;
+    const calls = stubFetch(() => streamed([chunk("Hi"), chunk("!"), usage, "data: [DONE]\n\n"], "text/event-stream"));
+    let text = "";
+    const counted = await new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, (d) => (text += d));
+    assert.equal(text, "Hi!");
+    assert.deepEqual(counted, { promptTokens: 9, completionTokens: 2 });
+    assert.deepEqual(JSON.parse(String(calls[0].init.body)).stream_options, { include_usage: true });
+    // A server that sends no usage: nothing is made up.
+    stubFetch(() => streamed([chunk("Hi"), "data: [DONE]\n\n"], "text/event-stream"));
+    assert.equal(await new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}), undefined);
+  });
+
+  it("saves a download under the studio's name, fetched with the token header and the route's query", async () => {
+    const calls = stubFetch(() => new Response("GGUF", { headers: { "content-disposition": `attachment; filename="x.gguf"; filename*=UTF-8''run-%C3%A9.gguf` } }));
+    const response = await new HttpTransport("tok").openDownload({ route: "downloadAdapter", params: { id: "j 1" }, query: { format: "peft", step: 20 } });
+    assert.equal(calls[0].url, "/api/jobs/j%201/adapter?format=peft&step=20");
+    assert.equal((calls[0].init.headers as Record<string, string>)["X-Svc-Studio-Token"], "tok");
+    assert.equal(await response.text(), "GGUF");
+    stubFetch(() => Response.json({ error: { code: "not_found", message: "job j has no checkpoint at step 3" } }, { status: 404 }));
+    await assert.rejects(new HttpTransport("t").openDownload({ route: "downloadAdapter", params: { id: "j" }, query: { format: "gguf", step: 3 } }), (e: TransportError) => e.status === 404 && e.message === "job j has no checkpoint at step 3");
+  });
+
   it("reports an error chunk inside the chat stream", async () => {
     stubFetch(() => streamed([`data: {"error":{"message":"model not loaded"}}\n\n`], "text/event-stream"));
     await assert.rejects(new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}), /model not loaded/);

@@ -35,6 +35,15 @@ describe("webview/transport/vscode", () => {
     await assert.rejects(job, (e: unknown) => e instanceof TransportError && e.status === 404 && e.message === "No such job");
   });
 
+  it("posts a view's reactive state (Proxies, as Svelte's $state) as plain data the webview can clone", () => {
+    const posted: unknown[] = [];
+    // What a webview's postMessage does to a message: a structured clone, which refuses a Proxy.
+    const transport = new VsCodeTransport({ postMessage: (m) => posted.push(structuredClone(m)) }, new EventTarget() as unknown as Window);
+    const target = new Proxy({ kind: "adapter" as const, jobId: "j1" }, {});
+    void transport.streamChat({ target, messages: [new Proxy({ role: "user" as const, content: "hi" }, {})] }, () => {});
+    assert.deepEqual((posted[0] as RequestMessage).params, { kind: "chat", request: { target: { kind: "adapter", jobId: "j1" }, messages: [{ role: "user", content: "hi" }] } });
+  });
+
   it("times out unanswered requests", async () => {
     const { transport } = harness(20);
     await assert.rejects(transport.listModels(), (e: unknown) => e instanceof TransportError && e.code === "timeout");
@@ -88,6 +97,30 @@ describe("webview/transport/vscode", () => {
     await tick();
     send({ kind: "notification", method: "stream/didEnd", params: { streamId: "t2", error: { status: 409, code: "busy", message: "A run is in flight" } } });
     await assert.rejects(busy, /A run is in flight/);
+  });
+
+  it("a chat stream's last data is its token counts, which streamChat returns", async () => {
+    const { transport, send, lastRequest } = harness();
+    let text = "";
+    const chat = transport.streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, (d) => (text += d));
+    send({ kind: "response", id: lastRequest().id, result: { streamId: "c1" } });
+    await tick();
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "c1", data: "Hi" } });
+    send({ kind: "notification", method: "stream/didReceive", params: { streamId: "c1", data: { usage: { promptTokens: 3, completionTokens: 1 } } } });
+    send({ kind: "notification", method: "stream/didEnd", params: { streamId: "c1" } });
+    assert.deepEqual(await chat, { promptTokens: 3, completionTokens: 1 });
+    assert.equal(text, "Hi");
+  });
+
+  it("a save waits on the user: no timeout, however long the dialog stays open", async () => {
+    const { transport, send, lastRequest } = harness(20);
+    const saving = transport.saveDownload({ route: "downloadAdapter", params: { id: "j1" }, query: { format: "gguf" } });
+    const request = lastRequest();
+    assert.equal(request.method, "host/saveDownload");
+    assert.deepEqual(request.params, { route: "downloadAdapter", params: { id: "j1" }, query: { format: "gguf" } });
+    await new Promise((r) => setTimeout(r, 60)); // three times the request timeout
+    send({ kind: "response", id: request.id, result: { path: "/tmp/x.gguf" } });
+    await saving;
   });
 
   it("closing a stream tells the host", async () => {

@@ -12,6 +12,7 @@ import { createStudioServer, type StudioServer } from "../../../../studio/index.
 import type { Job } from "../../../../sdk/wire.js";
 import { CloudClient } from "../../../../sdk/client.js";
 import { pollUntil } from "../../../support/poll.js";
+import { replaceOnce } from "../../../support/text.js";
 import { createTempDir, type TempDir } from "../../../support/tmp.js";
 
 export const QUICKSTART_DIR = path.join(repoRoot, "examples", "quickstart");
@@ -27,14 +28,26 @@ export interface StudioStack {
   stop(): Promise<void>;
 }
 
-/** Copies examples/quickstart (sources and data only, never its `.svc/`) and shortens training to `maxSteps`. */
-export function copyQuickstart(into: string, maxSteps?: number): string {
+/** The quickstart trainer's steps a test may shorten: how many, and every how many it evaluates and saves a checkpoint. */
+export interface QuickstartShape {
+  maxSteps?: number;
+  evalSteps?: number;
+  saveSteps?: number;
+}
+
+/** Copies examples/quickstart (sources and data only, never its `.svc/`) with its training shortened as `shape` says. */
+export function copyQuickstart(into: string, shape: QuickstartShape = {}): string {
   const dir = path.join(into, "quickstart");
   cpSync(QUICKSTART_DIR, dir, { recursive: true, filter: (source) => !source.split(path.sep).includes(".svc") && !source.includes("node_modules") });
-  if (maxSteps !== undefined) {
-    const file = path.join(dir, "src", "svc", "index.ts");
-    writeFileSync(file, readFileSync(file, "utf8").replace(/maxSteps: \d+/, `maxSteps: ${maxSteps}`));
+  const file = path.join(dir, "src", "svc", "index.ts");
+  let text = readFileSync(file, "utf8");
+  for (const [field, value] of Object.entries(shape)) {
+    if (value === undefined) continue;
+    const found = new RegExp(`\\b${field}: \\d+`).exec(text)?.[0];
+    if (!found) throw new Error(`examples/quickstart/src/svc/index.ts has no ${field} to shorten`);
+    text = replaceOnce(text, found, `${field}: ${value}`);
   }
+  writeFileSync(file, text);
   return dir;
 }
 
@@ -51,13 +64,14 @@ export function writeProject(into: string, name: string, source: string): string
   return dir;
 }
 
-export async function startStudioStack(options: { workers?: number; maxSteps?: number } = {}): Promise<StudioStack> {
+export async function startStudioStack(options: { workers?: number } & QuickstartShape = {}): Promise<StudioStack> {
   const tmp = await createTempDir("studio");
   const cloud = await startTestCloud({ workers: options.workers ?? 0 });
   const saved = { SVC_HOME: process.env.SVC_HOME, SVC_CLOUD_URL: process.env.SVC_CLOUD_URL };
   process.env.SVC_HOME = path.join(tmp.path, "home");
   process.env.SVC_CLOUD_URL = cloud.cloudUrl;
-  const projectDir = copyQuickstart(tmp.path, options.maxSteps);
+  const { workers: _workers, ...shape } = options;
+  const projectDir = copyQuickstart(tmp.path, shape);
   const started: StudioServer[] = [];
   const studioFor = async (dir: string) => {
     const studio = await createStudioServer({ projectDir: dir, host: "127.0.0.1", port: 0 });

@@ -1,0 +1,32 @@
+/**
+ * The adapters a job offers for download, read from its artifact list: the final adapter and each
+ * checkpoint, with what each format weighs. The names are the ones a worker uploads under
+ * (`adapterArtifactNames`, sdk/api/jobs.ts), so an old job without PEFT files offers GGUF only.
+ */
+import { adapterArtifactNames } from "../sdk/api/jobs.js";
+import type { Artifact } from "../sdk/wire.js";
+
+export interface AdapterOffer {
+  /** Undefined for the final adapter, else the checkpoint's step. */
+  step?: number;
+  /** "Final adapter (step 60)", "Checkpoint, step 40". */
+  label: string;
+  ggufBytes: number;
+  /** The PEFT pair's bytes (the zip adds a few hundred); null when the job has no PEFT files for it. */
+  peftBytes: number | null;
+}
+
+/** The final adapter first, then the checkpoints, latest first. */
+export function adapterOffers(artifacts: readonly Artifact[]): AdapterOffer[] {
+  const sizes = new Map(artifacts.map((a) => [a.name, a.sizeBytes]));
+  const offer = (step: number | undefined, label: string): AdapterOffer | null => {
+    const names = adapterArtifactNames(step);
+    const gguf = sizes.get(names.gguf);
+    if (gguf === undefined) return null;
+    const [weights, config] = [sizes.get(names.weights), sizes.get(names.config)];
+    return { ...(step === undefined ? {} : { step }), label, ggufBytes: gguf, peftBytes: weights !== undefined && config !== undefined ? weights + config : null };
+  };
+  const final = artifacts.find((a) => a.kind === "adapter");
+  const checkpoints = [...new Set(artifacts.filter((a) => a.kind === "checkpoint").map((a) => a.step))].sort((a, b) => b - a);
+  return [final ? offer(undefined, `Final adapter (step ${final.step})`) : null, ...checkpoints.map((step) => offer(step, `Checkpoint, step ${step}`))].filter((o): o is AdapterOffer => o !== null);
+}
