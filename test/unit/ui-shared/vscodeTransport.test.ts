@@ -35,13 +35,18 @@ describe("webview/transport/vscode", () => {
     await assert.rejects(job, (e: unknown) => e instanceof TransportError && e.status === 404 && e.message === "No such job");
   });
 
-  it("posts a view's reactive state (Proxies, as Svelte's $state) as plain data the webview can clone", () => {
+  it("posts a view's reactive state (Proxies, as Svelte's $state) as plain data the webview can clone", async () => {
     const posted: unknown[] = [];
+    const events = new EventTarget();
     // What a webview's postMessage does to a message: a structured clone, which refuses a Proxy.
-    const transport = new VsCodeTransport({ postMessage: (m) => posted.push(structuredClone(m)) }, new EventTarget() as unknown as Window);
+    const transport = new VsCodeTransport({ postMessage: (m) => posted.push(structuredClone(m)) }, events as unknown as Window);
     const target = new Proxy({ kind: "adapter" as const, jobId: "j1" }, {});
-    void transport.streamChat({ target, messages: [new Proxy({ role: "user" as const, content: "hi" }, {})] }, () => {});
-    assert.deepEqual((posted[0] as RequestMessage).params, { kind: "chat", request: { target: { kind: "adapter", jobId: "j1" }, messages: [{ role: "user", content: "hi" }] } });
+    const chat = transport.streamChat({ target, messages: [new Proxy({ role: "user" as const, content: "hi" }, {})] }, () => {});
+    const request = posted[0] as RequestMessage;
+    assert.deepEqual(request.params, { kind: "chat", request: { target: { kind: "adapter", jobId: "j1" }, messages: [{ role: "user", content: "hi" }] } });
+    // Answered, so no request (and no 30 s timer) outlives the test.
+    events.dispatchEvent(Object.assign(new Event("message"), { data: { kind: "response", id: request.id, error: { status: 503, code: "unavailable", message: "no host" } } }));
+    await assert.rejects(chat, (e: unknown) => e instanceof TransportError && e.status === 503);
   });
 
   it("times out unanswered requests", async () => {
