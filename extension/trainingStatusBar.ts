@@ -8,10 +8,13 @@ import * as vscode from "vscode";
 import type { Job } from "../sdk/wire.js";
 import { activeJob, applyEvents, NO_PROGRESS, statusBarView, type JobProgress } from "./core/trainingStatus.js";
 import { streamJobEvents } from "./core/jobEventStream.js";
+import { throttle } from "./core/throttle.js";
 import type { ProjectStatus } from "./projectStatus.js";
 import type { StudioAccess } from "./studioAccess.js";
 
 const POLL_INTERVAL_MS = 5000;
+/** The item redraws at most this often while steps stream in. */
+const RENDER_INTERVAL_MS = 250;
 
 /** What the item shows, readable by the extension tests (a StatusBarItem does not say whether it is visible). */
 export interface TrainingStatusSnapshot {
@@ -29,6 +32,7 @@ export class TrainingStatusBar implements vscode.Disposable {
   private readonly timer: NodeJS.Timeout;
   private readonly disposables: vscode.Disposable[] = [this.item];
   private refreshing: Promise<void> | undefined;
+  private readonly renderSoon = throttle(() => this.render(), RENDER_INTERVAL_MS);
 
   constructor(
     private readonly studio: StudioAccess,
@@ -82,7 +86,7 @@ export class TrainingStatusBar implements vscode.Disposable {
     const apply = (events: Parameters<typeof applyEvents>[1]) => {
       if (this.followed?.job.id !== jobId) return;
       this.followed.progress = applyEvents(this.followed.progress, events);
-      this.render();
+      this.renderSoon();
     };
     try {
       const { url, token } = await this.studio.endpoint();
@@ -115,6 +119,7 @@ export class TrainingStatusBar implements vscode.Disposable {
 
   dispose(): void {
     clearInterval(this.timer);
+    this.renderSoon.cancel();
     this.unfollow();
     for (const d of this.disposables) d.dispose();
   }

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
 import { TransportError } from "../../ui-shared/transport.js";
 import { manifestProblem } from "../core/projectState.js";
+import { throttle } from "../core/throttle.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";
 import { COMPARE_MAX, COMPARE_MIN, compareSelectionProblem } from "../../ui-shared/compareRuns.js";
@@ -38,6 +39,8 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
         void api.stopTraining().catch((error: unknown) => s.output.appendLine(`stop failed: ${String(error)}`));
       });
       progress.report({ message: "starting svc start…" });
+      let lastLine = "";
+      const reportLastLine = throttle(() => progress.report({ message: lastLine.slice(0, 120) }), 250);
       await api.runTraining((chunk) => {
         s.output.append(chunk);
         const outcome = reader.feed(chunk);
@@ -50,11 +53,16 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
           void s.jobs.refresh();
           void s.trainingStatus.refresh();
         }
-        if (outcome.lastLine) progress.report({ message: outcome.lastLine.slice(0, 120) });
-      }).catch((error: unknown) => {
-        // svc start exiting non-zero (a failed or cancelled job) is told by its own output, read below.
-        if (!(error instanceof TransportError && error.code === "run_failed")) throw error;
-      });
+        if (outcome.lastLine) {
+          lastLine = outcome.lastLine;
+          reportLastLine();
+        }
+      })
+        .catch((error: unknown) => {
+          // svc start exiting non-zero (a failed or cancelled job) is told by its own output, read below.
+          if (!(error instanceof TransportError && error.code === "run_failed")) throw error;
+        })
+        .finally(() => reportLastLine.cancel());
     },
   );
   const outcome = reader.outcome();
