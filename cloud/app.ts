@@ -12,6 +12,7 @@ import { datasetRoutes } from "./routes/datasets.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { healthRoutes } from "./routes/health.js";
 import { jobRoutes, type JobCanceller } from "./routes/jobs.js";
+import { jobListWatchRoutes } from "./routes/jobListWatch.js";
 import { modelRoutes } from "./routes/models.js";
 import { workerFileRoutes } from "./routes/workerFiles.js";
 import { inferenceRoutes } from "./routes/inference.js";
@@ -73,6 +74,7 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   healthRoutes(app, ctx, options.isReady);
   accountRoutes(app, ctx);
   jobRoutes(app, ctx, workers);
+  jobListWatchRoutes(app, ctx);
   datasetRoutes(app, ctx);
   deploymentRoutes(app, ctx);
   modelRoutes(app, ctx);

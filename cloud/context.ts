@@ -4,6 +4,7 @@
  */
 import type { Store } from "./store/db.js";
 import type { JobEventBus } from "./domain/eventBus.js";
+import type { JobListChanges } from "./domain/jobListChanges.js";
 import type { CloudMetrics } from "./metrics.js";
 import type { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 import type { OpenStreams } from "./http/openStreams.js";
@@ -30,6 +31,8 @@ export interface CloudContext {
   /** `localhost:E` by default: deployments answer at `<slug>.<deployDomain>`. */
   deployDomain: string;
   events: JobEventBus;
+  /** Job-list version changes, told to watchers of the list (`GET /v1/jobs/watch`). */
+  jobListChanges: JobListChanges;
   metrics: CloudMetrics;
   /** Extra token resolvers (OAuth access tokens) consulted after the built-in token table. */
   tokenResolvers: TokenResolver[];

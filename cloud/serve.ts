@@ -12,6 +12,7 @@ import { buildControlPlane, buildEdge } from "./app.js";
 import { registerBuiltinModels } from "./builtinModels.js";
 import type { CloudContext } from "./context.js";
 import { JobEventBus } from "./domain/eventBus.js";
+import { JobListChanges } from "./domain/jobListChanges.js";
 import { newId, nowIso, randomToken, sha256Hex } from "./domain/ids.js";
 import { acquireDataDirLock } from "./lock.js";
 import { createMetrics } from "./metrics.js";
@@ -82,6 +83,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     edgeUrl: "",
     deployDomain: "",
     events: new JobEventBus(cluster),
+    jobListChanges: new JobListChanges(cluster),
     metrics: createMetrics(),
     tokenResolvers: [],
     limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: options.artifactBytes ?? 512 * 1024 * 1024 },

@@ -78,6 +78,18 @@ export class CloudClient {
   openJobList(ifNoneMatch?: string): Promise<Response> {
     return this.open(jobsApi.listJobs, {}, { headers: ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}, notModified: true });
   }
+
+  /** The `authorization` header this client sends now (none without a token), for requests made outside fetch. */
+  async authorization(): Promise<Record<string, string>> {
+    const token = await this.currentToken();
+    return token ? { authorization: `Bearer ${token}` } : {};
+  }
+
+  private async currentToken(): Promise<string | undefined> {
+    const token = this.options.token;
+    return typeof token === "function" ? token() : token;
+  }
+
   /**
    * The job's events until the job ends, resuming after a dropped connection with `Last-Event-ID`
    * (sdk/eventStreamReader.ts), so each event is seen exactly once, in order.
@@ -165,10 +177,8 @@ export class CloudClient {
     const url = withQuery(this.baseUrl + path, init.query);
     const headers: Record<string, string> = { ...init.headers };
     let token: string | undefined;
-    if (init.auth !== false && this.options.token) {
-      token = typeof this.options.token === "function" ? await this.options.token() : this.options.token;
-      headers.authorization = `Bearer ${token}`;
-    }
+    if (init.auth !== false) token = (await this.currentToken()) || undefined;
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
     let body: BodyInit | undefined;
     if (init.body !== undefined) {
       headers["content-type"] = "application/json";

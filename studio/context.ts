@@ -5,6 +5,7 @@ import type { SessionSource } from "./session.js";
 import type { SvcCommand } from "./svcCommand.js";
 import type { TrainingRunner } from "./trainingRun.js";
 import type { DatasetPreviews } from "./datasetPreview.js";
+import type { RelayedJobList } from "./relayedJobList.js";
 
 export interface StudioContext {
   projectDir: string;
@@ -14,6 +15,8 @@ export interface StudioContext {
   sessions: SessionSource;
   training: TrainingRunner;
   datasetPreviews: DatasetPreviews;
+  /** The cloud's job list as last relayed, and the watch that tells when it changes. */
+  jobList: RelayedJobList;
 }
 
 /** The studio's handlers, one per route of its contract (sdk/api/studio.ts); each route module answers some of them. */

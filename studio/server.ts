@@ -28,6 +28,7 @@ import { registerStaticAssets } from "./staticAssets.js";
 import { defaultSvcCommand, type SvcCommand } from "./svcCommand.js";
 import { TrainingRunner } from "./trainingRun.js";
 import { DatasetPreviews } from "./datasetPreview.js";
+import { RelayedJobList } from "./relayedJobList.js";
 
 export interface StudioOptions {
   /** The user's project: where `.svc/state.json` lives and where `svc manifest` / `svc start` run. */
@@ -84,6 +85,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
     sessions: new SessionSource(projectDir, cloudUrl),
     training: new TrainingRunner(svcCommand, projectDir, childEnv),
     datasetPreviews: new DatasetPreviews(svcCommand, projectDir, childEnv),
+    jobList: new RelayedJobList(),
   };
   let port = 0;
 
@@ -108,6 +110,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
     },
     async close() {
       await ctx.training.stop();
+      ctx.jobList.close();
       // Open SSE relays would otherwise keep close() waiting until the browser lets go.
       app.server.closeAllConnections();
       await app.close();

@@ -80,6 +80,7 @@ export async function appendJobEvent(
 export async function appendJobEvents(ctx: CloudContext, items: readonly EventToAppend[]): Promise<AppendOutcome[]> {
   if (items.length === 0) return [];
   const now = nowIso();
+  let listVersions: Map<string, number> = new Map();
   const outcomes = await ctx.db.transaction().execute(async (trx): Promise<AppendOutcome[]> => {
     // Sorted, so two groups locking the same jobs on PostgreSQL take the row locks in one order.
     const ids = [...new Set(items.map((item) => item.jobId))].sort();
@@ -112,11 +113,12 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
       if (job.changes.status !== undefined) listsChanged.push(job.projectId);
     }
     // After the job rows: every writer locks jobs first, then versions, so none waits in a cycle.
-    await bumpJobListVersions(trx, listsChanged);
+    listVersions = await bumpJobListVersions(trx, listsChanged);
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto("job_events").values(rows.slice(i, i + INSERT_CHUNK)).execute();
     return result;
   });
   // Only after the commit: a live reader must never see an event that could still roll back.
+  ctx.jobListChanges.changed(listVersions);
   items.forEach((item, i) => {
     const outcome = outcomes[i];
     if (outcome.kind !== "stored") return;

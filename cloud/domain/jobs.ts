@@ -40,10 +40,11 @@ export async function createJob(ctx: CloudContext, input: CreateJobInput): Promi
     started_at: null,
     finished_at: null,
   };
-  await ctx.db.transaction().execute(async (trx) => {
+  const versions = await ctx.db.transaction().execute(async (trx) => {
     await trx.insertInto("jobs").values(row).execute();
-    await bumpJobListVersions(trx, [row.project_id]);
+    return bumpJobListVersions(trx, [row.project_id]);
   });
+  ctx.jobListChanges.changed(versions);
   return toJob(row);
 }
 

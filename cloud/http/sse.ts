@@ -5,6 +5,12 @@ import { drainedOrClosed, writeEventStreamHead } from "../../server-shared/event
 export interface SseStream {
   send(event: { id?: number | string; event?: string; data: unknown }): void;
   comment(text: string): void;
+  /**
+   * Hands what was written to the socket now. Node otherwise holds a response's writes until the
+   * end of the current tick (it corks the socket to join them), which lets an answer written later
+   * in the same tick, on another connection, leave first.
+   */
+  flush(): void;
   close(): void;
   /** Ends the stream and its connection (shutdown: the socket must not linger as keep-alive). */
   end(): void;
@@ -61,6 +67,10 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
     },
     comment(text) {
       if (!closed) res.write(`: ${text}\n\n`);
+    },
+    flush() {
+      // Every write corks the socket once, to be uncorked on the next tick; uncorking now sends it.
+      while (res.socket?.writableCorked) res.socket.uncork();
     },
     close() {
       if (closed) return;

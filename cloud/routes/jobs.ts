@@ -4,6 +4,7 @@ import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
 import { cancelJob, createJob, requireJobInProject, toJob } from "../domain/jobs.js";
 import { JobListCache } from "../domain/jobListCache.js";
+import { jobListEtag } from "../domain/jobListVersion.js";
 import { listArtifacts } from "../domain/artifacts.js";
 import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
@@ -51,7 +52,7 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
       // (jobListCache.ts), and sent as those bytes. Its version is the entity tag, so a relay that
       // kept the list (the studio) revalidates it with a 304 instead of fetching it again.
       const list = await jobLists.body(ctx, projectId);
-      const etag = `"${projectId}.${list.version}"`;
+      const etag = jobListEtag(projectId, list.version);
       reply.header("etag", etag);
       if (request.headers["if-none-match"] === etag) return reply.code(304).send();
       return reply.type("application/json; charset=utf-8").send(list.body);

@@ -1,7 +1,7 @@
 /**
  * Signals between cloud instances that share one PostgreSQL database: PostgreSQL's LISTEN/NOTIFY
  * on one channel, JSON payloads `{ topic, from, ... }`. The database stays the source of truth;
- * a signal only says "look again" (new job events, a changed deployment, a queued job, a cancel,
+ * a signal only says "look again" (new job events, a changed job list, a changed deployment, a queued job, a cancel,
  * the jobs a worker link holds), so a lost signal costs latency, never data. After the listening
  * connection drops and comes back, `resync` handlers run: whatever was signalled meanwhile is
  * treated as unknown and re-read.
@@ -18,7 +18,7 @@ const MAX_PAYLOAD = 7000;
 const RECONNECT_MIN_MS = 200;
 const RECONNECT_MAX_MS = 5000;
 
-export type ClusterTopic = "events" | "deployment" | "queued" | "cancel" | "holding";
+export type ClusterTopic = "events" | "joblist" | "deployment" | "queued" | "cancel" | "holding";
 export type SignalHandler = (message: Record<string, unknown>) => void;
 
 export interface ClusterSignals {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import type { Database } from "./schema.js";
 import { migrateToLatest } from "./migrations.js";
+import { withStatementCache } from "./statementCache.js";
 
 export type Store = Kysely<Database>;
 
@@ -35,7 +36,7 @@ async function openSqlite(dataDir: string): Promise<StoreInfo> {
   file.pragma("synchronous = NORMAL");
   file.pragma("foreign_keys = ON");
   file.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 

@@ -90,6 +90,21 @@ export const jobAdapterRoute = route({
   produces: "file",
 });
 
+/**
+ * SSE of the project's job list: `event: version` with `{ etag, immediate }` at once and after each
+ * change, `etag` being the ETag `GET /v1/jobs` answers with at that version. `immediate` is true
+ * where every change is announced before the request that made it is answered (a single cloud
+ * instance): a relay on the same machine may then answer from the list it kept while the ETags
+ * match (studio/jobListWatch.ts). Where false, announcements can lag; revalidate instead.
+ */
+export const jobListWatchRoute = route({ method: "GET", path: "/v1/jobs/watch", query: ProjectQuery, project: "query", produces: "event-stream" });
+
+/** The data of a `version` event of `jobListWatchRoute`. */
+export interface JobListVersion {
+  etag: string;
+  immediate: boolean;
+}
+
 /** SSE with resume (`Last-Event-ID`, or `?lastEventId=`); `?batch=1` sends backlogs as `batch` frames (cloud/routes/jobEvents.ts). */
 export const jobEventsRoute = route({
   method: "GET",

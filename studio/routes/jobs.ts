@@ -3,12 +3,10 @@
  * and the event stream relayed from the cloud with resume.
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
-import { RelayedJobList } from "../relayedJobList.js";
 import { lastEventIdOf, relayFile, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
-export function jobHandlers({ sessions }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "listArtifacts" | "jobEvents" | "downloadAdapter"> {
-  const keptJobList = new RelayedJobList();
+export function jobHandlers({ sessions, jobList }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "listArtifacts" | "jobEvents" | "downloadAdapter"> {
   return {
     /**
      * Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call.
@@ -18,7 +16,7 @@ export function jobHandlers({ sessions }: StudioContext): Pick<StudioHandlers, "
     listJobs: async (_request, reply) => {
       const client = await sessions.existingProjectClient();
       if (!client) return [];
-      const list = await keptJobList.fetch(client);
+      const list = await jobList.fetch(client);
       return reply.type(list.contentType).send(list.body);
     },
     getJob: async ({ params }) => (await sessions.clientFor()).getJob(params.id),

@@ -9,20 +9,19 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 
 import os from "node:os";
 import path from "node:path";
 import Fastify from "fastify";
-import { startCloud } from "../../cloud/serve.js";
 import { CloudClient } from "../../sdk/client.js";
-import { createStudioServer } from "../../studio/index.js";
 import { launchChromium } from "../support/chromium.js";
 import { pollUntil } from "../support/poll.js";
 import { percentile, report } from "./stats.js";
 import { appendTrainingRun } from "./workerRun.js";
+import { startCloudProcess, startStudioProcess } from "./benchProcesses.js";
 
 const JOBS = 10_000;
 const RELAY_EVENTS = 20_000;
 const CHART_POINTS = 100_000;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-studio-"));
-const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edgePort: 0 });
+const cloud = await startCloudProcess(path.join(dir, "cloud"));
 process.env.SVC_HOME = path.join(dir, "home");
 process.env.SVC_CLOUD_URL = cloud.cloudUrl;
 
@@ -35,7 +34,7 @@ try {
   const projectDir = path.join(dir, "project");
   mkdirSync(path.join(projectDir, ".svc"), { recursive: true });
   writeFileSync(path.join(projectDir, ".svc", "state.json"), JSON.stringify({ orgSlug: project.orgSlug, projectSlug: project.slug, projectId: project.id }));
-  const studio = await createStudioServer({ projectDir, host: "127.0.0.1", port: 0 });
+  const studio = await startStudioProcess(projectDir, { SVC_HOME: process.env.SVC_HOME, SVC_CLOUD_URL: cloud.cloudUrl });
   const studioHeaders = { "x-svc-studio-token": studio.token };
 
   // Jobs that stream events first (they are assigned to the bench worker in creation order).
@@ -62,12 +61,16 @@ try {
   const direct: number[] = [];
   const fromFile: number[] = [];
   // Interleaved request by request, so a burst of load from elsewhere (this machine is shared)
-  // hits all three alike; 120 of each, as a p50 of fewer swung by 30% between runs.
+  // hits all three alike, and in every order in turn, so that each follows each other equally
+  // often: what one leaves behind (the file's read buffers to collect, the studio's request
+  // warming the cloud's) lands on all alike. 300 of each: a p50 of 120 swung by 30% between runs.
   const getStudio = async () => (studioBytes = (await (await fetch(`${studio.url}/api/jobs`, { headers: studioHeaders })).arrayBuffer()).byteLength);
   const getCloud = async () => (cloudBytes = (await (await fetch(listUrl, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer()).byteLength);
   const getFile = () => fetch(staticUrl).then((r) => r.arrayBuffer());
-  for (let i = 0; i < 123; i++) {
-    for (const [get, samples] of [[getStudio, viaStudio], [getCloud, direct], [getFile, fromFile]] as const) {
+  const sides = [[getStudio, viaStudio], [getCloud, direct], [getFile, fromFile]] as const;
+  const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+  for (let i = 0; i < 303; i++) {
+    for (const [get, samples] of orders[i % orders.length].map((k) => sides[k])) {
       const t = performance.now();
       await get();
       if (i >= 3) samples.push(performance.now() - t);

@@ -17,6 +17,7 @@ import { createTempDir, type TempDir } from "../support/tmp.js";
 import { pollUntil } from "../support/poll.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { newAccount, type Account } from "./harness/api.js";
+import { watchJobList } from "./harness/jobListWatch.js";
 import { TestWorker } from "./harness/worker.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
@@ -138,6 +139,26 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
       assert.deepEqual(new Set(assigned), wanted);
     } finally {
       for (const worker of workers) worker.close();
+    }
+  });
+
+  it("a job created through A is announced on B's job-list watch, which says it is not immediate (a studio keeps revalidating)", async () => {
+    const watch = await watchJobList(b, account);
+    try {
+      assert.equal(watch.versions[0].immediate, false);
+      const created = await account.client.createJob({ name: "announced across instances", config: {} });
+      const etag = await pollUntil(
+        async () => {
+          const list = await viaB.openJobList();
+          const tag = list.headers.get("etag")!;
+          const jobs = (await list.json()) as { id: string }[];
+          return jobs[0]?.id === created.id && watch.versions.at(-1)!.etag === tag ? tag : undefined;
+        },
+        { timeoutMs: 10_000, description: "B's watch announcing the list with A's new job" },
+      );
+      assert.ok(watch.versions.slice(1).some((v) => v.etag === etag));
+    } finally {
+      watch.close();
     }
   });
 

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { startPgCluster, type PgCluster } from "../../../scripts/pg-cluster.mjs";
 import type { CloudContext } from "../../../cloud/context.js";
 import { JobEventBus } from "../../../cloud/domain/eventBus.js";
+import { JobListChanges } from "../../../cloud/domain/jobListChanges.js";
 import { appendJobEvents, claimNextJob, createJob, findJob, listJobEventsAfter, type EventToAppend } from "../../../cloud/domain/jobs.js";
 import { JobListCache } from "../../../cloud/domain/jobListCache.js";
 import { createMetrics } from "../../../cloud/metrics.js";
@@ -36,7 +37,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       if (dialect === "postgres") cluster = await startPgCluster();
       store = await openStore({ dataDir: tmp.path, databaseUrl: cluster?.url });
       const events = new JobEventBus();
-      ctx = { db: store.db, dialect: store.dialect, metrics: createMetrics(), events } as unknown as CloudContext;
+      ctx = { db: store.db, dialect: store.dialect, metrics: createMetrics(), events, jobListChanges: new JobListChanges() } as unknown as CloudContext;
       await ctx.db.insertInto("orgs").values({ id: "o", slug: "o", name: "o", created_at: "2026-01-01" }).execute();
       await ctx.db.insertInto("projects").values({ id: "p", org_id: "o", slug: "p", name: "p", created_at: "2026-01-01" }).execute();
     });
@@ -130,6 +131,9 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const before = await list();
       const firstVersion = (await cache.body(ctx, "p")).version;
       assert.equal((await cache.body(ctx, "p")).body, (await cache.body(ctx, "p")).body, "an unchanged list was built again");
+      // Watchers of the list (GET /v1/jobs/watch) are told each committed version, with the change.
+      const announced: (number | undefined)[] = [];
+      const unsubscribe = ctx.jobListChanges.subscribe("p", (version) => announced.push(version));
 
       const { job, worker } = await claimedJob("listed");
       let listed = await list();
@@ -154,6 +158,8 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       // Created, started, completed: three changes, each a new version (the list's entity tag).
       assert.equal((await cache.body(ctx, "p")).version, firstVersion + 3);
       assert.equal(listed.length, before.length + 1);
+      assert.deepEqual(announced, [firstVersion + 1, firstVersion + 2, firstVersion + 3]);
+      unsubscribe();
     });
   });
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { CloudContext } from "../../../cloud/context.js";
 import { JobEventBus } from "../../../cloud/domain/eventBus.js";
+import { JobListChanges } from "../../../cloud/domain/jobListChanges.js";
 import { appendJobEvent, appendJobEvents, cancelJob, claimNextJob, CLOUD, createJob, findJob, listJobEventsAfter } from "../../../cloud/domain/jobs.js";
 import { isTerminal, JobEndedError } from "../../../cloud/domain/jobState.js";
 import { HttpError } from "../../../cloud/http/errors.js";
@@ -76,7 +77,7 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
   const { promises: fs } = await import("node:fs");
   await fs.mkdir(dataDir, { recursive: true });
   let store = await openStore({ dataDir });
-  const ctx = { db: store.db, dialect: store.dialect, metrics: createMetrics(), events: new JobEventBus() } as unknown as CloudContext;
+  const ctx = { db: store.db, dialect: store.dialect, metrics: createMetrics(), events: new JobEventBus(), jobListChanges: new JobListChanges() } as unknown as CloudContext;
   await ctx.db.insertInto("orgs").values({ id: "o", slug: "o", name: "o", created_at: "2026-01-01" }).execute();
   await ctx.db.insertInto("projects").values({ id: "p", org_id: "o", slug: "p", name: "p", created_at: "2026-01-01" }).execute();
 
