@@ -90,7 +90,10 @@ export class JobListWatch {
     request.on("response", (res) => {
       if (res.statusCode !== 200) {
         res.resume();
-        res.on("end", ended);
+        // A refusal (an older cloud without the route, a project or token it does not accept) is
+        // not retried for this key: every request then revalidates, as without a watch.
+        if (res.statusCode && res.statusCode < 500) this.request = null;
+        else res.on("end", ended);
         return;
       }
       const parser = new SseParser();
