@@ -8,14 +8,14 @@
  * reader) on the 100,000-event batch frame against JSON.parse of its data. Also leaves a
  * light-theme screenshot of the big page (test-results/screenshots/jobpage-100k.png).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startCloud } from "../../cloud/serve.js";
-import { CloudClient } from "../../sdk/client.js";
 import { createStudioServer } from "../../studio/index.js";
 import { SseParser } from "../../sdk/sseParser.js";
 import { launchChromium, screenshot } from "../support/chromium.js";
+import { signInWithNewProject } from "../support/signedInProject.js";
 import { percentile, report } from "./stats.js";
 import { appendTrainingRun } from "./workerRun.js";
 
@@ -30,14 +30,8 @@ process.env.SVC_CLOUD_URL = cloud.cloudUrl;
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 try {
-  const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
-  const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
-  const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
-  mkdirSync(process.env.SVC_HOME, { recursive: true });
-  writeFileSync(path.join(process.env.SVC_HOME, "credentials.json"), JSON.stringify({ kind: "anonymous", cloudUrl: cloud.cloudUrl, token }));
   const projectDir = path.join(dir, "project");
-  mkdirSync(path.join(projectDir, ".svc"), { recursive: true });
-  writeFileSync(path.join(projectDir, ".svc", "state.json"), JSON.stringify({ orgSlug: project.orgSlug, projectSlug: project.slug, projectId: project.id }));
+  const { client } = await signInWithNewProject(cloud.cloudUrl, projectDir, "bench");
   const studio = await createStudioServer({ projectDir, host: "127.0.0.1", port: 0 });
 
   // Jobs are assigned to the bench worker in creation order: the big one gets its events first.

@@ -5,13 +5,13 @@
  * - SSE relay throughput (`/api/jobs/:id/events`) vs reading the cloud's stream directly;
  * - chart render time for 100,000 points in Chromium vs rendering an empty job page.
  */
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Fastify from "fastify";
-import { CloudClient } from "../../sdk/client.js";
 import { launchChromium } from "../support/chromium.js";
 import { pollUntil } from "../support/poll.js";
+import { signInWithNewProject } from "../support/signedInProject.js";
 import { percentile, report } from "./stats.js";
 import { appendTrainingRun } from "./workerRun.js";
 import { startCloudProcess, startStudioProcess } from "./benchProcesses.js";
@@ -26,14 +26,8 @@ process.env.SVC_HOME = path.join(dir, "home");
 process.env.SVC_CLOUD_URL = cloud.cloudUrl;
 
 try {
-  const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
-  const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
-  const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
-  mkdirSync(process.env.SVC_HOME, { recursive: true });
-  writeFileSync(path.join(process.env.SVC_HOME, "credentials.json"), JSON.stringify({ kind: "anonymous", cloudUrl: cloud.cloudUrl, token }));
   const projectDir = path.join(dir, "project");
-  mkdirSync(path.join(projectDir, ".svc"), { recursive: true });
-  writeFileSync(path.join(projectDir, ".svc", "state.json"), JSON.stringify({ orgSlug: project.orgSlug, projectSlug: project.slug, projectId: project.id }));
+  const { token, projectId, client } = await signInWithNewProject(cloud.cloudUrl, projectDir, "bench");
   const studio = await startStudioProcess(projectDir, { SVC_HOME: process.env.SVC_HOME, SVC_CLOUD_URL: cloud.cloudUrl });
   const studioHeaders = { "x-svc-studio-token": studio.token };
 
@@ -50,7 +44,7 @@ try {
   }
   let studioBytes = 0;
   let cloudBytes = 0;
-  const listUrl = `${cloud.cloudUrl}/v1/jobs?projectId=${project.id}`;
+  const listUrl = `${cloud.cloudUrl}/v1/jobs?projectId=${projectId}`;
   const jobsFile = path.join(dir, "jobs.json");
   writeFileSync(jobsFile, Buffer.from(await (await fetch(listUrl, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer()));
   const staticServer = Fastify();

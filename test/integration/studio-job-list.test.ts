@@ -7,11 +7,10 @@
  * the PostgreSQL side, where it is not and the studio keeps asking).
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { CloudClient } from "../../sdk/client.js";
+import type { CloudClient } from "../../sdk/client.js";
 import { startStudioStack, studioRequest, type StudioStack } from "../e2e/browser/support/studioStack.js";
 import { pollUntil } from "../support/poll.js";
+import { signInWithNewProject } from "../support/signedInProject.js";
 import { http as cloudHttp } from "./harness/api.js";
 import type { TestCloud } from "./harness/cloud.js";
 
@@ -35,14 +34,7 @@ describe("studio: the job list kept and watched", function () {
 
   before(async () => {
     stack = await startStudioStack();
-    // Credentials and a project, as `svc init` leaves them.
-    ({ token } = await CloudClient.createAnonymousToken(stack.cloud.cloudUrl));
-    const project = await new CloudClient({ baseUrl: stack.cloud.cloudUrl, token }).createProject({ name: "watched" });
-    cloud = new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId: project.id });
-    mkdirSync(process.env.SVC_HOME!, { recursive: true });
-    writeFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), JSON.stringify({ kind: "anonymous", cloudUrl: stack.cloud.cloudUrl, token }));
-    mkdirSync(path.join(stack.projectDir, ".svc"), { recursive: true });
-    writeFileSync(path.join(stack.projectDir, ".svc", "state.json"), JSON.stringify({ orgSlug: project.orgSlug, projectSlug: project.slug, projectId: project.id }));
+    ({ token, client: cloud } = await signInWithNewProject(stack.cloud.cloudUrl, stack.projectDir, "watched"));
   });
   after(async () => {
     await restarted?.dispose();
@@ -55,18 +47,22 @@ describe("studio: the job list kept and watched", function () {
     return res.json;
   };
 
-  it("answers from the list it keeps while the cloud's watch says it is current, without asking the cloud", async () => {
-    await cloud.createJob({ name: "first", config: {} });
-    // The first answer opens the watch; once it has announced the list, nothing more is asked.
-    await studioJobs();
-    await pollUntil(
+  /** Waits until an answer of the studio asks the cloud nothing: its watch has announced the kept list. */
+  const untilAnsweredFromMemory = (description: string) =>
+    pollUntil(
       async () => {
         const before = await cloudGets(stack);
         await studioJobs();
         return (await cloudGets(stack)) - before === 1;
       },
-      { timeoutMs: 10_000, description: "the studio answering /api/jobs without asking the cloud" },
+      { timeoutMs: 10_000, description },
     );
+
+  it("answers from the list it keeps while the cloud's watch says it is current, without asking the cloud", async () => {
+    await cloud.createJob({ name: "first", config: {} });
+    // The first answer opens the watch; once it has announced the list, nothing more is asked.
+    await studioJobs();
+    await untilAnsweredFromMemory("the studio answering /api/jobs without asking the cloud");
     const before = await cloudGets(stack);
     for (let i = 0; i < 20; i++) assert.equal((await studioJobs()).length, 1);
     assert.equal((await cloudGets(stack)) - before, 1, "the cloud was asked (the 1 is the first /metrics read)");
@@ -93,14 +89,7 @@ describe("studio: the job list kept and watched", function () {
     const job = await cloud.createJob({ name: "after the restart", config: {} });
     assert.equal((await studioJobs())[0]?.id, job.id);
     // The new watch takes over: answers stop asking the cloud again.
-    await pollUntil(
-      async () => {
-        const before = await cloudGets(stack);
-        await studioJobs();
-        return (await cloudGets(stack)) - before === 1;
-      },
-      { timeoutMs: 10_000, description: "the studio's new watch on the restarted cloud" },
-    );
+    await untilAnsweredFromMemory("the studio's new watch on the restarted cloud");
     const next = await cloud.createJob({ name: "watched again", config: {} });
     assert.equal((await studioJobs())[0]?.id, next.id);
   });
