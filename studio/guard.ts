@@ -16,7 +16,8 @@ import { StudioError } from "./errors.js";
 export const TOKEN_HEADER = "x-svc-studio-token";
 export const TOKEN_QUERY = "studioToken";
 
-const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);
+/** Loopback host names as a Host header or `URL.hostname` spells them (IPv6 in brackets). */
+export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** True when `host` is `<loopback name>:<port>` (the port is required: browsers always send it for non-default ports). */
 export function isAllowedHost(host: string | undefined, port: number): boolean {

@@ -21,11 +21,10 @@ import http from "node:http";
 import https from "node:https";
 import { jobListWatchRoute, type JobListVersion } from "../sdk/api/jobs.js";
 import { SseParser } from "../sdk/sseParser.js";
+import { LOOPBACK_NAMES } from "./guard.js";
 
 /** Reconnection delays after a failed or ended stream, growing to the last. */
 const RETRY_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
-
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
 export interface WatchTarget {
   baseUrl: string;
@@ -53,7 +52,7 @@ export class JobListWatch {
     if (this.closed || key === this.key) return;
     this.stop();
     this.key = key;
-    if (LOOPBACK_HOSTS.has(new URL(target.baseUrl).hostname)) this.open(key, target);
+    if (LOOPBACK_NAMES.has(new URL(target.baseUrl).hostname)) this.open(key, target);
   }
 
   close(): void {

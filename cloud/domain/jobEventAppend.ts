@@ -80,8 +80,7 @@ export async function appendJobEvent(
 export async function appendJobEvents(ctx: CloudContext, items: readonly EventToAppend[]): Promise<AppendOutcome[]> {
   if (items.length === 0) return [];
   const now = nowIso();
-  let listVersions: Map<string, number> = new Map();
-  const outcomes = await ctx.db.transaction().execute(async (trx): Promise<AppendOutcome[]> => {
+  const { outcomes, listVersions } = await ctx.db.transaction().execute(async (trx) => {
     // Sorted, so two groups locking the same jobs on PostgreSQL take the row locks in one order.
     const ids = [...new Set(items.map((item) => item.jobId))].sort();
     let select = trx.selectFrom("jobs").select(["id", "project_id", "status", "last_seq", "claim", "worker_seq"]).where("id", "in", ids).orderBy("id");
@@ -93,7 +92,7 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
       jobs.set(row.id, { projectId: row.project_id, status: row.status as JobStatus, lastSeq: Number(row.last_seq), claim: Number(row.claim), workerSeq: Number(row.worker_seq), changes: null });
     }
     const rows: { job_id: string; seq: number; type: string; data: string; created_at: string }[] = [];
-    const result = items.map((item): AppendOutcome => {
+    const outcomes = items.map((item): AppendOutcome => {
       try {
         const job = jobs.get(item.jobId);
         if (!job) throw notFound(`job ${item.jobId}`);
@@ -113,9 +112,9 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
       if (job.changes.status !== undefined) listsChanged.push(job.projectId);
     }
     // After the job rows: every writer locks jobs first, then versions, so none waits in a cycle.
-    listVersions = await bumpJobListVersions(trx, listsChanged);
+    const listVersions = await bumpJobListVersions(trx, listsChanged);
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto("job_events").values(rows.slice(i, i + INSERT_CHUNK)).execute();
-    return result;
+    return { outcomes, listVersions };
   });
   // Only after the commit: a live reader must never see an event that could still roll back.
   ctx.jobListChanges.changed(listVersions);

@@ -15,14 +15,12 @@ import { jobListWatchRoute, type JobListVersion } from "../../sdk/api/jobs.js";
 import { serveRoute } from "../../server-shared/serveRoute.js";
 import type { CloudContext } from "../context.js";
 import { jobListEtag, jobListVersion } from "../domain/jobListVersion.js";
-import { badRequest } from "../http/errors.js";
 import { openSse } from "../http/sse.js";
-import { projectScope } from "./scope.js";
+import { requiredProjectScope } from "./scope.js";
 
 export function jobListWatchRoutes(app: FastifyInstance, ctx: CloudContext): void {
   serveRoute(app, jobListWatchRoute, async (request, reply) => {
-    if (!request.query.projectId) throw badRequest("projectId is required");
-    const [projectId] = await projectScope(ctx, request, request.query.projectId);
+    const projectId = await requiredProjectScope(ctx, request, request.query.projectId);
     const sse = openSse(request, reply);
     ctx.openStreams.add(sse);
     ctx.metrics.sseClients.inc({ kind: "job_list" });

@@ -14,7 +14,7 @@ import { jobAdapterRoute, jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js"
 import { adapterDownload } from "../domain/adapterDownload.js";
 import { sendFile } from "../http/sendFile.js";
 import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
-import { projectScope } from "./scope.js";
+import { projectScope, requiredProjectScope } from "./scope.js";
 import { streamJobEvents } from "./jobEvents.js";
 
 /** How a job's cancellation reaches the worker running it (the worker hub implements it). */
@@ -46,8 +46,7 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
       return job;
     },
     listJobs: async (request, reply) => {
-      if (!request.query.projectId) throw badRequest("projectId is required");
-      const [projectId] = await projectScope(ctx, request, request.query.projectId);
+      const projectId = await requiredProjectScope(ctx, request, request.query.projectId);
       // The whole list is megabytes for thousands of jobs: kept serialised while it is unchanged
       // (jobListCache.ts), and sent as those bytes. Its version is the entity tag, so a relay that
       // kept the list (the studio) revalidates it with a 304 instead of fetching it again.
