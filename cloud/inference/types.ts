@@ -3,27 +3,13 @@
  * the one error type that carries an HTTP status to whichever listener answers the request.
  */
 import type { ChatMessage } from "../../engine/infer/chat-template.js";
-import type { OutputConstraint, TokenLogprob } from "../../engine/infer/generation-controls.js";
+import type { OutputConstraint, SamplingParams, TokenLogprob } from "../../engine/infer/generation-controls.js";
 
 export type { ChatMessage, OutputConstraint, TokenLogprob };
 
-/** Sampling parameters in the engine's spelling, as the llama.cpp worker receives them. */
-export interface ChatParams {
+/** A chat to continue and how to sample it, as the llama.cpp worker receives them. */
+export interface ChatParams extends SamplingParams {
   messages: ChatMessage[];
-  maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
-  /** Absent: a random seed per request. */
-  seed?: number;
-  presencePenalty?: number;
-  frequencyPenalty?: number;
-  /** Token id → logit shift, -100 to 100. */
-  logitBias?: Record<string, number>;
-  /** `response_format` json_object / json_schema, enforced by a grammar. */
-  output?: OutputConstraint;
-  /** Set when `logprobs: true`: how many alternatives per token (`top_logprobs`, 0-20). */
-  topLogprobs?: number;
 }
 
 /** One function call the model made (OpenAI's `tool_calls[i]`); `arguments` is JSON text. */

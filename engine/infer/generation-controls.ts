@@ -21,6 +21,30 @@ export type OutputConstraint =
   | { type: 'json_schema'; schema: Record<string, unknown> }
   | { type: 'text_or_json_schema'; schema: Record<string, unknown>; marker: string };
 
+/**
+ * How a generation samples and ends, in the engine's spelling: what the llama.cpp engine takes
+ * (GenerateRequest) and what the cloud hands its inference backends (ChatParams).
+ */
+export interface SamplingParams {
+  /** Default 128; always capped by the space left in the context window. */
+  maxTokens?: number;
+  /** 0 (default) means greedy decoding. */
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  /** Sampling seed; the same seed and request give the same text. Random when absent. */
+  seed?: number;
+  /** OpenAI's penalties (-2 to 2) on tokens already generated: once present / per occurrence. */
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Token id → logit shift (-100 to 100; -100 bans the token). */
+  logitBias?: Record<string, number>;
+  /** Output forced by a grammar to be JSON (or JSON matching a schema): `response_format`. */
+  output?: OutputConstraint;
+  /** Report each generated token's log probability with this many alternatives (0-20): `top_logprobs`. */
+  topLogprobs?: number;
+}
+
 export interface TopLogprob {
   token: string;
   logprob: number;

@@ -15,7 +15,7 @@ import { promptTokens, type ChatMessage } from './chat-template.js';
 import { byteChatTokenizer, isSvcVocabulary, type ChatTokenizer } from '../data/chat-tokenizer.js';
 import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
-import { grammarState, repeatPenalty, tokenBias, tokenLogprob, type OutputConstraint, type TokenLogprob } from './generation-controls.js';
+import { grammarState, repeatPenalty, tokenBias, tokenLogprob, type SamplingParams, type TokenLogprob } from './generation-controls.js';
 import { randomInt } from 'node:crypto';
 
 export interface LoadLlamaCppOptions {
@@ -36,28 +36,11 @@ export interface SessionOptions {
   contextSize?: number;
 }
 
-export interface GenerateRequest {
+export interface GenerateRequest extends SamplingParams {
   /** Chat to continue with an assistant turn. Exactly one of messages / promptTokens. */
   messages?: ChatMessage[];
   /** Raw prompt token ids (bypasses the chat template). */
   promptTokens?: number[];
-  /** Default 128; always capped by the space left in the context window. */
-  maxTokens?: number;
-  /** 0 (default) means greedy decoding. */
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
-  /** Sampling seed; the same seed and request give the same text. Random when absent. */
-  seed?: number;
-  /** OpenAI's penalties (-2 to 2) on tokens already generated: once present / per occurrence. */
-  presencePenalty?: number;
-  frequencyPenalty?: number;
-  /** Token id → logit shift (-100 to 100; -100 bans the token). */
-  logitBias?: Record<string, number>;
-  /** Output forced by a grammar to be JSON (or JSON matching a schema). */
-  output?: OutputConstraint;
-  /** Report each generated token's log probability with this many alternatives (0-20). */
-  topLogprobs?: number;
   /**
    * Called with each piece of text as soon as it is final (never part of a stop string), with the
    * log probabilities of the tokens decoded since the last call when they were asked for.
