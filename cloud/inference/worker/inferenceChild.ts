@@ -27,7 +27,11 @@ export interface InferenceWorkerSettings {
 export async function runInferenceWorker(settings: InferenceWorkerSettings): Promise<void> {
   const cache = new EngineCache(settings);
   const running = new Map<number, AbortController>();
-  const send = (message: FromWorker) => process.send?.(message);
+  // Once the cloud is gone (killed, crashed), a send would emit an unhandled 'error' and end this
+  // process with a stack trace instead of the quiet shutdown below; there is nobody left to tell.
+  const send = (message: FromWorker) => {
+    if (process.connected) process.send!(message);
+  };
   const outbox = new Outbox((messages) => send(messages.length === 1 ? messages[0] : { type: "batch", messages }));
 
   const generate = async (message: Extract<ToWorker, { type: "generate" }>) => {
@@ -66,8 +70,11 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
     if (message.type === "generate") void generate(message);
     else if (message.type === "cancel") running.get(message.id)?.abort();
   });
-  // The cloud went away (even by SIGKILL): nothing left to serve.
-  process.on("disconnect", () => void cache.close().finally(() => process.exit(0)));
+  // The cloud went away (even by SIGKILL): nothing left to serve, so stop decoding and leave.
+  process.on("disconnect", () => {
+    for (const abort of running.values()) abort.abort();
+    void cache.close().finally(() => process.exit(0));
+  });
   send({ type: "ready" });
 }
 
