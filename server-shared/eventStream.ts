@@ -6,14 +6,24 @@
  */
 import type { ServerResponse } from "node:http";
 
+type Headers = Record<string, string | number | string[] | undefined>;
+
 /**
  * Sets the status and headers of an event stream and, unless `flush` is false, sends them right
  * away. A writer that has its first event in hand passes false: the headers then leave in the same
  * socket write as that event (Node joins a response's writes within one turn of the event loop,
- * but flushed headers would be a write, and a read for the client, of their own).
+ * but flushed headers would be a write, and a read for the client, of their own). `headers` are
+ * those already decided for the answer (CORS, the request id): they go out with the stream's own.
  */
-export function writeEventStreamHead(res: ServerResponse, status = 200, contentType = "text/event-stream; charset=utf-8", flush = true): void {
+export function writeEventStreamHead(
+  res: ServerResponse,
+  status = 200,
+  contentType = "text/event-stream; charset=utf-8",
+  flush = true,
+  headers: Headers = {},
+): void {
   res.writeHead(status, {
+    ...withoutLength(headers),
     "content-type": contentType,
     "cache-control": "no-cache, no-transform",
     connection: "keep-alive",
@@ -22,6 +32,12 @@ export function writeEventStreamHead(res: ServerResponse, status = 200, contentT
     "x-content-type-options": "nosniff",
   });
   if (flush) res.flushHeaders();
+}
+
+/** A stream has no length: one set for another answer must not cut it short. */
+function withoutLength(headers: Headers): Headers {
+  const { "content-length": _length, ...rest } = headers;
+  return rest;
 }
 
 /**

@@ -34,9 +34,12 @@ const HEARTBEAT_MS = 15_000;
  * with the first write when `firstEventReady` (the caller writes its first event in this turn).
  */
 export function beginEventStream(reply: FastifyReply, { firstEventReady = false }: { firstEventReady?: boolean } = {}): FastifyReply["raw"] {
+  // Headers set on the reply so far (CORS, x-request-id, x-svc-ignored-fields) live in Fastify,
+  // not on the raw response: a hijacked reply would leave them behind, so they are carried over.
+  const headers = reply.getHeaders();
   reply.hijack();
   const res = reply.raw;
-  writeEventStreamHead(res, 200, undefined, !firstEventReady);
+  writeEventStreamHead(res, 200, undefined, !firstEventReady, headers);
   return res;
 }
 

@@ -168,6 +168,26 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       assert.match(answer.headers.get("access-control-expose-headers") ?? "", /x-request-id/);
     });
 
+    it("streamed answers (chat and Responses) carry the same CORS, x-request-id and x-svc-ignored-fields headers", async () => {
+      for (const [route, body] of [
+        ["chat/completions", { messages, max_tokens: 2, stream: true, top_k: 5 }],
+        ["responses", { input: "hi", max_output_tokens: 2, stream: true, top_k: 5 }],
+      ] as const) {
+        const streamed = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/${route}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: "https://app.example", "x-request-id": `trace-${route.length}` },
+          body: JSON.stringify(body),
+        });
+        assert.equal(streamed.status, 200, route);
+        assert.match(streamed.headers.get("content-type") ?? "", /^text\/event-stream/, route);
+        assert.equal(streamed.headers.get("access-control-allow-origin"), "*", route);
+        assert.match(streamed.headers.get("access-control-expose-headers") ?? "", /x-request-id/, route);
+        assert.equal(streamed.headers.get("x-request-id"), `trace-${route.length}`, route);
+        assert.equal(streamed.headers.get("x-svc-ignored-fields"), "top_k", route);
+        assert.match(await streamed.text(), /data: /, route);
+      }
+    });
+
     it("CORS per deployment: its own allow-list decides, in path and host form; null restores the default", async () => {
       const keyed = await client.createDeployment({ slug: "cors-own", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key", corsOrigins: ["https://app.example.com"] });
       assert.deepEqual(keyed.corsOrigins, ["https://app.example.com"]);
