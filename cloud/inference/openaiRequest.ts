@@ -125,7 +125,7 @@ export function parseMessages(value: unknown): ConversationMessage[] {
     const message = m as { role?: unknown; content?: unknown; tool_calls?: unknown; tool_call_id?: unknown };
     if (!message || typeof message !== "object") throw invalid(`messages[${i}] must be an object`, `messages[${i}]`);
     if (typeof message.role !== "string" || !ROLES.has(message.role)) {
-      throw invalid(`messages[${i}].role must be one of system, user, assistant, tool`, `messages[${i}].role`);
+      throw invalid(`messages[${i}].role must be one of ${[...ROLES].join(", ")}`, `messages[${i}].role`);
     }
     // `developer` is OpenAI's newer name for the system role.
     const role = (message.role === "developer" ? "system" : message.role) as ConversationMessage["role"];

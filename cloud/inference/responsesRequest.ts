@@ -151,7 +151,10 @@ function renamed(err: InferenceError): InferenceError {
   if (!param) return err;
   const base = param.replace(/\[.*$/, "");
   const name = PARAM_NAMES[base] ?? param;
-  return new InferenceError(err.status, err.code, err.message, { ...err.extra, param: name });
+  // "max_tokens must be ..." is about max_output_tokens here. An indexed message field keeps its
+  // text: with instructions in front, its index would not be the client's.
+  const message = base === param && err.message.startsWith(`${param} `) ? name + err.message.slice(param.length) : err.message;
+  return new InferenceError(err.status, err.code, message, { ...err.extra, param: name });
 }
 
 function stringField(value: unknown, param: string): string {

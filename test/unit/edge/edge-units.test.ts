@@ -5,6 +5,7 @@ import { slugFromHost } from "../../../cloud/edge/hostRouting.js";
 import { ClientGone } from "../../../cloud/inference/clientGone.js";
 import { FairQueue } from "../../../cloud/inference/fairQueue.js";
 import { parseChatRequest } from "../../../cloud/inference/openaiRequest.js";
+import { parseResponsesRequest } from "../../../cloud/inference/responsesRequest.js";
 import { InferenceError } from "../../../cloud/inference/types.js";
 
 describe("edge: slugFromHost", () => {
@@ -38,6 +39,19 @@ describe("inference: parseChatRequest", () => {
     bad({ messages: [{ role: "user", content: "x" }], max_tokens: 0 }, "max_tokens");
     bad({ messages: [{ role: "user", content: "x" }], stop: ["a", "b", "c", "d", "e"] }, "stop");
     bad([1], undefined);
+  });
+
+  it("lists every role it accepts when refusing one, developer included", () => {
+    assert.throws(() => parseChatRequest({ messages: [{ role: "wizard", content: "x" }] }), { message: "messages[0].role must be one of system, developer, user, assistant, tool" });
+  });
+});
+
+describe("inference: parseResponsesRequest", () => {
+  it("names the Responses field, in the param and in the message", () => {
+    assert.throws(
+      () => parseResponsesRequest({ input: "hi", max_output_tokens: 0 }),
+      (e: unknown) => e instanceof InferenceError && e.extra.param === "max_output_tokens" && e.message === "max_output_tokens must be an integer from 1 to 4096",
+    );
   });
 });
 
