@@ -37,9 +37,18 @@ const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 /** Longest generation one request may ask for; the context window usually caps it first. */
 export const MAX_TOKENS_LIMIT = 4096;
 
-export function parseChatRequest(body: unknown): ChatRequest {
+/**
+ * The body as a JSON object, or a 400 saying what is wrong with it. A string is what a body sent
+ * as text/plain (or another non-JSON content type) arrives as, JSON or not: say so.
+ */
+export function requireJsonObject(body: unknown): Record<string, unknown> {
+  if (typeof body === "string") throw invalid("the request body must be sent with content-type: application/json", undefined);
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalid("the request body must be a JSON object", undefined);
-  const b = body as Record<string, unknown>;
+  return body as Record<string, unknown>;
+}
+
+export function parseChatRequest(body: unknown): ChatRequest {
+  const b = requireJsonObject(body);
   const params: ChatCall = { messages: parseMessages(b.messages) };
   const maxTokens = b.max_completion_tokens ?? b.max_tokens;
   if (maxTokens !== undefined && maxTokens !== null) {

@@ -6,7 +6,7 @@
  * Stateless: nothing is stored, so `previous_response_id` (and `store: true` retrieval,
  * `conversation`, background mode) is refused with a 400 naming it.
  */
-import { parseChatRequest, type ChatRequest } from "./openaiRequest.js";
+import { parseChatRequest, requireJsonObject, type ChatRequest } from "./openaiRequest.js";
 import { InferenceError } from "./types.js";
 
 export interface ResponsesRequest {
@@ -44,8 +44,7 @@ const KNOWN = new Set([
 const PARAM_NAMES: Record<string, string> = { messages: "input", max_tokens: "max_output_tokens", response_format: "text.format" };
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
-  if (!body || typeof body !== "object" || Array.isArray(body)) throw invalid("the request body must be a JSON object", undefined);
-  const b = body as Record<string, unknown>;
+  const b = requireJsonObject(body);
   for (const [field, message] of Object.entries(REFUSED)) if (present(b[field])) throw invalid(message, field);
   const instructions = present(b.instructions) ? stringField(b.instructions, "instructions") : null;
   const messages = [...(instructions !== null ? [{ role: "system", content: instructions }] : []), ...inputMessages(b.input)];

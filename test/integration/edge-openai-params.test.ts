@@ -168,6 +168,20 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       assert.match(answer.headers.get("access-control-expose-headers") ?? "", /x-request-id/);
     });
 
+    it("a JSON body sent as text/plain gets a 400 that names the content type", async () => {
+      for (const route of ["chat/completions", "responses"]) {
+        const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/${route}`, {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body: JSON.stringify({ messages, input: "hi", max_tokens: 2 }),
+        });
+        const answer = (await response.json()) as { error: { message: string; type: string } };
+        assert.equal(response.status, 400, route);
+        assert.equal(answer.error.type, "invalid_request_error", route);
+        assert.equal(answer.error.message, "the request body must be sent with content-type: application/json", route);
+      }
+    });
+
     it("streamed answers (chat and Responses) carry the same CORS, x-request-id and x-svc-ignored-fields headers", async () => {
       for (const [route, body] of [
         ["chat/completions", { messages, max_tokens: 2, stream: true, top_k: 5 }],
