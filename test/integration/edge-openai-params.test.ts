@@ -139,6 +139,10 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       await refused({ audio: { voice: "alloy", format: "mp3" } }, "audio");
       await refused({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }] }] }, "messages[0].content");
     });
+
+    it("a prompt longer than the context window, as OpenAI names it", async () => {
+      await refused({ messages: [{ role: "user", content: "a".repeat(400) }] }, "messages");
+    });
   });
 
   describe("HTTP hygiene", () => {

@@ -79,7 +79,7 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
 }
 
 function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>): { status: number; code: string; message: string; param?: string } {
-  if (err instanceof ContextLengthExceededError) return { status: 400, code: err.code, message: `messages: ${err.message}` };
+  if (err instanceof ContextLengthExceededError) return { status: 400, code: err.code, message: `messages: ${err.message}`, param: "messages" };
   if (err instanceof InvalidGenerationRequest) return { status: 400, code: "invalid_request", message: err.message, param: err.param };
   const e = err as NodeJS.ErrnoException;
   if (e?.code === "ENOENT") return { status: 500, code: "artifact_missing", message: `a file of this target is missing on the server: ${e.path ?? message.modelPath}` };
