@@ -23,7 +23,7 @@ export function writeEventStreamHead(
   headers: Headers = {},
 ): void {
   res.writeHead(status, {
-    ...withoutLength(headers),
+    ...headers,
     "content-type": contentType,
     "cache-control": "no-cache, no-transform",
     connection: "keep-alive",
@@ -32,12 +32,6 @@ export function writeEventStreamHead(
     "x-content-type-options": "nosniff",
   });
   if (flush) res.flushHeaders();
-}
-
-/** A stream has no length: one set for another answer must not cut it short. */
-function withoutLength(headers: Headers): Headers {
-  const { "content-length": _length, ...rest } = headers;
-  return rest;
 }
 
 /**
