@@ -17,11 +17,6 @@ import { pathSpellings } from "../support/pathSpellings.js";
 
 const MISSING_ID = "00000000-0000-4000-8000-000000000000";
 
-/** How a request is refused before any /api handler: the guard (403), or no route at all (404). */
-const REFUSALS = new Map([
-  [403, "invalid_studio_token"],
-  [404, "not_found"],
-]);
 /** Spellings that are no path at all, refused (400) before routing: by Node's parser (a target without a leading `/`) or the router (a lone `%`). */
 const UNREADABLE = new Set(["malformed_request", "invalid_url"]);
 
@@ -67,13 +62,26 @@ function send(studio: StudioServer, method: string, target: string, options: { t
   });
 }
 
-/** The error code of an answer in the studio's envelope, or undefined. */
-function errorCode(answer: Answer): string | undefined {
+/** The error of an answer in the studio's envelope, or undefined. */
+function errorOf(answer: Answer): { code?: string; message?: string } | undefined {
   try {
-    return (JSON.parse(answer.text) as { error?: { code?: string } }).error?.code;
+    return (JSON.parse(answer.text) as { error?: { code?: string; message?: string } }).error;
   } catch {
     return undefined;
   }
+}
+
+const errorCode = (answer: Answer) => errorOf(answer)?.code;
+
+/**
+ * Refused before any /api handler: by the guard (403), by the router or the SPA's files (404 "no route" / "no file":
+ * a relayed cloud 404 would mean a handler ran), or as no path at all.
+ */
+function refusedBeforeHandlers(answer: Answer): boolean {
+  const error = errorOf(answer);
+  if (answer.status === 403) return error?.code === "invalid_studio_token";
+  if (answer.status === 404) return error?.code === "not_found" && /^no (route|file) /.test(error.message ?? "");
+  return answer.status === 400 && UNREADABLE.has(error?.code ?? "");
 }
 
 describe("studio token: every spelling of an /api path", function () {
@@ -114,9 +122,7 @@ describe("studio token: every spelling of an /api path", function () {
         const answer = await send(studio, route.method, target, { body });
         tried.push(`${route.method} ${target}`);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        const code = errorCode(answer);
-        const refused = code !== undefined && (REFUSALS.get(answer.status) === code || (answer.status === 400 && UNREADABLE.has(code)));
-        if (!refused) reached.push(`${route.method} ${target} -> ${answer.status} ${answer.text.slice(0, 120)}`);
+        if (!refusedBeforeHandlers(answer)) reached.push(`${route.method} ${target} -> ${answer.status} ${answer.text.slice(0, 120)}`);
       }
     }
     console.log(`      ${tried.length} requests without the token (${tried.length - studioRoutes().length} spellings and the plain path of ${studioRoutes().length} routes); statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
