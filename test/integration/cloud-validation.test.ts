@@ -186,6 +186,11 @@ describe("control API validation: no coercion, every bad field named, nothing wr
     // The canonical spelling passes validation: the job simply has no checkpoint there.
     const canonical = await adapter("1");
     assert.notEqual(canonical.body.error.message, "step must be the step of one of the job's checkpoints", canonical.text);
+    for (const lastEventId of ["1.0", "01", "1e0", "-1", "x"]) {
+      const res = await http(cloud, "GET", `/v1/jobs/${job.id}/events?projectId=${alice.projectId}&lastEventId=${lastEventId}`, { token: alice.token });
+      assert.equal(res.status, 400, `lastEventId=${lastEventId}: ${res.text}`);
+      assert.equal(res.body.error.message, "lastEventId must be the seq of an event (a non-negative integer)");
+    }
   });
 
   it("nothing was written by any refused request", async () => {
