@@ -110,6 +110,10 @@ export const jobEventsRoute = route({
   method: "GET",
   path: "/v1/jobs/:id/events",
   ...scoped,
-  query: T.Object({ projectId: T.Optional(T.String()), lastEventId: T.Optional(T.String()), batch: T.Optional(T.String()) }),
+  query: T.Object({
+    projectId: T.Optional(T.String()),
+    lastEventId: T.Optional(T.String({ pattern: "^(0|[1-9][0-9]*)$", errorMessage: "lastEventId must be the seq of an event (a non-negative integer)" })),
+    batch: T.Optional(T.String()),
+  }),
   produces: "event-stream",
 });
