@@ -2,7 +2,8 @@
  * The steps a run will take, computed the way the trainer takes them: the same step count
  * (`resolveTotalSteps`), the same seeded batch order (`BatchOrder`), batches padded to their
  * longest conversation, and the evaluations the run reports: every evalSteps and at the end
- * (engine/train/loop.ts; the worker makes none before the first step). Imports the engine's training modules (tfjs), so it is loaded lazily.
+ * (engine/train/loop.ts; the worker makes none before the first step). Imports the engine's
+ * training modules (tfjs), so it is loaded lazily.
  */
 import { BatchOrder } from "../../engine/train/batches.js";
 import { resolveTotalSteps } from "../../engine/train/lora-trainer.js";
