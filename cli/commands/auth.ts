@@ -68,7 +68,7 @@ export const loginCommand: Command = {
     const cloudUrl = await resolveCloudUrl();
     const pending = await readPendingLogin(cloudUrl);
     const code = pending?.code ?? (await requestDeviceCode(cloudUrl));
-    if (!pending && (await approveOwnCode(cloudUrl, code, dataDir))) return waitForApproval(cloudUrl, code);
+    if (!pending && (await approveOwnCode(cloudUrl, code, dataDir))) return waitForApproval(cloudUrl, code, "Finishing the sign-in (Ctrl-C cancels)...");
     printInstructions(cloudUrl, code, Boolean(pending));
     if (values["no-wait"]) {
       if (!pending) {
@@ -127,8 +127,8 @@ function printInstructions(cloudUrl: string, code: DeviceCode, resumed: boolean)
   process.stdout.write(lines.join("\n") + "\n");
 }
 
-async function waitForApproval(cloudUrl: string, code: DeviceCode): Promise<number> {
-  process.stdout.write("\nWaiting for approval (Ctrl-C cancels)...\n");
+async function waitForApproval(cloudUrl: string, code: DeviceCode, waiting = "Waiting for approval (Ctrl-C cancels)..."): Promise<number> {
+  process.stdout.write(`\n${waiting}\n`);
   // Nothing is written before approval, so stopping at once leaves no half-done state behind.
   const cancel = () => {
     process.stderr.write("\nsvc: sign-in cancelled; no credentials were saved\n");
