@@ -131,6 +131,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         learningRate: config.learningRate,
         batchSize: config.batchSize,
         evalSteps: config.evalSteps || undefined,
+        // A job reports evaluations only as training.log frames (every evalSteps and the last step), and
+        // the dry run counts and times exactly those: one before step 1 would cost time and show nowhere.
+        evaluateBeforeTraining: false,
         saveSteps: config.saveSteps || undefined,
         seed: config.seed,
         schedule: config.schedule,
