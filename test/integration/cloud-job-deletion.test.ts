@@ -4,12 +4,14 @@
  * deployed one are refused with 409; the disk a job uses is in its GET answer.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { ConflictError, NotFoundError } from "../../sdk/errors.js";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { parseRetention } from "../../cloud/domain/jobRetention.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { http, newAccount, type Account } from "./harness/api.js";
 import { withStore } from "./harness/store.js";
 import { TestWorker } from "./harness/worker.js";
@@ -185,5 +187,56 @@ describe("cloud: retention of finished jobs", () => {
       await cloud.dispose();
       await first.dispose();
     }
+  });
+});
+
+describe("svc jobs delete", function () {
+  let cloud: TestCloud;
+  let alice: Account;
+  let home: string;
+  before(async () => {
+    cloud = await startTestCloud();
+    alice = await newAccount(cloud);
+    home = mkdtempSync(path.join(os.tmpdir(), "svc-jobs-cli-"));
+    writeFileSync(path.join(home, "credentials.json"), JSON.stringify({ kind: "anonymous", cloudUrl: cloud.cloudUrl, token: alice.token }), { mode: 0o600 });
+  });
+  after(async () => {
+    await cloud.dispose();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The real CLI, in a folder with no project: the job is found by id among the user's projects. */
+  const svc = (args: string[], input = "") =>
+    spawnSync(process.execPath, [cliPath, "jobs", ...args], { encoding: "utf8", cwd: home, input, env: { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: cloud.cloudUrl } });
+
+  it("asks first: no (or no answer) keeps the job, yes deletes it", async () => {
+    const { job } = await trainedJob(cloud, alice, "cli-asked", line("cli-asked"), 2048);
+    const declined = svc(["delete", job.id], "n\n");
+    assert.equal(declined.status, 1, declined.stderr);
+    assert.match(declined.stdout, new RegExp(`^Delete job "cli-asked" \\(${job.id}, completed\\) with its events, 1 artifact and the datasets no other job uses \\(2\\.\\d+ KB on disk\\)\\? This cannot be undone\\. \\[y/N\\] not deleted\\n$`));
+    const unanswered = svc(["delete", job.id], "");
+    assert.equal(unanswered.status, 1);
+    assert.equal((await alice.client.getJob(job.id)).status, "completed");
+
+    const accepted = svc(["delete", job.id], "y\n");
+    assert.equal(accepted.status, 0, accepted.stderr);
+    assert.match(accepted.stdout, new RegExp(`deleted job ${job.id} \\(cli-asked\\), freed up to 2\\.\\d+ KB\\n$`));
+    await assert.rejects(alice.client.getJob(job.id), NotFoundError);
+  });
+
+  it("--yes deletes without asking; a running job is refused with the cloud's message", async () => {
+    const { job } = await trainedJob(cloud, alice, "cli-yes", line("cli-yes"));
+    const deleted = svc(["delete", job.id, "--yes"]);
+    assert.equal(deleted.status, 0, deleted.stderr);
+    assert.doesNotMatch(deleted.stdout, /\[y\/N\]/);
+    await assert.rejects(alice.client.getJob(job.id), NotFoundError);
+
+    const queued = await alice.client.createJob({ name: "cli-queued", config: {} });
+    const refused = svc(["delete", queued.id, "--yes"]);
+    assert.equal(refused.status, 1);
+    assert.equal(refused.stderr, `svc: job ${queued.id} is queued; cancel it first (svc jobs cancel ${queued.id}), then delete it\n`);
+    const cancelled = svc(["cancel", queued.id]);
+    assert.equal(cancelled.status, 0, cancelled.stderr);
+    assert.equal(svc(["delete", queued.id, "--yes"]).status, 0);
   });
 });
