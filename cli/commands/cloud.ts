@@ -53,18 +53,21 @@ export const cloudCommand: Command = {
     const dataDir = values.data ?? defaultCloudDataDir();
     const port = portOption(values.port, "--port", Number(process.env.SVC_CLOUD_PORT ?? DEFAULT_CLOUD_PORT));
     const edgePort = portOption(values["edge-port"], "--edge-port", Number(process.env.SVC_EDGE_PORT ?? DEFAULT_EDGE_PORT));
-    const retainJobs = values["retain-jobs"] ?? (process.env.SVC_RETAIN_JOBS || undefined);
-    const retainJobsMs = retainJobs === undefined ? undefined : retentionOption(retainJobs);
     switch (sub) {
-      case "serve":
+      case "serve": {
+        const retainJobs = values["retain-jobs"] ?? (process.env.SVC_RETAIN_JOBS || undefined);
+        const retainJobsMs = retainJobs === undefined ? undefined : retentionOption(retainJobs);
         return serve({ dataDir, port, edgePort, logger: Boolean(values.log), workers: workerCount(values.workers), retainJobsMs });
+      }
       case "start": {
         const live = await liveDaemon(dataDir);
         if (live) {
           process.stdout.write(`svc cloud already running (pid ${live.pid}) at ${live.cloudUrl}\n`);
           return 0;
         }
-        const started = await startDaemon({ dataDir, port, edgePort, extraArgs: values["retain-jobs"] ? ["--retain-jobs", values["retain-jobs"]] : [] });
+        // Checked here, so a typo is told in this terminal rather than in the daemon's log.
+        if (values["retain-jobs"] !== undefined) retentionOption(values["retain-jobs"]);
+        const started = await startDaemon({ dataDir, port, edgePort, extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
         process.stdout.write(`svc cloud started (pid ${started.pid})\n  control plane ${started.cloudUrl}\n  edge          ${started.edgeUrl}\n`);
         return 0;
       }

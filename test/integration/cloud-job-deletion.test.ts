@@ -149,6 +149,20 @@ describe("cloud: retention of finished jobs", () => {
     for (const bad of ["", "30", "0d", "-1d", "3y", "1.5d"]) assert.throws(() => parseRetention(bad), /is not a duration/);
   });
 
+  it("svc cloud serve refuses a retention that is not a duration, before starting", () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), "svc-retain-"));
+    try {
+      const run = spawnSync(process.execPath, [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", path.join(home, "cloud"), "--retain-jobs", "3y"], {
+        encoding: "utf8",
+        env: { ...process.env, SVC_HOME: home },
+      });
+      assert.equal(run.status, 2);
+      assert.equal(run.stderr, 'svc: --retain-jobs: job retention "3y" is not a duration: write a positive number and a unit, m, h, d or w (e.g. 30d)\n');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("deletes finished jobs that ended before the retention, keeping recent, live and deployed ones", async () => {
     const first = await startTestCloud();
     let cloud = first;
