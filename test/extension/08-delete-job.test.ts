@@ -45,7 +45,7 @@ describe("Delete Job", () => {
     prompts.answerMessages(undefined);
     const deleted = await vscode.commands.executeCommand<boolean>("svc.deleteJob", { kind: "job", job });
     assert.equal(deleted, false);
-    const asked = prompts.shown.find((m) => m.level === "warning" && m.modal);
+    const asked = prompts.shown.find((m) => m.level === "warning" && m.modal && m.message.startsWith("Delete job"));
     assert.equal(asked?.message, `Delete job “${job.name}”?`);
     assert.match(asked?.detail ?? "", /^Its events, \d+ artifacts? and the datasets no other job uses \([\d.]+ [KMG]?B\) are deleted\. This cannot be undone\.$/);
     assert.deepEqual(asked?.actions, ["Delete Job"]);
