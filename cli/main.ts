@@ -7,6 +7,7 @@ import { buildCommand, manifestCommand, startCommand } from "./commands/project.
 import { modelsCommand } from "./commands/models.js";
 import { workerCommand } from "./commands/worker.js";
 import { initCommand } from "./commands/init.js";
+import { jobsCommand } from "./commands/jobs.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
 
@@ -16,6 +17,7 @@ const COMMANDS: Command[] = [
   startCommand,
   buildCommand,
   manifestCommand,
+  jobsCommand,
   modelsCommand,
   cloudCommand,
   workerCommand,

@@ -3,6 +3,7 @@ import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/con
 import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
 import { cancelJob, createJob, requireJobInProject, toJob } from "../domain/jobs.js";
+import { deleteJob, jobDiskBytes } from "../domain/jobDeletion.js";
 import { JobListCache } from "../domain/jobListCache.js";
 import { jobListEtag } from "../domain/jobListVersion.js";
 import { listArtifacts } from "../domain/artifacts.js";
@@ -59,7 +60,14 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
       if (request.headers["if-none-match"] === etag) return reply.code(304).send();
       return reply.type("application/json; charset=utf-8").send(list.body);
     },
-    getJob: async (request) => toJob((await jobOf(request)).job),
+    getJob: async (request) => {
+      const { job } = await jobOf(request);
+      return { ...toJob(job), diskBytes: await jobDiskBytes(ctx, job) };
+    },
+    deleteJob: async (request) => {
+      const { job } = await jobOf(request);
+      await deleteJob(ctx, job.id);
+    },
     listArtifacts: async (request) => listArtifacts(ctx, (await jobOf(request)).job.id),
     cancelJob: async (request) => {
       const { scope, job } = await jobOf(request);
