@@ -19,6 +19,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { CloudContext } from "../context.js";
 import { resolvePrincipal } from "../http/auth.js";
 import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, releaseClaim, toJob, type AppendOutcome } from "../domain/jobs.js";
+import { modelSha256 } from "../domain/models.js";
 import type { JobsTable } from "../store/schema.js";
 import { JobEndedError } from "../domain/jobState.js";
 import { parseWorkerFrame, type CloudMessage, type WorkerMessage } from "./protocol.js";
@@ -323,7 +324,8 @@ export class WorkerHub {
   private async assignmentFor(job: JobsTable): Promise<CloudMessage> {
     const base = this.ctx.cloudUrl;
     const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
-    const model = await this.ctx.db.selectFrom("base_models").select(["name", "path"]).where("name", "=", modelName).executeTakeFirst();
+    const model = await this.ctx.db.selectFrom("base_models").select(["name", "path", "sha256"]).where("name", "=", modelName).executeTakeFirst();
+    const sha256 = model ? await modelSha256(this.ctx, model) : null;
     return {
       type: "assign",
       job: toJob(job),
@@ -331,7 +333,7 @@ export class WorkerHub {
       datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
       evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
       artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts?claim=${job.claim}`,
-      model: { name: modelName, path: model?.path ?? null, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
+      model: { name: modelName, path: model?.path ?? null, sha256, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
     };
   }
 

@@ -18,7 +18,7 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
 
   const launch = (index: number, restarts: number) => {
     const name = `local-${index + 1}`;
-    const child = spawn(process.execPath, [cli, "worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work")], {
+    const child = spawn(process.execPath, [cli, "worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work"), "--shared-files"], {
       // The token travels in the environment, not argv, where `ps` would show it.
       env: { ...process.env, SVC_WORKER_TOKEN: options.token },
       stdio: ["ignore", "inherit", "inherit"],

@@ -76,8 +76,12 @@ export type CloudMessage =
       datasetUrl: string | null;
       evalDatasetUrl: string | null;
       artifactUploadUrl: string;
-      /** The base model: `path` on the cloud's machine (used when it exists locally), else `url`. */
-      model: { name: string; path: string | null; url: string };
+      /**
+       * The base model: `path` on the cloud's machine (read in place by the cloud's own workers),
+       * `url` to download it, and the sha256 of its content, by which other workers cache it (null
+       * when the cloud has no file for it).
+       */
+      model: { name: string; path: string | null; sha256: string | null; url: string };
     }
   /** Stop the job as soon as possible and report `training.cancelled`. */
   | { type: "cancel"; jobId: string }
