@@ -145,7 +145,7 @@ export class WorkerHub {
     return false;
   }
 
-  /** A job was created: wakes idle workers here and on every other instance. */
+  /** A job was created (or given back to the queue): wakes idle workers here and on every other instance. */
   jobCreated(): Promise<void> {
     void this.ctx.cluster?.signal("queued");
     return this.jobQueued();
@@ -311,7 +311,7 @@ export class WorkerHub {
       worker.socket.send(JSON.stringify(assignment), (err) => {
         if (!err) return;
         worker.jobs.delete(job.id);
-        void this.requeue(job.id, job.claim, worker, `the assignment could not be sent (${err.message})`).then(() => this.jobQueued());
+        void this.requeue(job.id, job.claim, worker, `the assignment could not be sent (${err.message})`);
       });
     }
   }
@@ -337,11 +337,18 @@ export class WorkerHub {
     };
   }
 
-  /** Puts a claim that never reached its worker back in the queue (the caller wakes the hub, or its pass goes on). */
+  /** Puts a claim that never reached its worker back in the queue, and wakes idle workers here and on every other instance. */
   private async requeue(jobId: string, claim: number, worker: ConnectedWorker, why: string): Promise<void> {
-    if (await releaseClaim(this.ctx, jobId, claim)) {
-      console.error(`svc cloud: job ${jobId} goes back to the queue: worker ${worker.name}: ${why}`);
-    }
+    // Never rejects: a store that fails here leaves the claim to the orphan grace (the lease sweep on
+    // a shared database), which gives it back the same way.
+    const released = await releaseClaim(this.ctx, jobId, claim).catch((err) => {
+      console.error(`svc cloud: could not give job ${jobId} back to the queue (${why}): ${(err as Error).message}`);
+      if (!this.leases) this.startOrphanTimer(jobId, worker.name);
+      return false;
+    });
+    if (!released) return;
+    console.error(`svc cloud: job ${jobId} goes back to the queue: worker ${worker.name}: ${why}`);
+    void this.jobCreated();
   }
 
   private startOrphanTimer(jobId: string, workerName: string): void {
@@ -376,7 +383,7 @@ export class WorkerHub {
       if (Number(job.claim) < 2 * MAX_ASSIGNMENTS) {
         if (await releaseClaim(this.ctx, jobId, Number(job.claim))) {
           console.error(`svc cloud: job ${jobId} goes back to the queue: its worker ${workerName} left before starting it`);
-          void this.jobQueued();
+          void this.jobCreated();
         }
         return; // not released: it started or was claimed again meanwhile, so it is not orphaned
       }

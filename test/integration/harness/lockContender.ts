@@ -1,5 +1,5 @@
 /**
- * A process that races for a data dir's lock on command (forked by cloud-lock-race.test.ts):
+ * A process that races for a data dir's lock on command (forked by data-dir-lock-race.test.ts):
  * `{ go: dir }` takes the lock with the cloud's own code and answers whether it holds it; the
  * holder keeps it until `{ release: true }`. Loaded once, so every round races only the lock.
  */
