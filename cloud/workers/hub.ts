@@ -299,7 +299,8 @@ export class WorkerHub {
       try {
         assignment = await this.assignmentFor(job);
       } catch (err) {
-        await this.requeue(job.id, job.claim, worker, "the assignment could not be prepared");
+        // Given back without a wake-up: the next one retries, instead of this pass spinning on the same failure.
+        await this.requeue(job.id, job.claim, worker, "the assignment could not be prepared", false);
         throw err;
       }
       if (!this.linked(worker)) {
@@ -337,8 +338,8 @@ export class WorkerHub {
     };
   }
 
-  /** Puts a claim that never reached its worker back in the queue, and wakes idle workers here and on every other instance. */
-  private async requeue(jobId: string, claim: number, worker: ConnectedWorker, why: string): Promise<void> {
+  /** Puts a claim that never reached its worker back in the queue, and (`wake`) wakes idle workers here and on every other instance. */
+  private async requeue(jobId: string, claim: number, worker: ConnectedWorker, why: string, wake = true): Promise<void> {
     // Never rejects: a store that fails here leaves the claim to the orphan grace (the lease sweep on
     // a shared database), which gives it back the same way.
     const released = await releaseClaim(this.ctx, jobId, claim).catch((err) => {
@@ -348,7 +349,7 @@ export class WorkerHub {
     });
     if (!released) return;
     console.error(`svc cloud: job ${jobId} goes back to the queue: worker ${worker.name}: ${why}`);
-    void this.jobCreated();
+    if (wake) void this.jobCreated();
   }
 
   private startOrphanTimer(jobId: string, workerName: string): void {
@@ -379,8 +380,9 @@ export class WorkerHub {
     let error = `The worker "${workerName}" running this job stopped unexpectedly and did not reconnect within ${RECONNECT_GRACE_MS / 1000} s.`;
     if (job.status === "queued") {
       if (job.worker_id === null) return; // back in the queue already
-      // Each release moves the fencing number on as well, so two claim numbers per assignment.
-      if (Number(job.claim) < 2 * MAX_ASSIGNMENTS) {
+      // Each release moves the fencing number on as well: the n-th assignment has claim 2n - 1.
+      const assignments = (Number(job.claim) + 1) / 2;
+      if (assignments < MAX_ASSIGNMENTS) {
         if (await releaseClaim(this.ctx, jobId, Number(job.claim))) {
           console.error(`svc cloud: job ${jobId} goes back to the queue: its worker ${workerName} left before starting it`);
           void this.jobCreated();

@@ -6,8 +6,8 @@
  * reach worker B, which connects afterwards. (It stayed `queued` with A's worker_id, never
  * claimed again.) If the cloud ever reads the close after the assignment went out, the job
  * reaches B through the other path this covers: a worker that left before starting its job gives it
- * back when the grace runs out (it was failed). Runs on SQLite and, with SVC_TEST_DATABASE_URL, on
- * PostgreSQL.
+ * back when the grace runs out (it was failed), which the second test checks on its own, up to the
+ * limit after which the job fails. Runs on SQLite and, with SVC_TEST_DATABASE_URL, on PostgreSQL.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -75,5 +75,24 @@ describe("worker hub: a link that closes between claim and send", function () {
     await pollUntil(() => (cloud.stderr().match(RELEASED) ?? []).length > 0, { timeoutMs: 5_000, description: "a release at the claim to be logged" });
     const hits = (cloud.stderr().match(RELEASED) ?? []).length;
     console.log(`      ${hits} of ${ROUNDS} rounds closed the link between the claim and the send`);
+  });
+
+  it("a worker that leaves before starting its job gives it back after the grace; after 5 such assignments the job fails", async () => {
+    const alice = await newAccount(cloud);
+    const job = await alice.client.createJob({ name: "never-started", config: {} });
+    const claims: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const worker = await TestWorker.connect(cloud, `w-leaves-${i}`);
+      worker.send({ type: "ready" });
+      const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id, 15_000);
+      claims.push(assign.claim);
+      worker.close(); // gone before training.started
+    }
+    assert.deepEqual(claims, [1, 3, 5, 7, 9], "each assignment a new claim, each give-back one more");
+    const failed = await pollUntil(async () => {
+      const current = await alice.client.getJob(job.id);
+      return current.status === "failed" ? current : undefined;
+    }, { timeoutMs: 15_000, description: "the job to fail after its fifth assignment" });
+    assert.match(failed.error ?? "", /^No worker started this job in 5 assignments; the last, "w-leaves-5", stopped before it started\./);
   });
 });
