@@ -56,7 +56,9 @@ export function parseWorkerFrame(text: string): { message: WorkerMessage } | { e
   if (typeof type !== "string" || !Object.hasOwn(checkByType, type)) return { error: closeReason(`unknown frame type ${JSON.stringify(type) ?? "(none)"}`) };
   const first = checkByType[type as keyof typeof checkByType].Errors(value).First();
   const field = first?.path.replace(/^\//, "").replace(/\//g, ".") || "frame";
-  return { error: closeReason(`${type} frame: ${field} ${first?.message ?? "is invalid"}`) };
+  // TypeBox says "Expected union value" for a literal that is none of the allowed ones.
+  const problem = !first ? "is invalid" : first.message === "Expected union value" ? "is not one of the allowed values" : first.message;
+  return { error: closeReason(`${type} frame: ${field} ${problem}`) };
 }
 
 /** WebSocket close reasons are at most 123 bytes of UTF-8. */

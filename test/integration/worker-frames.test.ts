@@ -43,7 +43,7 @@ const CASES: [string, (string | Buffer)[], RegExp][] = [
   ["event: claim negative", [JSON.stringify(hello), JSON.stringify({ ...event, claim: -1 })], /event frame: claim/],
   ["event: no claim", [JSON.stringify(hello), JSON.stringify({ ...event, claim: undefined })], /event frame: claim/],
   ["event: jobId null", [JSON.stringify(hello), JSON.stringify({ ...event, jobId: null })], /event frame: jobId/],
-  ["event: unknown eventType", [JSON.stringify(hello), JSON.stringify({ ...event, eventType: "training.exploded" })], /event frame: eventType/],
+  ["event: unknown eventType", [JSON.stringify(hello), JSON.stringify({ ...event, eventType: "training.exploded" })], /event frame: eventType is not one of the allowed values/],
   ["event: data null", [JSON.stringify(hello), JSON.stringify({ ...event, data: null })], /event frame: data/],
   ["event: data an array", [JSON.stringify(hello), JSON.stringify({ ...event, data: [1] })], /event frame: data/],
   ["event: data a string", [JSON.stringify(hello), JSON.stringify({ ...event, data: "x" })], /event frame: data/],
