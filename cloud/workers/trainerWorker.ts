@@ -6,12 +6,11 @@
  * log callback yields to the event loop so the link can read them.
  */
 import { randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream, promises as fs } from "node:fs";
+import { createReadStream, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import type { BackendChoice } from "../../engine/backends/select.js";
+import { resolveBaseModel } from "./baseModelCache.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
@@ -31,6 +30,8 @@ export interface TrainerWorkerOptions {
   backend?: BackendChoice;
   /** torch device override (cuda, cuda:1, mps, cpu); default cuda > mps > cpu. */
   device?: string;
+  /** This worker runs on the cloud's machine (the cloud's own workers): base models are read from the cloud's files, not downloaded. */
+  sharedFiles?: boolean;
   log?: (line: string) => void;
 }
 
@@ -80,7 +81,14 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const { chooseBackend, parseBackendChoice } = await import("../../engine/backends/select.js");
     const train = parseChatJsonl(await download(options, assign.datasetUrl, "dataset"), { name: "dataset" });
     const evalSet = assign.evalDatasetUrl ? parseChatJsonl(await download(options, assign.evalDatasetUrl, "evalDataset"), { name: "evalDataset" }) : undefined;
-    const modelPath = await resolveModel(options, assign);
+    const base = await resolveBaseModel(assign.model, {
+      cacheDir: path.join(options.workDir ?? os.tmpdir(), "svc-models"),
+      sharedFiles: options.sharedFiles ?? false,
+      url: throughCloud(options.cloudUrl, assign.model.url),
+      token: options.token,
+      log,
+    });
+    const modelPath = base.file;
     // The job's own choice (svc start under SVC_TRAIN_BACKEND=...) wins over the worker's default.
     const choice = config.backend ? parseBackendChoice(config.backend, "config.backend") : (options.backend ?? "auto");
     const { backend, reason } = await chooseBackend(choice, { device: options.device, log });
@@ -88,6 +96,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {
         model: config.model,
+        baseSha256: base.sha256,
         trainExamples: train.length,
         evalExamples: evalSet?.length ?? 0,
         worker: options.name,
@@ -208,40 +217,6 @@ async function download(options: TrainerWorkerOptions, url: string | null, what:
   const res = await fetch(throughCloud(options.cloudUrl, url), { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
   if (!res.ok) throw new Error(`downloading the ${what} failed: HTTP ${res.status}`);
   return res.text();
-}
-
-/** The base model's GGUF: the cloud's own file when this worker shares its machine, else downloaded. */
-async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Promise<string> {
-  if (assign.model.path) {
-    try {
-      await fs.access(assign.model.path);
-      return assign.model.path;
-    } catch {
-      // a remote worker: fall through to the download
-    }
-  }
-  const cache = path.join(options.workDir ?? os.tmpdir(), "svc-models");
-  await fs.mkdir(cache, { recursive: true });
-  const file = path.join(cache, `${assign.model.name}.gguf`);
-  try {
-    await fs.access(file);
-    return file;
-  } catch {
-    const stall = stallTimeout(workerStallMs(), `downloading the base model ${assign.model.name}`);
-    try {
-      const res = await fetch(throughCloud(options.cloudUrl, assign.model.url), { headers: { authorization: `Bearer ${options.token}` }, signal: stall.signal });
-      if (!res.ok || !res.body) throw new Error(`downloading the base model ${assign.model.name} failed: HTTP ${res.status}`);
-      // Streamed to disk: a base model may be larger than this worker's free memory.
-      await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), createWriteStream(`${file}.part`), { signal: stall.signal });
-    } catch (err) {
-      await fs.rm(`${file}.part`, { force: true });
-      throw stall.signal.aborted ? stall.signal.reason : err;
-    } finally {
-      stall.done();
-    }
-    await fs.rename(`${file}.part`, file);
-    return file;
-  }
 }
 
 /** The cloud's own sentence from its error envelope (e.g. that its disk is full), else the status and body. */
