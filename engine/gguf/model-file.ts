@@ -19,7 +19,6 @@ import { openGgufTensors, readGgufFile, readGgufHeader } from './reader.js';
 import { tokenizerMetadata } from './vocab.js';
 import { writeGgufFile } from './writer.js';
 
-const ARCH = 'llama';
 
 export { transpose2d };
 
@@ -40,23 +39,29 @@ export function fromGgufTensor(tensor: GgufTensor, shape: number[], isLinear: bo
   return tf.tensor(tensor.data, shape);
 }
 
+/** The metadata llama.cpp, transformers and configFromMetadata read for `config`'s architecture. */
 export function modelMetadata(config: ModelConfig): Array<[string, GgufValue]> {
-  return [
-    ['general.architecture', str(ARCH)],
+  const arch = config.architecture;
+  const entries: Array<[string, GgufValue]> = [
+    ['general.architecture', str(arch)],
     ['general.type', str('model')],
     ['general.name', str(config.name)],
     ['general.license', str('MIT')],
-    [`${ARCH}.vocab_size`, u32(config.vocabSize)],
-    [`${ARCH}.context_length`, u32(config.contextLength)],
-    [`${ARCH}.embedding_length`, u32(config.embeddingLength)],
-    [`${ARCH}.block_count`, u32(config.blockCount)],
-    [`${ARCH}.feed_forward_length`, u32(config.feedForwardLength)],
-    [`${ARCH}.attention.head_count`, u32(config.headCount)],
-    [`${ARCH}.attention.head_count_kv`, u32(config.headCount)],
-    [`${ARCH}.attention.layer_norm_rms_epsilon`, f32(config.rmsNormEpsilon)],
-    [`${ARCH}.rope.dimension_count`, u32(config.embeddingLength / config.headCount)],
-    [`${ARCH}.rope.freq_base`, f32(config.ropeFreqBase)],
+    [`${arch}.vocab_size`, u32(config.vocabSize)],
+    [`${arch}.context_length`, u32(config.contextLength)],
+    [`${arch}.embedding_length`, u32(config.embeddingLength)],
+    [`${arch}.block_count`, u32(config.blockCount)],
+    [`${arch}.feed_forward_length`, u32(config.feedForwardLength)],
+    [`${arch}.attention.head_count`, u32(config.headCount)],
+    [`${arch}.attention.head_count_kv`, u32(config.headCountKv)],
+    [`${arch}.attention.key_length`, u32(config.headDim)],
+    [`${arch}.attention.value_length`, u32(config.headDim)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, f32(config.rmsNormEpsilon)],
+    [`${arch}.rope.dimension_count`, u32(config.headDim)],
+    [`${arch}.rope.freq_base`, f32(config.ropeFreqBase)],
   ];
+  if (config.ropeFreqScale !== 1) entries.push([`${arch}.rope.scaling.type`, str('linear')], [`${arch}.rope.scaling.factor`, f32(1 / config.ropeFreqScale)]);
+  return entries;
 }
 
 export function modelToGguf(config: ModelConfig, weights: ModelWeights): GgufFile {

@@ -37,6 +37,24 @@ def _transformers_config(path: str):
     return AutoConfig.for_model(model_type, **config), parsed["config"]
 
 
+def _field(reader, key: str):
+    field = reader.fields.get(key)
+    return None if field is None else field.contents()
+
+
+def _complete_config(config, reader, architecture: str) -> None:
+    """What transformers' GGUF reader leaves out but llama.cpp reads from the same file."""
+    head_dim = _field(reader, f"{architecture}.attention.key_length")
+    if head_dim and architecture in ("qwen2", "qwen3", "llama"):
+        config.head_dim = int(head_dim)  # Qwen3's class default (128) is not every file's
+    if architecture == "gemma3" and head_dim:
+        config.query_pre_attn_scalar = int(head_dim)  # llama.cpp scales scores by 1/sqrt(head width)
+    if _field(reader, f"{architecture}.rope.scaling.type") == "linear":
+        factor = float(_field(reader, f"{architecture}.rope.scaling.factor") or 1.0)
+        params = dict(getattr(config, "rope_parameters", None) or {})
+        config.rope_parameters = {**params, "rope_type": "linear", "factor": factor}
+
+
 def _rope_factors(reader) -> Optional[np.ndarray]:
     """Llama 3.1+ GGUFs carry their RoPE scaling as per-frequency divisors (rope_freqs.weight)."""
     for tensor in reader.tensors:
@@ -67,7 +85,8 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
 
     config, raw_config = _transformers_config(path)
     reader = GGUFReader(path)
-    architecture = str(reader.fields["general.architecture"].contents())
+    architecture = str(_field(reader, "general.architecture"))
+    _complete_config(config, reader, architecture)
     with init_empty_weights():  # parameters on the meta device, buffers (RoPE tables) real
         model = AutoModelForCausalLM.from_config(config, attn_implementation=attention, dtype=dtype)
     processor = TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=raw_config)
