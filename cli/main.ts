@@ -5,6 +5,7 @@ import { devCommand } from "./commands/dev.js";
 import { loginCommand, logoutCommand, whoamiCommand } from "./commands/auth.js";
 import { buildCommand, manifestCommand, startCommand } from "./commands/project.js";
 import { modelsCommand } from "./commands/models.js";
+import { setupCommand } from "./commands/setup.js";
 import { workerCommand } from "./commands/worker.js";
 import { initCommand } from "./commands/init.js";
 import type { Command } from "./command.js";
@@ -17,6 +18,7 @@ const COMMANDS: Command[] = [
   buildCommand,
   manifestCommand,
   modelsCommand,
+  setupCommand,
   cloudCommand,
   workerCommand,
   loginCommand,
