@@ -8,6 +8,7 @@ import { modelsCommand } from "./commands/models.js";
 import { setupCommand } from "./commands/setup.js";
 import { workerCommand } from "./commands/worker.js";
 import { initCommand } from "./commands/init.js";
+import { jobsCommand } from "./commands/jobs.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
 
@@ -17,6 +18,7 @@ const COMMANDS: Command[] = [
   startCommand,
   buildCommand,
   manifestCommand,
+  jobsCommand,
   modelsCommand,
   setupCommand,
   cloudCommand,

@@ -4,9 +4,9 @@
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { CloudContext } from "./context.js";
-import { clientErrorResponder, type ErrorEnvelope } from "./http/clientErrors.js";
+import { clientErrorResponder, routerErrorResponder, type ErrorEnvelope } from "../server-shared/frameworkErrors.js";
 import { installErrorHandler } from "./http/errors.js";
-import { REQUEST_ID_HEADER, requestId } from "./http/requestIds.js";
+import { newRequestId, REQUEST_ID_HEADER, requestId } from "./http/requestIds.js";
 import { accountRoutes } from "./routes/accounts.js";
 import { datasetRoutes } from "./routes/datasets.js";
 import { deploymentRoutes } from "./routes/deployments.js";
@@ -34,7 +34,8 @@ function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<Fa
     logger: logger ? { level: "info" } : false,
     bodyLimit: 1 << 20,
     genReqId: requestId,
-    clientErrorHandler: clientErrorResponder(envelope),
+    clientErrorHandler: clientErrorResponder(envelope, newRequestId),
+    frameworkErrors: routerErrorResponder(envelope),
     // X-Forwarded-For is believed only from the hops listed in SVC_TRUSTED_PROXIES: trusting anyone's
     // would let a client pick its own address and dodge the failed-auth limiter.
     trustProxy: trustedProxies(),
@@ -50,7 +51,7 @@ function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<Fa
 }
 
 /** The control plane's envelope (cloud/http/errors.ts) and OpenAI's for the edge (cloud/edge/errors.ts). */
-const controlEnvelope: ErrorEnvelope = (_status, code, message) => ({ error: { code, message } });
+const controlEnvelope: ErrorEnvelope = (_status, code, message, requestId) => ({ error: { code, message, requestId } });
 const openAiEnvelope: ErrorEnvelope = (status, code, message) => ({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code } });
 
 /** How long the edge waits for a whole request (headers and body); a stalled upload gets 408. */

@@ -26,6 +26,7 @@ import { OpenStreams } from "./http/openStreams.js";
 import { startInferenceService, type InferenceService } from "./inference/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
 import { probeDataDir, StorageHealth } from "./http/storageHealth.js";
+import { startJobRetention } from "./domain/jobRetention.js";
 
 export interface CloudOptions {
   dataDir: string;
@@ -39,6 +40,8 @@ export interface CloudOptions {
   datasetBytes?: number;
   /** Largest artifact a worker may upload (default 512 MiB). */
   artifactBytes?: number;
+  /** Finished jobs older than this many milliseconds are deleted (cloud/domain/jobRetention.ts); unset keeps them. */
+  retainJobsMs?: number;
 }
 
 export interface DaemonInfo {
@@ -126,12 +129,14 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   const workerToken = await ensureWorkerToken(ctx);
   const info: DaemonInfo = { cloudUrl: ctx.cloudUrl, edgeUrl: ctx.edgeUrl, deployDomain: ctx.deployDomain };
   await writeFileAtomic(path.join(options.dataDir, "daemon.json"), JSON.stringify({ ...info, pid: process.pid, startedAt: nowIso() }, null, 2) + "\n");
+  const retention = options.retainJobsMs ? startJobRetention(ctx, options.retainJobsMs, log) : null;
   ready = true;
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       ready = false;
+      await retention?.stop();
       await hub.close();
       // close() stops accepting and waits for in-flight requests; an event stream never finishes
       // by itself, so end them all first.

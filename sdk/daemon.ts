@@ -46,6 +46,8 @@ export interface StartDaemonOptions {
   edgePort?: number;
   /** How long to wait for /readyz. */
   timeoutMs?: number;
+  /** More `svc cloud serve` options (e.g. `--retain-jobs 30d`). */
+  extraArgs?: string[];
 }
 
 /** Starts `svc cloud serve` detached, logging to `<data>/cloud.log`, and waits until it is ready. */
@@ -60,6 +62,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
     "--data", dataDir,
     "--port", String(options.port ?? envPort("SVC_CLOUD_PORT") ?? DEFAULT_CLOUD_PORT),
     "--edge-port", String(options.edgePort ?? envPort("SVC_EDGE_PORT") ?? DEFAULT_EDGE_PORT),
+    ...(options.extraArgs ?? []),
   ];
   const child = spawn(nodeExecutable(), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
   closeSync(log);

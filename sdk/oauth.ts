@@ -39,6 +39,15 @@ export async function requestDeviceCode(cloudUrl: string): Promise<DeviceCode> {
   return body;
 }
 
+export type OwnerApproval = { approved: true; user: string } | { approved: false; status: number; message: string };
+
+/** Approves a pending device code as the cloud's owner, with a proof made from its owner key (sdk/ownerApproval.ts). */
+export async function approveDeviceCode(cloudUrl: string, userCode: string, proof: string): Promise<OwnerApproval> {
+  const { status, body } = await postForm<{ user: string }>(`${cloudUrl}/v1/oauth/device/approve`, { user_code: userCode, proof });
+  if (status === 200) return { approved: true, user: body.user };
+  return { approved: false, status, message: body.error_description ?? body.error ?? `HTTP ${status}` };
+}
+
 /** Polls the token endpoint until the user approves, denies, or the code expires. */
 export async function pollDeviceToken(cloudUrl: string, code: DeviceCode, signal?: AbortSignal): Promise<OAuthCredentials> {
   let interval = (code.interval ?? 5) * 1000;

@@ -2,8 +2,12 @@
  * The two checks every request passes before any route runs (DESIGN.md section 8):
  * - Host guard against DNS rebinding: the Host header must name loopback with the studio's own
  *   port, so a page on evil.example that rebinds its name to 127.0.0.1 is refused;
- * - CSRF: every `/api/*` request carries the per-launch token in the header `X-Svc-Studio-Token`.
- *   Only a GET of an event stream (a route with `config: EVENT_STREAM_ROUTE`) may carry it as the
+ * - CSRF: every request the router hands to a route carries the per-launch token in the header
+ *   `X-Svc-Studio-Token`, unless that route is declared public (`config: PUBLIC_ROUTE`: the SPA's
+ *   page and files, which the browser loads without it). The check looks at the route the router
+ *   matched, never at the raw URL: the router decodes `%61pi`, so a check of the spelling would let
+ *   `/%61pi/train` through to the handler of `/api/train`. A route is private unless it says
+ *   otherwise, so a new `/api` route cannot forget it. Only a GET of an event stream (a route with `config: EVENT_STREAM_ROUTE`) may carry it as the
  *   query parameter `studioToken` instead, because EventSource cannot set headers; anywhere else a
  *   token in the URL would end up in logs and history, so it is refused there. Cross-origin pages
  *   cannot read the token from our index.html, and no CORS preflight is ever answered, so they
@@ -37,6 +41,15 @@ export function tokenMatches(presented: string | undefined, token: string): bool
 /** Route config of the GET routes that answer an EventSource: the only ones taking `?studioToken=`. */
 export const EVENT_STREAM_ROUTE = { tokenInQuery: true } as const;
 
+/** Route config of the SPA's own page and files: the only routes answered without the token. */
+export const PUBLIC_ROUTE = { publicRoute: true } as const;
+
+/** Whether the route the router matched may be answered without the token (unmatched requests are not: the 404 needs it too). */
+function isPublicRoute(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config as { publicRoute?: boolean } | undefined;
+  return config?.publicRoute === true;
+}
+
 function acceptsTokenInQuery(request: FastifyRequest): boolean {
   const config = request.routeOptions.config as { tokenInQuery?: boolean } | undefined;
   return request.method === "GET" && config?.tokenInQuery === true;
@@ -61,11 +74,8 @@ export function installGuards(app: FastifyInstance, options: { token: string; po
     if (!isAllowedHost(host, options.port()) && !(host && options.extraHosts.has(host))) {
       throw new StudioError(403, "forbidden_host", `The studio only answers requests for 127.0.0.1:${options.port()} or localhost:${options.port()}.`);
     }
-    const path = request.url.split("?")[0]!;
-    if (path === "/api" || path.startsWith("/api/")) {
-      if (!tokenMatches(presentedToken(request), options.token)) {
-        throw new StudioError(403, "invalid_studio_token", "Missing or wrong studio token: reload the studio page.");
-      }
+    if (!isPublicRoute(request) && !tokenMatches(presentedToken(request), options.token)) {
+      throw new StudioError(403, "invalid_studio_token", "Missing or wrong studio token: reload the studio page.");
     }
   });
 }

@@ -14,7 +14,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { packageRoot } from "../sdk/packageRoot.js";
 import { DEFAULT_STUDIO_PORT } from "../sdk/paths.js";
 import type { StudioContext } from "./context.js";
-import { installErrorHandler } from "./errors.js";
+import { installErrorHandler, studioErrorOptions } from "./errors.js";
 import { installGuards } from "./guard.js";
 import { listenOnFreePort } from "./listen.js";
 import { deploymentHandlers } from "./routes/deployments.js";
@@ -91,7 +91,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
 
   // No CORS plugin on purpose: a preflight is never answered, so cross-origin pages cannot send
   // the custom token header at all.
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: 1024 * 1024, ...contractValidation });
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: 1024 * 1024, ...contractValidation, ...studioErrorOptions });
   installErrorHandler(app);
   const extraHosts = new Set<string>();
   installGuards(app, { token, port: () => port, extraHosts });

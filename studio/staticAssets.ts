@@ -7,6 +7,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { StudioError } from "./errors.js";
+import { PUBLIC_ROUTE } from "./guard.js";
 
 export const TOKEN_PLACEHOLDER = "__SVC_STUDIO_TOKEN__";
 
@@ -61,10 +62,11 @@ export function registerStaticAssets(app: FastifyInstance, options: { assetsDir:
       .send(injectToken(html.toString("utf8"), options.token));
   };
 
-  app.get("/", (_request, reply) => sendIndex(reply));
-  app.get("/index.html", (_request, reply) => sendIndex(reply));
+  // Public: the browser loads the page and its files without the token (the page is what hands it out).
+  app.get("/", { config: PUBLIC_ROUTE }, (_request, reply) => sendIndex(reply));
+  app.get("/index.html", { config: PUBLIC_ROUTE }, (_request, reply) => sendIndex(reply));
 
-  app.get<{ Params: { "*": string } }>("/*", async (request, reply) => {
+  app.get<{ Params: { "*": string } }>("/*", { config: PUBLIC_ROUTE }, async (request, reply) => {
     const relative = request.params["*"];
     if (relative === "api" || relative.startsWith("api/")) throw new StudioError(404, "not_found", `no route GET /${relative.split("?")[0]}`);
     const body = await readAsset(root, relative);
@@ -78,7 +80,8 @@ async function readAsset(root: string, relative: string): Promise<Buffer> {
   const file = path.resolve(root, relative);
   const inside = file.startsWith(root + path.sep);
   const hidden = relative.split(/[\\/]/).some((part) => part.startsWith("."));
-  if (!inside || hidden) throw new StudioError(404, "not_found", `no file ${relative}`);
+  // A NUL (`%00` decoded) is no file name: the file system would throw, and that is no 500.
+  if (!inside || hidden || relative.includes("\0")) throw new StudioError(404, "not_found", `no file ${relative}`);
   try {
     return await fs.readFile(file);
   } catch (err) {

@@ -1,16 +1,18 @@
 /**
  * `svc login`, `svc logout`, `svc whoami`: signing the CLI in to the cloud with the OAuth 2.0
- * device flow (RFC 8628), signing out, and showing who is signed in. Tokens are never printed.
+ * device flow (RFC 8628) approved by the cloud's owner, signing out, and showing who is signed in.
+ * Tokens are never printed.
  */
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { CloudClient } from "../../sdk/client.js";
 import { deleteCredentials, readCredentials, writeCredentials, type Credentials, type OAuthCredentials } from "../../sdk/credentials.js";
-import { resolveCloudUrl } from "../../sdk/daemon.js";
+import { liveDaemon, resolveCloudUrl } from "../../sdk/daemon.js";
 import { AuthenticationError } from "../../sdk/errors.js";
 import { readJsonFile, writeFileAtomic } from "../../sdk/files.js";
-import { OAUTH_CLIENT_ID, pollDeviceToken, requestDeviceCode, type DeviceCode } from "../../sdk/oauth.js";
-import { credentialsPath, svcHome } from "../../sdk/paths.js";
+import { approveDeviceCode, OAUTH_CLIENT_ID, pollDeviceToken, requestDeviceCode, type DeviceCode } from "../../sdk/oauth.js";
+import { ownerApprovalProof, ownerKeyPath, readOwnerKey } from "../../sdk/ownerApproval.js";
+import { credentialsPath, defaultCloudDataDir, svcHome } from "../../sdk/paths.js";
 import { ProjectSession } from "../../sdk/session.js";
 import type { ProjectState } from "../../sdk/state.js";
 import type { Me } from "../../sdk/wire.js";
@@ -22,14 +24,22 @@ const NOT_SIGNED_IN = "not signed in: run `svc login`";
 // --- svc login ----------------------------------------------------------------------------------
 
 const LOGIN_USAGE = `svc login [--no-wait]
+svc login --approve CODE [--data DIR]
 
-Signs the CLI in to the svc cloud with your browser (OAuth device flow): prints a page to open
-and a code to check there, waits until you approve, then saves the credentials in
-$SVC_HOME/credentials.json (mode 0600). Ctrl-C cancels without saving anything.
+Signs the CLI in to the svc cloud (OAuth device flow): asks the cloud for a code, waits until the
+cloud's owner approves it, then saves the credentials in $SVC_HOME/credentials.json (mode 0600).
+Ctrl-C cancels without saving anything.
+
+Only the OS user who runs the cloud can approve: run as that user on that computer, \`svc login\`
+approves its own code at once (it can read the cloud's owner key in the data dir); anywhere else
+(another account, or through a tunnel) it prints a code for that user to approve with
+\`svc login --approve CODE\`. The /device page shows a code and can deny it; it never approves.
 
 options:
-  --no-wait    print the page and the code, and exit at once; run \`svc login\` again after
-               approving to finish signing in (the pending code is kept until it expires)
+  --no-wait         print the code and exit at once; run \`svc login\` again after it is approved
+                    to finish signing in (the pending code is kept until it expires)
+  --approve CODE    approve the sign-in with this code, as the cloud's owner
+  --data DIR        the cloud's data dir, where its owner key is (default $SVC_HOME/cloud)
 
 environment: SVC_CLOUD_URL selects the cloud (default: the local daemon, started if needed).`;
 
@@ -45,47 +55,80 @@ const pendingLoginPath = (): string => path.join(svcHome(), "login-pending.json"
 
 export const loginCommand: Command = {
   name: "login",
-  summary: "sign in to the svc cloud with your browser (OAuth device flow)",
+  summary: "sign in to the svc cloud (OAuth device flow, approved by the cloud's owner)",
   usage: LOGIN_USAGE,
   async run(argv) {
-    const { values } = parse(argv, { "no-wait": { type: "boolean" } }, LOGIN_USAGE);
+    const { values } = parse(argv, { "no-wait": { type: "boolean" }, approve: { type: "string" }, data: { type: "string" } }, LOGIN_USAGE);
     if (values.help) {
       process.stdout.write(LOGIN_USAGE + "\n");
       return 0;
     }
+    const dataDir = values.data ?? defaultCloudDataDir();
+    if (values.approve !== undefined) return approveAsOwner(values.approve, dataDir);
     const cloudUrl = await resolveCloudUrl();
     const pending = await readPendingLogin(cloudUrl);
     const code = pending?.code ?? (await requestDeviceCode(cloudUrl));
+    if (!pending && (await approveOwnCode(cloudUrl, code, dataDir))) return waitForApproval(cloudUrl, code, "Finishing the sign-in (Ctrl-C cancels)...");
     printInstructions(cloudUrl, code, Boolean(pending));
     if (values["no-wait"]) {
       if (!pending) {
         await writeFileAtomic(pendingLoginPath(), JSON.stringify({ cloudUrl, code, expiresAt: new Date(Date.now() + code.expires_in * 1000).toISOString() }) + "\n");
       }
-      process.stdout.write("\nAfter approving, run `svc login` again to finish signing in.\n");
+      process.stdout.write("\nAfter it is approved, run `svc login` again to finish signing in.\n");
       return 0;
     }
     return waitForApproval(cloudUrl, code);
   },
 };
 
+/**
+ * Run as the cloud's own OS user, `svc login` can read the cloud's owner key, so it approves its
+ * own code: the person who could approve is the one at this terminal. Any refusal (another
+ * cloud's key, no key) falls back to asking the owner.
+ */
+async function approveOwnCode(cloudUrl: string, code: DeviceCode, dataDir: string): Promise<boolean> {
+  const key = await readOwnerKey(dataDir);
+  if (!key) return false;
+  const approval = await approveDeviceCode(cloudUrl, code.user_code, ownerApprovalProof(key, code.user_code)).catch(() => null);
+  if (!approval?.approved) return false;
+  process.stdout.write(`Signing in to ${cloudUrl}: approved as ${approval.user}, the user who runs this cloud (owner key in ${dataDir}).\n`);
+  return true;
+}
+
+/** `svc login --approve CODE`: the owner approves a code that a `svc login` elsewhere printed. */
+async function approveAsOwner(userCode: string, dataDir: string): Promise<number> {
+  if (!userCode.trim()) throw new CliError("--approve needs the code that `svc login` printed, e.g. `svc login --approve ABCD-EFGH`");
+  const key = await readOwnerKey(dataDir);
+  if (!key) {
+    throw new CliError(`cannot read the cloud's owner key ${ownerKeyPath(dataDir)}: run this as the user who runs the svc cloud, on its computer (--data DIR names another data dir)`);
+  }
+  const cloudUrl = process.env.SVC_CLOUD_URL?.replace(/\/+$/, "") || (await liveDaemon(dataDir))?.cloudUrl;
+  if (!cloudUrl) throw new CliError(`no svc cloud is running with the data dir ${dataDir} (set SVC_CLOUD_URL to name one)`);
+  const approval = await approveDeviceCode(cloudUrl, userCode, ownerApprovalProof(key, userCode));
+  if (!approval.approved) throw new CliError(`the cloud at ${cloudUrl} did not approve ${userCode}: ${approval.message}`);
+  process.stdout.write(`Approved the sign-in ${userCode.toUpperCase()} to ${cloudUrl} as ${approval.user}. The \`svc login\` that printed it finishes on its own.\n`);
+  return 0;
+}
+
 function printInstructions(cloudUrl: string, code: DeviceCode, resumed: boolean): void {
   const lines = [
     resumed ? `Finishing the sign-in to ${cloudUrl} started earlier.` : `Signing in to ${cloudUrl}.`,
     "",
-    "Open this page in your browser:",
-    "",
-    `    ${code.verification_uri}`,
-    "",
-    "and check that it shows this code:",
+    "The sign-in code is:",
     "",
     `    ${code.user_code}`,
+    "",
+    "The user who runs the svc cloud approves it by running this on the cloud's computer:",
+    "",
+    `    svc login --approve ${code.user_code}`,
+    "",
+    `(${code.verification_uri} shows the request and can deny it; it cannot approve.)`,
   ];
-  if (code.verification_uri_complete) lines.push("", `(${code.verification_uri_complete} fills the code in for you)`);
   process.stdout.write(lines.join("\n") + "\n");
 }
 
-async function waitForApproval(cloudUrl: string, code: DeviceCode): Promise<number> {
-  process.stdout.write("\nWaiting for approval in the browser (Ctrl-C cancels)...\n");
+async function waitForApproval(cloudUrl: string, code: DeviceCode, waiting = "Waiting for approval (Ctrl-C cancels)..."): Promise<number> {
+  process.stdout.write(`\n${waiting}\n`);
   // Nothing is written before approval, so stopping at once leaves no half-done state behind.
   const cancel = () => {
     process.stderr.write("\nsvc: sign-in cancelled; no credentials were saved\n");

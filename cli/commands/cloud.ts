@@ -1,6 +1,7 @@
 /** `svc cloud serve|start|stop|status`: the embedded cloud, in the foreground or as a daemon. */
 import { DataDirLockedError, isAlive } from "../../cloud/lock.js";
 import { startCloud, type RunningCloud } from "../../cloud/serve.js";
+import { parseRetention } from "../../cloud/domain/jobRetention.js";
 import { startLocalWorkers } from "../../cloud/workers/localWorkers.js";
 import { liveDaemon, readDaemonFile, startDaemon } from "../../sdk/daemon.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "../../sdk/paths.js";
@@ -19,6 +20,9 @@ options (serve, start):
   --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}; 0 picks a free port)
   --data DIR       data dir (default $SVC_HOME/cloud)
   --workers N      local training workers to start (default 1; 0 for none)
+  --retain-jobs D  delete finished jobs (events, artifacts, datasets only they use) that ended
+                   more than D ago, e.g. 30d, 12h, 2w; jobs a deployment serves are kept
+                   (default: keep every job; also SVC_RETAIN_JOBS)
   --log            log requests to stderr (serve)
 
 environment: SVC_DATABASE_URL=postgres://... stores data in PostgreSQL instead of SQLite;
@@ -32,6 +36,7 @@ const OPTIONS = {
   data: { type: "string" },
   log: { type: "boolean" },
   workers: { type: "string" },
+  "retain-jobs": { type: "string" },
 } as const;
 
 export const cloudCommand: Command = {
@@ -49,15 +54,20 @@ export const cloudCommand: Command = {
     const port = portOption(values.port, "--port", Number(process.env.SVC_CLOUD_PORT ?? DEFAULT_CLOUD_PORT));
     const edgePort = portOption(values["edge-port"], "--edge-port", Number(process.env.SVC_EDGE_PORT ?? DEFAULT_EDGE_PORT));
     switch (sub) {
-      case "serve":
-        return serve({ dataDir, port, edgePort, logger: Boolean(values.log), workers: workerCount(values.workers) });
+      case "serve": {
+        const retainJobs = values["retain-jobs"] ?? (process.env.SVC_RETAIN_JOBS || undefined);
+        const retainJobsMs = retainJobs === undefined ? undefined : retentionOption(retainJobs);
+        return serve({ dataDir, port, edgePort, logger: Boolean(values.log), workers: workerCount(values.workers), retainJobsMs });
+      }
       case "start": {
         const live = await liveDaemon(dataDir);
         if (live) {
           process.stdout.write(`svc cloud already running (pid ${live.pid}) at ${live.cloudUrl}\n`);
           return 0;
         }
-        const started = await startDaemon({ dataDir, port, edgePort });
+        // Checked here, so a typo is told in this terminal rather than in the daemon's log.
+        if (values["retain-jobs"] !== undefined) retentionOption(values["retain-jobs"]);
+        const started = await startDaemon({ dataDir, port, edgePort, extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
         process.stdout.write(`svc cloud started (pid ${started.pid})\n  control plane ${started.cloudUrl}\n  edge          ${started.edgeUrl}\n`);
         return 0;
       }
@@ -78,13 +88,21 @@ export const cloudCommand: Command = {
   },
 };
 
+function retentionOption(value: string): number {
+  try {
+    return parseRetention(value);
+  } catch (err) {
+    throw new CliError(`--retain-jobs: ${(err as Error).message}`, 2);
+  }
+}
+
 function workerCount(value: string | undefined): number {
   const count = Number(value ?? process.env.SVC_WORKERS ?? 1);
   if (!Number.isInteger(count) || count < 0 || count > 64) throw new CliError("--workers must be an integer from 0 to 64", 2);
   return count;
 }
 
-async function serve(options: { dataDir: string; port: number; edgePort: number; logger: boolean; workers: number }): Promise<number> {
+async function serve(options: { dataDir: string; port: number; edgePort: number; logger: boolean; workers: number; retainJobsMs?: number }): Promise<number> {
   // Signal handlers go in before anything is printed: a parent that reads the ready line and
   // sends SIGTERM at once must get a graceful shutdown, not the default kill.
   let stopRequested!: () => void;

@@ -1,5 +1,7 @@
 /**
- * Uploaded JSONL datasets, validated before anything is written. The file is written under a temp
+ * Uploaded JSONL datasets, deduplicated by content within a project: bytes whose SHA-256 the project
+ * already stores answer with that dataset (its id and first name), so `svc start` run again stores
+ * nothing new. New content is validated before anything is written. The file is written under a temp
  * name and renamed into place before its row is inserted, so a row never points at a missing or
  * half-written file; a failed write or insert removes what it wrote, and a crash in between leaves
  * an orphan file, never a broken dataset.
@@ -14,7 +16,39 @@ import type { DatasetsTable } from "../store/schema.js";
 import { validateChatJsonlYielding } from "../../sdk/jsonl.js";
 import { newId, nowIso } from "./ids.js";
 
+/** Uploads of the same content to the same project in flight in this process: the second waits for the first's row. */
+const inFlight = new Map<string, Promise<Dataset>>();
+
 export async function saveDataset(ctx: CloudContext, projectId: string, name: string, body: Buffer): Promise<Dataset> {
+  const sha256 = createHash("sha256").update(body).digest("hex");
+  const key = `${projectId}:${sha256}`;
+  const pending = inFlight.get(key);
+  if (pending) return pending.catch(() => saveDataset(ctx, projectId, name, body));
+  const saving = findOrStore(ctx, projectId, name, body, sha256);
+  inFlight.set(key, saving);
+  try {
+    return await saving;
+  } finally {
+    inFlight.delete(key);
+  }
+}
+
+async function findOrStore(ctx: CloudContext, projectId: string, name: string, body: Buffer, sha256: string): Promise<Dataset> {
+  const existing = await ctx.db
+    .selectFrom("datasets")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("sha256", "=", sha256)
+    .where("size_bytes", "=", body.length)
+    .orderBy("created_at")
+    .limit(1)
+    .executeTakeFirst();
+  // Stored content was valid when stored: the same bytes need no second check.
+  if (existing) return toDataset(existing);
+  return storeDataset(ctx, projectId, name, body, sha256);
+}
+
+async function storeDataset(ctx: CloudContext, projectId: string, name: string, body: Buffer, sha256: string): Promise<Dataset> {
   // In slices: the same event loop serves the edge, which must not stall behind a large upload.
   const report = await validateChatJsonlYielding(body.toString("utf8"));
   if (report.errors.length > 0) throw badRequest(`dataset ${name} is invalid:\n${report.errors.join("\n")}`, "invalid_dataset");
@@ -28,7 +62,7 @@ export async function saveDataset(ctx: CloudContext, projectId: string, name: st
     name,
     line_count: report.exampleCount,
     size_bytes: body.length,
-    sha256: createHash("sha256").update(body).digest("hex"),
+    sha256,
     path: file,
     created_at: nowIso(),
   };

@@ -4,6 +4,7 @@
  * maps it (and Fastify's own validation / body-size errors) to the envelope in one place.
  */
 import { drainRequestBody } from "./drain.js";
+import { fastifyBodyError } from "../../server-shared/frameworkErrors.js";
 import type { FastifyError, FastifyInstance } from "fastify";
 import { storageProblemOf, type StorageHealth } from "./storageHealth.js";
 
@@ -42,11 +43,8 @@ function toWire(err: FastifyError | HttpError): { status: number; code: string; 
   if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message };
   const fe = err as FastifyError;
   if (fe.validation) return { status: 400, code: "invalid_request", message: fe.message };
-  if (fe.code === "FST_ERR_CTP_BODY_TOO_LARGE") return { status: 413, code: "payload_too_large", message: fe.message };
-  if (fe.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return { status: 415, code: "unsupported_media_type", message: fe.message };
-  if (fe.code === "FST_ERR_CTP_EMPTY_JSON_BODY" || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY" || fe instanceof SyntaxError) {
-    return { status: 400, code: "invalid_json", message: "request body is not valid JSON" };
-  }
+  const body = fastifyBodyError(fe);
+  if (body) return body;
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, code: fe.code?.toLowerCase() ?? "invalid_request", message: fe.message };
   }

@@ -6,8 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { REQUEST_ID_HEADER } from "../../server-shared/frameworkErrors.js";
 
-export const REQUEST_ID_HEADER = "x-request-id";
+export { REQUEST_ID_HEADER };
 const CALLER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const prefix = `req_${randomBytes(6).toString("hex")}`;
 let counter = 0;
@@ -15,6 +16,11 @@ let counter = 0;
 export function requestId(request: IncomingMessage): string {
   const given = request.headers[REQUEST_ID_HEADER];
   if (typeof given === "string" && CALLER_ID.test(given)) return given;
+  return newRequestId();
+}
+
+/** One of ours, for an answer that has no request to read a caller's id from (the HTTP parser refused it). */
+export function newRequestId(): string {
   counter += 1;
   return `${prefix}${counter.toString(36).padStart(6, "0")}`;
 }

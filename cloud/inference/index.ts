@@ -16,7 +16,7 @@ import { localToolPlan } from "./tools.js";
 import type { Backend, ChatCall, ChatEvent, ChatStream } from "./types.js";
 import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
 import { UpstreamPool } from "./upstreamPool.js";
-import { InferenceWorkerProcess } from "./workerProcess.js";
+import { DEFAULT_INFERENCE_START_TIMEOUT_MS, InferenceWorkerProcess } from "./workerProcess.js";
 
 export { InferenceError } from "./types.js";
 export type { Backend, ChatCall, ChatEvent, ChatParams, ChatStream } from "./types.js";
@@ -56,6 +56,8 @@ export interface InferenceSettings {
   upstreamTimeouts: UpstreamTimeouts;
   /** Longest a resolved target → backend is trusted without a base-model change notification. */
   backendTtlMs: number;
+  /** How long the llama.cpp child may take to start before it is killed and restarted. */
+  startTimeoutMs: number;
 }
 
 /** Defaults, overridable through the environment of `svc cloud serve` (SVC_INFERENCE_*). */
@@ -77,6 +79,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Inference
     },
     // The edge's bound for its deployment state (cloud/edge/index.ts), the same setting.
     backendTtlMs: num("SVC_EDGE_STATE_TTL_MS", 900),
+    startTimeoutMs: num("SVC_INFERENCE_START_TIMEOUT_MS", DEFAULT_INFERENCE_START_TIMEOUT_MS),
   };
 }
 
@@ -89,6 +92,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
   const worker = new InferenceWorkerProcess(
     { threads: settings.threads, maxModelBytes: settings.maxModelBytes, maxContexts: settings.maxContexts, contextsPerModel: settings.concurrency },
     (line) => process.stderr.write(`svc cloud: ${line}\n`),
+    settings.startTimeoutMs,
   );
   const queue = new FairQueue(settings.concurrency, settings.maxWaiting);
   const upstreams = new UpstreamPool();

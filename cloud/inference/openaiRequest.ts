@@ -138,6 +138,10 @@ export function parseMessages(value: unknown): ConversationMessage[] {
     }
     // `developer` is OpenAI's newer name for the system role.
     const role = (message.role === "developer" ? "system" : message.role) as ConversationMessage["role"];
+    // Only an assistant's turn may come without content (OpenAI's rule: it carries tool_calls instead).
+    if (role !== "assistant" && (message.content === null || message.content === undefined)) {
+      throw invalid(`messages[${i}].content must be a string or an array of text parts (only an assistant message may have none)`, `messages[${i}].content`);
+    }
     const parsed: ConversationMessage = { role, content: contentText(message.content, i) };
     if (role === "tool") {
       if (typeof message.tool_call_id !== "string") throw invalid(`messages[${i}].tool_call_id is required for a tool message`, `messages[${i}].tool_call_id`);

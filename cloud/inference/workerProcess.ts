@@ -1,7 +1,8 @@
 /**
  * The cloud's side of the inference child process: starts it, keeps it warm, sends it requests,
  * turns its messages back into ChatStreams, and restarts it when it dies. Requests in flight
- * when the child dies fail with a readable 503 instead of hanging.
+ * when the child dies fail with a readable 503 instead of hanging, and so do the requests waiting
+ * on a start that never says "ready" (the child is killed after `startTimeoutMs`, then restarted).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -11,6 +12,9 @@ import type { CancelSignal } from "./clientGone.js";
 import { InferenceError, type ChatEvent, type ChatParams } from "./types.js";
 import type { FromWorker, ToWorker } from "./worker/protocol.js";
 import type { InferenceWorkerSettings } from "./worker/inferenceChild.js";
+
+/** How long a child may take from spawn to "ready" (loading node-llama-cpp's native binding). */
+export const DEFAULT_INFERENCE_START_TIMEOUT_MS = 60_000;
 
 interface Pending {
   channel: Channel<ChatEvent>;
@@ -27,6 +31,7 @@ export class InferenceWorkerProcess {
   constructor(
     private readonly settings: InferenceWorkerSettings,
     private readonly log: (line: string) => void,
+    private readonly startTimeoutMs = DEFAULT_INFERENCE_START_TIMEOUT_MS,
   ) {}
 
   /** Starts the child now, so the first request does not pay for process start-up. */
@@ -104,12 +109,26 @@ export class InferenceWorkerProcess {
     child.on("error", (err) => this.log(`inference worker: ${err.message}`));
     this.child = child;
     child.on("message", (message: FromWorker) => this.onMessage(message));
+    let timer: NodeJS.Timeout | undefined;
     const started = new Promise<void>((resolve, reject) => {
       child.on("message", (message: FromWorker) => message.type === "ready" && resolve());
       child.once("exit", (code, signal) => reject(new InferenceError(503, "inference_unavailable", `the inference worker failed to start (${signal ?? `exit ${code}`})`)));
+      // A child that never answers (a native binding stuck loading, a wedged disk) must not leave every
+      // request waiting forever: kill it, which restarts it with backoff like any other exit.
+      timer = setTimeout(() => {
+        const seconds = Math.round(this.startTimeoutMs / 100) / 10;
+        reject(new InferenceError(503, "inference_unavailable", `the inference worker did not start within ${seconds} s; it is being restarted, retry the request (see the cloud's log)`, { retryAfter: 5 }));
+        this.log(`inference worker did not start within ${seconds} s; killing it`);
+        child.kill("SIGKILL");
+      }, this.startTimeoutMs);
+      timer.unref();
     });
     child.once("exit", (code, signal) => this.onExit(child, code, signal));
-    await started;
+    try {
+      await started;
+    } finally {
+      clearTimeout(timer);
+    }
     this.restarts = 0;
   }
 

@@ -1,38 +1,29 @@
 /**
- * The provider's "interaction" step of a device sign-in. The person has already approved on the
- * confirm page (a POST carrying the provider's anti-CSRF token), so there is nothing left to ask:
- * sign the local user in, grant the scopes the CLI asked for, and hand back to the provider,
- * which records the approval on the device code and shows the success page.
- *
- * Only a browser holding the provider's interaction cookie for this uid gets here, i.e. the
- * browser that just approved; anything else is an error page.
+ * The provider's "interaction" step of a device sign-in: where it sends a browser that chose to
+ * approve on the confirm page. A browser proves nothing about who holds it (anyone who can reach
+ * the port, through a tunnel or on a shared host, can open the page), so this step never signs
+ * anyone in: it says how the owner approves, from a terminal (`svc login --approve CODE`, see
+ * ownerApproval.ts), and leaves the code pending for that.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Provider } from "oidc-provider";
-import type { CloudContext } from "../context.js";
-import { OAUTH_CLIENT_ID } from "../../sdk/oauth.js";
-import { ensureLocalAccount } from "./localAccount.js";
 import { renderPage } from "./pages.js";
 
-export async function finishDeviceInteraction(ctx: CloudContext, provider: Provider, uid: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let details;
-  try {
-    details = await provider.interactionDetails(req, res);
-  } catch {
-    return sendHtmlError(res, "This approval link has expired or was opened in another browser. Run <code>svc login</code> again.");
+export async function refuseBrowserApproval(provider: Provider, uid: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const details = await provider.interactionDetails(req, res).catch(() => undefined);
+  if (!details || details.uid !== uid) {
+    return sendHtml(res, 400, "Sign-in failed", "This approval link has expired or was opened in another browser. Run <code>svc login</code> again.");
   }
-  if (details.uid !== uid || details.params.client_id !== OAUTH_CLIENT_ID) {
-    return sendHtmlError(res, "This approval link does not belong to an svc sign-in.");
-  }
-  const { userId } = await ensureLocalAccount(ctx);
-  const grant = (details.grantId && (await provider.Grant.find(details.grantId))) || new provider.Grant({ accountId: userId, clientId: OAUTH_CLIENT_ID });
-  if (details.params.scope) grant.addOIDCScope(details.params.scope);
-  const grantId = await grant.save();
-  await provider.interactionFinished(req, res, { login: { accountId: userId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+  sendHtml(
+    res,
+    403,
+    "Approve from a terminal",
+    "This page cannot approve a sign-in. On the computer that runs the svc cloud, as the user who runs it, run <code>svc login --approve</code> with the code your terminal shows.",
+  );
 }
 
-function sendHtmlError(res: ServerResponse, message: string): void {
-  res.statusCode = 400;
+function sendHtml(res: ServerResponse, status: number, title: string, message: string): void {
+  res.statusCode = status;
   res.setHeader("content-type", "text/html; charset=utf-8");
-  res.end(renderPage("Sign-in failed", `<h1>Sign-in failed</h1>\n<p class="error">${message}</p>`));
+  res.end(renderPage(title, `<h1>${title}</h1>\n<p class="error">${message}</p>`));
 }

@@ -39,6 +39,21 @@ declare module "oidc-provider" {
     save(): Promise<string>;
   }
 
+  /** A device code as the provider keeps it (RFC 8628), with the fields an approval sets. */
+  export interface DeviceCodeEntity {
+    clientId: string;
+    params?: { scope?: string };
+    isExpired: boolean;
+    consumed?: unknown;
+    error?: string;
+    accountId?: string;
+    grantId?: string;
+    scope?: string;
+    authTime?: number;
+    inFlight?: boolean;
+    save(): Promise<string>;
+  }
+
   export interface AdapterPayload {
     [key: string]: unknown;
     grantId?: string;
@@ -76,6 +91,7 @@ declare module "oidc-provider" {
       new (properties: { accountId: string; clientId: string }): GrantEntity;
       find(id: string): Promise<GrantEntity | undefined>;
     };
+    readonly DeviceCode: { findByUserCode(userCode: string, options?: { ignoreExpiration?: boolean }): Promise<DeviceCodeEntity | undefined> };
     readonly Session: { findByUid(uid: string): Promise<object | undefined> };
   }
 

@@ -1,6 +1,6 @@
 /**
- * The HTML of the device approval pages (GET/POST /device): code entry, confirm (approve or
- * deny), success, denied, and errors. Plain HTML with inline styles and no external assets: the
+ * The HTML of the device sign-in pages (GET/POST /device): code entry, confirm (shows how the
+ * owner approves, and can deny), success, denied, and errors. Plain HTML with inline styles and no external assets: the
  * page is served by a cloud on loopback that may have no internet access.
  *
  * The functions have the signatures oidc-provider's `features.deviceFlow.*Source` and
@@ -16,8 +16,6 @@ const STYLE = `
   .code { font: 600 2rem/1.2 ui-monospace, "SFMono-Regular", Menlo, monospace; letter-spacing: .1em; text-align: center; padding: .75rem; margin: 1rem 0; background: #f6f8fa; border-radius: 6px; }
   input[type=text] { box-sizing: border-box; width: 100%; font: 600 1.5rem ui-monospace, Menlo, monospace; text-align: center; text-transform: uppercase; padding: .5rem; margin: .5rem 0 1rem; border: 1px solid #d0d7de; border-radius: 6px; }
   .actions { display: flex; gap: .75rem; }
-  /* Approve comes first in the markup (the form's default button) but is shown on the right. */
-  .actions.confirm { flex-direction: row-reverse; }
   button { flex: 1; font: inherit; font-weight: 600; padding: .6rem 1rem; border-radius: 6px; border: 1px solid #d0d7de; background: #f6f8fa; cursor: pointer; }
   button.primary { background: #1f883d; border-color: #1a7f37; color: #fff; }
   .error { color: #cf222e; }
@@ -85,16 +83,17 @@ ${form}
 
 export function confirmPage(approverName: () => string) {
   return (ctx: ProviderContext, form: string, _client: unknown, _deviceInfo: unknown, userCode: string): void => {
+    // No Approve button: a page anyone who reaches the port can open must not sign in (interaction.ts).
     page(
       ctx,
       "Approve sign-in",
       `<h1>Approve sign-in?</h1>
-<p>The svc command line asks to sign in as <strong>${escapeHtml(approverName())}</strong> on this computer.
-Approve only if your terminal shows this code:</p>
+<p>The svc command line asks to sign in as <strong>${escapeHtml(approverName())}</strong> with this code:</p>
 <p class="code" id="user-code">${escapeHtml(userCode)}</p>
+<p>To approve, run this on the computer that runs the svc cloud, as <strong>${escapeHtml(approverName())}</strong>:</p>
+<p><code id="approve-command">svc login --approve ${escapeHtml(userCode)}</code></p>
 ${form}
-<div class="actions confirm">
-  <button class="primary" type="submit" form="op.deviceConfirmForm" autofocus>Approve</button>
+<div class="actions">
   <button type="submit" form="op.deviceConfirmForm" name="abort" value="yes">Deny</button>
 </div>
 <p class="muted">If you did not run <code>svc login</code>, choose Deny.</p>`,

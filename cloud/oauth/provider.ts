@@ -19,8 +19,10 @@ export const OAUTH_ROUTES = {
   revocation: "/v1/oauth/revoke",
   /** The page people open; the provider also serves `/device/:uid` (resume after approval). */
   codeVerification: "/device",
-  /** Our own handler that signs the local user in (see interaction.ts). */
+  /** Where the provider sends a browser that chose to approve; it never approves (see interaction.ts). */
   interactionPrefix: "/device/interaction/",
+  /** The owner approves from a terminal (see ownerApproval.ts). */
+  ownerApproval: "/v1/oauth/device/approve",
 } as const;
 
 const MINUTE = 60;

@@ -15,6 +15,8 @@ export interface OAuthHandlers {
   provider(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** Our interaction step for one interaction uid. */
   interaction(uid: string, req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** The owner's approval of a device code from a terminal. */
+  ownerApproval(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 const PROVIDER_ROUTES: [HTTPMethods, string][] = [
@@ -48,6 +50,7 @@ export function mountOAuthRoutes(app: FastifyInstance, handlers: OAuthHandlers):
     onRequest: hijacked((request, res) => handlers.interaction((request.params as { uid: string }).uid, request.raw, res)),
     handler: unreachable,
   });
+  app.route({ method: "POST", url: OAUTH_ROUTES.ownerApproval, onRequest: hijacked((request, res) => handlers.ownerApproval(request.raw, res)), handler: unreachable });
 }
 
 function hijacked(handle: (request: FastifyRequest, res: ServerResponse) => Promise<void>) {

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { TRAINING_BACKENDS } from "../../sdk/trainer/config.js";
+import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
 import type { CloudContext } from "../context.js";
 import { requireDataset } from "../domain/datasets.js";
 import { cancelJob, createJob, requireJobInProject, toJob } from "../domain/jobs.js";
+import { deleteJob, jobDiskBytes } from "../domain/jobDeletion.js";
 import { JobListCache } from "../domain/jobListCache.js";
 import { jobListEtag } from "../domain/jobListVersion.js";
 import { listArtifacts } from "../domain/artifacts.js";
@@ -37,6 +38,9 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
     createJob: async (request) => {
       const userId = await requireUser(ctx, request);
       const { projectId, name, config, datasetId, evalDatasetId } = request.body;
+      // The trainer's own rules (sdk/trainer/config.ts), every bad field at once: a job it would refuse is never queued.
+      const problems = jobConfigProblems(config);
+      if (problems.length > 0) throw badRequest(describeConfigProblems(problems, "config."));
       await requireProject(ctx, userId, projectId);
       if (datasetId) await requireDataset(ctx, projectId, datasetId, "datasetId");
       if (evalDatasetId) await requireDataset(ctx, projectId, evalDatasetId, "evalDatasetId");
@@ -56,7 +60,14 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
       if (request.headers["if-none-match"] === etag) return reply.code(304).send();
       return reply.type("application/json; charset=utf-8").send(list.body);
     },
-    getJob: async (request) => toJob((await jobOf(request)).job),
+    getJob: async (request) => {
+      const { job } = await jobOf(request);
+      return { ...toJob(job), diskBytes: await jobDiskBytes(ctx, job) };
+    },
+    deleteJob: async (request) => {
+      const { job } = await jobOf(request);
+      await deleteJob(ctx, job.id);
+    },
     listArtifacts: async (request) => listArtifacts(ctx, (await jobOf(request)).job.id),
     cancelJob: async (request) => {
       const { scope, job } = await jobOf(request);
@@ -83,16 +94,12 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
 }
 
 /**
- * The job's model must be registered and trainable (and its backend one svc has); the SDK checks
- * the same before uploading, this is the check no client can skip. Errors name the config field
- * and list what would work.
+ * The job's model must be registered and trainable, and fit its maxSeqLength (the fields' own rules were checked before);
+ * the SDK checks the same before uploading, this is the check no client can skip. Errors name the config field and list
+ * what would work.
  */
 async function validateModel(ctx: CloudContext, config: Record<string, unknown>): Promise<void> {
-  if (config.backend !== undefined && !(TRAINING_BACKENDS as readonly unknown[]).includes(config.backend)) {
-    throw badRequest(`config.backend must be one of ${TRAINING_BACKENDS.map((b) => `"${b}"`).join(", ")}`);
-  }
-  if (config.model === undefined) return;
-  if (typeof config.model !== "string") throw badRequest("config.model must be a model name");
+  if (typeof config.model !== "string") return;
   const model = await findModel(ctx, config.model);
   if (!model) {
     const trainable = (await listModels(ctx)).filter((m) => m.trainable).map((m) => m.name);
@@ -102,9 +109,6 @@ async function validateModel(ctx: CloudContext, config: Record<string, unknown>)
     throw badRequest(`config.model: "${config.model}" can be served but not trained: ${model.notTrainableReason}`, "model_not_trainable");
   }
   const maxSeqLength = config.maxSeqLength;
-  if (maxSeqLength !== undefined && (!Number.isInteger(maxSeqLength) || (maxSeqLength as number) < 16 || (maxSeqLength as number) > 32768)) {
-    throw badRequest("config.maxSeqLength must be an integer from 16 to 32768");
-  }
   if (typeof maxSeqLength === "number" && model.contextLength && maxSeqLength > model.contextLength) {
     throw badRequest(`config.maxSeqLength: ${maxSeqLength} is longer than the context of "${model.name}" (${model.contextLength} tokens)`);
   }

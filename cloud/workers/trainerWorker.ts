@@ -17,6 +17,7 @@ import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
 import { adapterArtifactNames } from "../../sdk/api/jobs.js";
+import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -70,6 +71,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
   const emit = (type: Parameters<WorkerLink["emit"]>[1], data: Record<string, unknown>) => link.emit(job.id, type, data);
   try {
     await fs.mkdir(dir, { recursive: true });
+    // The rules the cloud checked at creation (the same function): a job stored before them fails here, naming every field.
+    const problems = jobConfigProblems(job.config);
+    if (problems.length > 0) throw new Error(describeConfigProblems(problems, "config."));
     const config = job.config as Record<string, any>;
     const { parseChatJsonl } = await import("../../engine/data/chat-jsonl.js");
     const { trainLora } = await import("../../engine/train/lora-trainer.js");
@@ -127,6 +131,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         learningRate: config.learningRate,
         batchSize: config.batchSize,
         evalSteps: config.evalSteps || undefined,
+        // A job reports evaluations only as training.log frames (every evalSteps and the last step), and
+        // the dry run counts and times exactly those: one before step 1 would cost time and show nowhere.
+        evaluateBeforeTraining: false,
         saveSteps: config.saveSteps || undefined,
         seed: config.seed,
         schedule: config.schedule,

@@ -17,14 +17,26 @@ import { rmsNorm, swiglu } from './elementwise.js';
 import { maskedCrossEntropy } from './loss.js';
 import { frozenTranspose, loraDelta, matMul2d, matMul2dFrozen } from './matmul.js';
 import { peek } from './tensor-data.js';
+import { BoundedCache } from './boundedCache.js';
 import type { BlockLinear, ModelWeights } from './weights.js';
 
-interface PositionTables {
+export interface PositionTables {
   rope: RopeTables;
   causalMask: tf.Tensor2D; // [T, T]: 0 on/below the diagonal, -1e9 above
 }
 
-const tableCache = new Map<string, PositionTables>();
+/**
+ * Tables by head size, RoPE settings and sequence length. Bounded: batch lengths vary from job to
+ * job in a long-lived worker, and each entry keeps a [T, T] mask tensor. An evicted entry belongs to
+ * no step in flight (the current step's length is the most recently used), so its mask is freed.
+ */
+export const POSITION_TABLE_CACHE_ENTRIES = 8;
+const tableCache = new BoundedCache<string, PositionTables>(POSITION_TABLE_CACHE_ENTRIES, (tables) => tables.causalMask.dispose());
+
+/** How many position tables are cached now (for tests of the bound). */
+export function cachedPositionTableCount(): number {
+  return tableCache.size;
+}
 
 /**
  * RoPE as llama.cpp's ggml_rope_ext computes it: pair i is rotated by
@@ -32,7 +44,7 @@ const tableCache = new Map<string, PositionTables>();
  * 'neox' pairs are (i, i + headDim/2). The tables are plain arrays: the attention op applies them
  * while it cuts out the heads (attention.ts).
  */
-function positionTables(config: ModelConfig, length: number, factors?: Float32Array): PositionTables {
+export function positionTables(config: ModelConfig, length: number, factors?: Float32Array): PositionTables {
   const dim = headDim(config);
   const key = `${dim}:${config.ropeStyle}:${config.ropeFreqBase}:${config.ropeFreqScale}:${factors ? Array.from(factors).join(',') : ''}:${length}`;
   const cached = tableCache.get(key);

@@ -49,6 +49,12 @@ export interface LoopOptions {
   bucketByLength?: boolean;
   /** Evaluate every this many steps (0 or undefined: only at the end). */
   evalSteps?: number;
+  /**
+   * Evaluate once before the first step, for `initialEvalLoss` (default true). It reaches no
+   * `onLog`: a caller that reports only what onLog sees (the cloud's worker) turns it off rather
+   * than spend an evaluation nobody is shown.
+   */
+  evaluateBeforeTraining?: boolean;
   signal?: AbortSignal;
   onLog?: (log: TrainLog) => void | Promise<void>;
   /** Runs after every completed step (checkpointing lives here). */
@@ -59,7 +65,7 @@ export interface LoopResult {
   /** Optimiser steps actually completed. */
   steps: number;
   aborted: boolean;
-  /** Eval loss before the first update (NaN without eval data). */
+  /** Eval loss before the first update (NaN without eval data, or with `evaluateBeforeTraining: false`). */
   initialEvalLoss: number;
   /** Eval loss after the last completed step (NaN without eval data). */
   finalEvalLoss: number;
@@ -92,7 +98,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
   const evalBatch = Math.max(batchSize, 16);
   const evaluate = (examples: readonly TokenizedExample[]) => evaluateDataset(model, examples, evalBatch, padId);
   const order = new BatchOrder(train.length, batchSize, options.seed, options.bucketByLength ? train.map((e) => e.ids.length) : undefined);
-  const initialEvalLoss = evalSet ? await evaluate(evalSet) : NaN;
+  const initialEvalLoss = evalSet && options.evaluateBeforeTraining !== false ? await evaluate(evalSet) : NaN;
   let finalEvalLoss = initialEvalLoss;
   let finalTrainLoss = NaN;
   let totalTokens = 0;

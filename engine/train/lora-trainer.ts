@@ -58,6 +58,8 @@ export interface TrainLoraOptions {
   batchSize: number;
   /** Evaluate every N steps (and always at the end) when eval data is given. */
   evalSteps?: number;
+  /** Also evaluate before the first step, for `initialEvalLoss` (default true; never reported through onLog). */
+  evaluateBeforeTraining?: boolean;
   /** Write a checkpoint every N steps; 0 or undefined: only the final adapter. */
   saveSteps?: number;
   seed: number;
@@ -93,6 +95,7 @@ export interface TrainLoraResult {
   steps: number;
   totalSteps: number;
   artifacts: TrainingArtifact[];
+  /** NaN without eval data or with `evaluateBeforeTraining: false`. */
   initialEvalLoss: number;
   finalEvalLoss: number;
   finalTrainLoss: number;
@@ -212,6 +215,7 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
       schedule: options.schedule ?? 'cosine',
       seed: options.seed,
       evalSteps: options.evalSteps,
+      evaluateBeforeTraining: options.evaluateBeforeTraining,
       signal: options.signal,
       onLog: options.onLog,
       afterStep: async (step) => {

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import type { Services } from "../services.js";
 import { createEndpoint, copyEndpointUrl, openEndpoint, setAuthMode, toggleEndpoint } from "./endpointCommands.js";
-import { cancelJob, compareJobs, openJob, runTraining } from "./jobCommands.js";
+import { cancelJob, compareJobs, deleteJob, openJob, runTraining } from "./jobCommands.js";
 import { issueKey, revokeKey } from "./keyCommands.js";
 import { openPlayground, previewDatasets } from "./panelCommands.js";
 import { continueAnonymously, initProject, installCli, openStudioInBrowser, refresh, signIn } from "./workspaceCommands.js";
@@ -18,6 +18,7 @@ export const COMMANDS: Record<string, Handler> = {
   "svc.runTraining": (s) => runTraining(s),
   "svc.openJob": openJob,
   "svc.cancelJob": cancelJob,
+  "svc.deleteJob": deleteJob,
   "svc.compareJobs": compareJobs,
   "svc.previewDatasets": (s) => previewDatasets(s),
   "svc.openPlayground": openPlayground,

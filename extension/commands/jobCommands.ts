@@ -1,4 +1,4 @@
-/** Run Training, Open Job, Cancel Job, Compare Jobs. */
+/** Run Training, Open Job, Cancel Job, Delete Job, Compare Jobs. */
 import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
 import { TransportError } from "../../ui-shared/transport.js";
@@ -7,7 +7,7 @@ import { throttle } from "../core/throttle.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";
 import { COMPARE_MAX, COMPARE_MIN, compareSelectionProblem } from "../../ui-shared/compareRuns.js";
-import { relativeTime } from "../../ui-shared/format.js";
+import { formatBytes, relativeTime } from "../../ui-shared/format.js";
 import { jobFromArg, pickJob } from "./args.js";
 import { setupProblem } from "./setup.js";
 
@@ -97,6 +97,36 @@ export async function cancelJob(s: Services, arg: unknown): Promise<Job | undefi
   const job = await api.cancelJob(target.id);
   await s.jobs.refresh();
   return job;
+}
+
+/**
+ * Deletes an ended job after a modal confirmation: its events, artifacts and the datasets no other
+ * job uses. Its panel closes. A queued or running job is refused here, before asking: cancel it
+ * first; a job an endpoint serves is refused by the cloud, whose message names the endpoint.
+ * Resolves true once deleted.
+ */
+export async function deleteJob(s: Services, arg: unknown): Promise<boolean> {
+  const target = jobFromArg(arg) ?? jobFromArg(await pickJob(s, "Delete Job", (job) => job.status !== "running" && job.status !== "queued"));
+  if (!target) return false;
+  const { api } = await s.studio.endpoint();
+  // Fetched again: the tree's copy may be stale, and only this answer has the disk the job uses.
+  const job = await api.getJob(target.id);
+  if (job.status === "running" || job.status === "queued") {
+    void s.prompts.error(`Job “${job.name}” is ${job.status}: cancel it first (Cancel Job), then delete it.`);
+    return false;
+  }
+  const artifacts = `${job.artifactCount} artifact${job.artifactCount === 1 ? "" : "s"}`;
+  const size = job.diskBytes !== undefined ? ` (${formatBytes(job.diskBytes)})` : "";
+  const answer = await s.prompts.warning(
+    `Delete job “${job.name}”?`,
+    { modal: true, detail: `Its events, ${artifacts} and the datasets no other job uses${size} are deleted. This cannot be undone.` },
+    "Delete Job",
+  );
+  if (answer !== "Delete Job") return false;
+  await api.deleteJob(job.id);
+  s.jobPanels.close(job.id);
+  await s.jobs.refresh();
+  return true;
 }
 
 /**

@@ -33,6 +33,8 @@ export interface PanelHost {
   projectFolder(): string | undefined;
   /** Opens (or focuses) a job's Job detail panel. */
   openJob(jobId: string): Promise<void>;
+  /** Asks (a modal) and deletes the job; true once deleted, false when the user kept it. */
+  deleteJob(jobId: string): Promise<boolean>;
 }
 
 /** A file a studio download route answers, its bytes not read yet. */
@@ -70,6 +72,10 @@ export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host
       const full = projectFile(host.projectFolder(), file);
       await host.openProjectFile(full, Number.isInteger(line) && line >= 1 ? line : 1);
       return null;
+    },
+    "host/deleteJob": async ({ jobId }) => {
+      if (typeof jobId !== "string" || jobId === "") throw new TransportError(400, "bad_request", "A job id is required to delete a job.");
+      return { deleted: await host.deleteJob(jobId) };
     },
     "host/openJob": async ({ jobId }) => {
       await host.openJob(jobId);

@@ -108,6 +108,11 @@ export class DetailPanels<S> implements vscode.WebviewPanelSerializer<S>, vscode
     entry.panel.title = this.kind.title(state);
   }
 
+  /** Closes the panel of `id` if one is open (its subject was deleted). */
+  close(id: string): void {
+    this.open.get(id)?.panel.dispose();
+  }
+
   isOpen(id: string): boolean {
     return this.open.has(id);
   }

@@ -14,6 +14,7 @@ import * as vscode from "vscode";
 import type { SaveFileRequest } from "../../ui-shared/transport.js";
 import type { DownloadedFile, PanelHost } from "../core/panelApi.js";
 import type { Services } from "../services.js";
+import { deleteJob } from "../commands/jobCommands.js";
 
 /** `services` is read when a panel asks, so the panels can be built before the services object exists. */
 export function vscodePanelHost(services: () => Services): PanelHost {
@@ -33,6 +34,7 @@ export function vscodePanelHost(services: () => Services): PanelHost {
     openJob: async (jobId) => {
       services().jobPanels.show({ jobId });
     },
+    deleteJob: (jobId) => deleteJob(services(), jobId),
   };
 }
 

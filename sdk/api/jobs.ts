@@ -17,6 +17,8 @@ export const Job = T.Object({
   /** Set when the job failed: the readable reason. */
   error: nullableString,
   createdAt: T.String(), startedAt: nullableString, finishedAt: nullableString,
+  /** Bytes the job keeps on the cloud's disk (its artifacts and datasets); sent by `getJob`, not in the list. */
+  diskBytes: T.Optional(T.Integer()),
 });
 export type Job = Static<typeof Job>;
 
@@ -55,6 +57,12 @@ export const jobsApi = {
   getJob: route({ method: "GET", path: "/v1/jobs/:id", ...scoped, response: Job }),
   createJob: route({ method: "POST", path: "/v1/jobs", body: CreateJobBody, project: "body", args: (input: CreateJobInput) => ({ body: input }), response: Job, status: 201 }),
   cancelJob: route({ method: "POST", path: "/v1/jobs/:id/cancel", ...scoped, response: Job }),
+  /**
+   * Deletes an ended job with its events, artifacts and the datasets no other job uses. 409
+   * `job_active` while it is queued or running (cancel it first), 409 `job_deployed` naming the
+   * deployments that serve its adapter.
+   */
+  deleteJob: route({ method: "DELETE", path: "/v1/jobs/:id", ...scoped, status: 204 }),
   listArtifacts: route({ method: "GET", path: "/v1/jobs/:id/artifacts", ...scoped, response: T.Array(Artifact) }),
 };
 
@@ -110,6 +118,10 @@ export const jobEventsRoute = route({
   method: "GET",
   path: "/v1/jobs/:id/events",
   ...scoped,
-  query: T.Object({ projectId: T.Optional(T.String()), lastEventId: T.Optional(T.String()), batch: T.Optional(T.String()) }),
+  query: T.Object({
+    projectId: T.Optional(T.String()),
+    lastEventId: T.Optional(T.String({ pattern: "^(0|[1-9][0-9]*)$", errorMessage: "lastEventId must be the seq of an event (a non-negative integer)" })),
+    batch: T.Optional(T.String()),
+  }),
   produces: "event-stream",
 });

@@ -64,6 +64,7 @@ export const studioApi = {
   listJobs: relay(jobsApi.listJobs, "/api/jobs"),
   getJob: relay(jobsApi.getJob, "/api/jobs/:id"),
   cancelJob: relay(jobsApi.cancelJob, "/api/jobs/:id/cancel"),
+  deleteJob: relay(jobsApi.deleteJob, "/api/jobs/:id"),
   listArtifacts: relay(jobsApi.listArtifacts, "/api/jobs/:id/artifacts"),
   listModels: relay(modelsApi.listModels, "/api/models"),
   listDeployments: relay(deploymentsApi.listDeployments, "/api/deployments"),

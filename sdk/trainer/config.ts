@@ -77,63 +77,126 @@ export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDa
   lora: Required<LoraConfig>;
 };
 
+/** One bad field of a configuration: its path ("lora.r") and what it must be ("must be an integer from 1 to 256"). */
+export interface ConfigProblem {
+  field: string;
+  message: string;
+}
+
+/** Every problem, each as `<prefix><field>: <message>`, joined by "; " (the cloud's 400 for a job config). */
+export function describeConfigProblems(problems: readonly ConfigProblem[], prefix = ""): string {
+  return problems.map((p) => `${prefix}${p.field}: ${p.message}`).join("; ");
+}
+
 export class TrainerConfigError extends Error {
-  constructor(readonly field: string, message: string) {
-    super(`createTrainer: ${field} ${message}`);
+  /** Every bad field; `field` is the first of them. */
+  readonly problems: ConfigProblem[];
+  readonly field: string;
+  constructor(problems: ConfigProblem[]);
+  constructor(field: string, message: string);
+  constructor(fieldOrProblems: ConfigProblem[] | string, message = "is invalid") {
+    const problems = typeof fieldOrProblems === "string" ? [{ field: fieldOrProblems, message }] : fieldOrProblems;
+    super(`createTrainer: ${problems.map((p) => `${p.field} ${p.message}`).join("; ")}`);
     this.name = "TrainerConfigError";
+    this.problems = problems;
+    this.field = problems[0].field;
   }
 }
 
 const HUB_DATASET = /^(hf:\/\/|https?:\/\/|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$)/;
 
-export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig {
-  if (!config || typeof config !== "object") throw new TrainerConfigError("config", "must be an object");
-  const fail = (field: string, message: string): never => {
-    throw new TrainerConfigError(field, message);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+const isIntegerIn = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+
+/**
+ * The rules of the hyper-parameters a job trains with, shared by `createTrainer` (before anything is uploaded), the
+ * cloud (`POST /v1/jobs` answers 400) and the worker (before it trains): one function, so they cannot disagree. Every
+ * given field is checked, absent ones take the trainer's defaults; the problems come back all at once, in field order.
+ */
+export function trainingConfigProblems(config: Record<string, unknown>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const check = (field: string, ok: boolean, message: string) => {
+    if (!ok) problems.push({ field, message });
   };
-  if (typeof config.name !== "string" || config.name.trim().length === 0 || config.name.length > 120) fail("name", "must be 1 to 120 characters");
+  const given = (field: string) => config[field] !== undefined;
+  if (given("maxSteps") && given("numTrainEpochs")) check("maxSteps", false, "or numTrainEpochs must be set (exactly one of them)");
+  if (given("maxSteps")) check("maxSteps", isIntegerIn(config.maxSteps, 1, 1_000_000), "must be an integer from 1 to 1000000");
+  if (given("numTrainEpochs")) check("numTrainEpochs", isNumber(config.numTrainEpochs) && config.numTrainEpochs > 0 && config.numTrainEpochs <= 1000, "must be a number above 0 and at most 1000");
+  if (given("learningRate")) check("learningRate", isNumber(config.learningRate) && config.learningRate > 0 && config.learningRate < 1, "must be a number between 0 and 1");
+  if (given("batchSize")) check("batchSize", isIntegerIn(config.batchSize, 1, 1024), "must be an integer from 1 to 1024");
+  // 0 turns evaluation off (what createTrainer sends when evalSteps is unset).
+  if (given("evalSteps")) check("evalSteps", isIntegerIn(config.evalSteps, 0, 1_000_000), "must be an integer from 0 to 1000000");
+  if (given("saveSteps")) check("saveSteps", isIntegerIn(config.saveSteps, 0), "must be a non-negative integer");
+  if (given("seed")) check("seed", Number.isSafeInteger(config.seed), "must be an integer");
+  if (given("schedule")) check("schedule", config.schedule === "cosine" || config.schedule === "linear", 'must be "cosine" or "linear"');
+  if (given("warmupSteps")) check("warmupSteps", isIntegerIn(config.warmupSteps, 0), "must be a non-negative integer");
+  const { min, max } = MAX_SEQ_LENGTH_RANGE;
+  if (given("maxSeqLength")) check("maxSeqLength", isIntegerIn(config.maxSeqLength, min, max), `must be an integer from ${min} to ${max}`);
+  if (given("backend")) check("backend", (TRAINING_BACKENDS as readonly unknown[]).includes(config.backend), `must be one of ${TRAINING_BACKENDS.join(", ")}, got ${JSON.stringify(config.backend)}`);
+  if (given("lora")) {
+    if (!isObject(config.lora)) check("lora", false, "must be an object");
+    else problems.push(...loraProblems(config.lora));
+  }
+  return problems;
+}
+
+function loraProblems(lora: Record<string, unknown>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (lora.r !== undefined && !isIntegerIn(lora.r, 1, 256)) problems.push({ field: "lora.r", message: "must be an integer from 1 to 256" });
+  if (lora.alpha !== undefined && !(isNumber(lora.alpha) && lora.alpha > 0)) problems.push({ field: "lora.alpha", message: "must be a positive number" });
+  const modules = lora.targetModules;
+  if (modules === undefined) return problems;
+  if (!Array.isArray(modules) || modules.length === 0) problems.push({ field: "lora.targetModules", message: "must be a non-empty array" });
+  else {
+    const unknown = modules.find((m) => !(LORA_TARGET_MODULES as readonly unknown[]).includes(m));
+    if (unknown !== undefined) problems.push({ field: "lora.targetModules", message: `has ${JSON.stringify(unknown)}; choose from ${LORA_TARGET_MODULES.join(", ")}` });
+  }
+  return problems;
+}
+
+const NAME_RULE = "must be 1 to 120 characters";
+const MODEL_RULE = `must name a registered base model, e.g. "${SUPPORTED_MODELS[0]}"`;
+
+/**
+ * The problems of a job's config as the cloud receives it (a JobTrainingConfig: createTrainer's output) — what the
+ * cloud refuses with a 400 and the worker before it trains. Which models exist is the cloud's to check.
+ */
+export function jobConfigProblems(config: unknown): ConfigProblem[] {
+  if (!isObject(config)) return [{ field: "config", message: "must be an object" }];
+  const problems: ConfigProblem[] = [];
+  if (config.name !== undefined && !(typeof config.name === "string" && config.name.trim().length > 0 && config.name.length <= 120)) problems.push({ field: "name", message: NAME_RULE });
+  if (config.model !== undefined && !(typeof config.model === "string" && config.model.trim().length > 0)) problems.push({ field: "model", message: MODEL_RULE });
+  return [...problems, ...trainingConfigProblems(config)];
+}
+
+export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig {
+  if (!isObject(config)) throw new TrainerConfigError([{ field: "config", message: "must be an object" }]);
+  const problems: ConfigProblem[] = [];
+  const fail = (field: string, message: string) => problems.push({ field, message });
+  if (typeof config.name !== "string" || config.name.trim().length === 0 || config.name.length > 120) fail("name", NAME_RULE);
   // Which names exist is the cloud's knowledge: `svc start` asks it before uploading anything.
-  if (typeof config.model !== "string" || config.model.trim().length === 0) fail("model", `must name a registered base model, e.g. "${SUPPORTED_MODELS[0]}"`);
+  if (typeof config.model !== "string" || config.model.trim().length === 0) fail("model", MODEL_RULE);
   for (const field of ["dataset", "evalDataset"] as const) {
     const value = config[field];
     if (value === undefined && field === "evalDataset") continue;
     if (typeof value !== "string" || !value) fail(field, "must be the path of a JSONL file in the project");
-    if (HUB_DATASET.test(value!) && !value!.endsWith(".jsonl")) {
+    else if (HUB_DATASET.test(value) && !value.endsWith(".jsonl")) {
       fail(field, `"${value}" looks like a hub dataset; hub datasets are not available offline. Use a local JSONL file.`);
     }
   }
-  const positiveInt = (field: string, value: unknown, max: number) => {
-    if (value === undefined) return;
-    if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max) fail(field, `must be an integer from 1 to ${max}`);
-  };
-  if ((config.maxSteps === undefined) === (config.numTrainEpochs === undefined)) fail("maxSteps", "or numTrainEpochs must be set (exactly one of them)");
-  positiveInt("maxSteps", config.maxSteps, 1_000_000);
-  if (config.numTrainEpochs !== undefined && !(config.numTrainEpochs > 0 && config.numTrainEpochs <= 1000)) fail("numTrainEpochs", "must be a number above 0 and at most 1000");
-  positiveInt("batchSize", config.batchSize, 1024);
-  positiveInt("evalSteps", config.evalSteps, 1_000_000);
-  if (config.saveSteps !== undefined && (!Number.isInteger(config.saveSteps) || config.saveSteps < 0)) fail("saveSteps", "must be a non-negative integer");
-  if (config.learningRate !== undefined && !(config.learningRate > 0 && config.learningRate < 1)) fail("learningRate", "must be a number between 0 and 1");
-  if (config.seed !== undefined && !Number.isInteger(config.seed)) fail("seed", "must be an integer");
-  if (config.schedule !== undefined && config.schedule !== "cosine" && config.schedule !== "linear") fail("schedule", 'must be "cosine" or "linear"');
-  if (config.warmupSteps !== undefined && (!Number.isInteger(config.warmupSteps) || config.warmupSteps < 0)) fail("warmupSteps", "must be a non-negative integer");
-  const { min, max } = MAX_SEQ_LENGTH_RANGE;
-  if (config.maxSeqLength !== undefined && (!Number.isInteger(config.maxSeqLength) || config.maxSeqLength < min || config.maxSeqLength > max)) {
-    fail("maxSeqLength", `must be an integer from ${min} to ${max}`);
+  if (config.maxSteps === undefined && config.numTrainEpochs === undefined) fail("maxSteps", "or numTrainEpochs must be set (exactly one of them)");
+  // createTrainer's evalSteps needs an evalDataset to evaluate; unset, the job gets 0 (no evaluation).
+  if (config.evalSteps !== undefined && !isIntegerIn(config.evalSteps, 1, 1_000_000)) fail("evalSteps", "must be an integer from 1 to 1000000");
+  else if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");
+  const fromEnvironment = config.backend === undefined ? backendFromEnvironment() : undefined;
+  if (fromEnvironment !== undefined && !(TRAINING_BACKENDS as readonly string[]).includes(fromEnvironment)) {
+    fail("backend (from SVC_TRAIN_BACKEND)", `must be one of ${TRAINING_BACKENDS.join(", ")}, got "${fromEnvironment}"`);
   }
-  if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");
-  const backend = config.backend ?? backendFromEnvironment();
-  if (backend !== undefined && !(TRAINING_BACKENDS as readonly string[]).includes(backend)) {
-    fail(config.backend !== undefined ? "backend" : "backend (from SVC_TRAIN_BACKEND)", `must be one of ${TRAINING_BACKENDS.join(", ")}, got "${backend}"`);
-  }
+  problems.push(...trainingConfigProblems({ ...config, evalSteps: undefined } as unknown as Record<string, unknown>));
+  if (problems.length > 0) throw new TrainerConfigError(problems);
+  const backend = config.backend ?? fromEnvironment;
   const lora = config.lora ?? {};
-  positiveInt("lora.r", lora.r, 256);
-  if (lora.alpha !== undefined && !(lora.alpha > 0)) fail("lora.alpha", "must be a positive number");
-  if (lora.targetModules !== undefined) {
-    if (!Array.isArray(lora.targetModules) || lora.targetModules.length === 0) fail("lora.targetModules", "must be a non-empty array");
-    for (const m of lora.targetModules) {
-      if (!(LORA_TARGET_MODULES as readonly string[]).includes(m)) fail("lora.targetModules", `has "${m}"; choose from ${LORA_TARGET_MODULES.join(", ")}`);
-    }
-  }
   return {
     name: config.name,
     model: config.model,

@@ -1,8 +1,9 @@
 /**
  * The steps a run will take, computed the way the trainer takes them: the same step count
  * (`resolveTotalSteps`), the same seeded batch order (`BatchOrder`), batches padded to their
- * longest conversation, and evaluations before the first step, every evalSteps and at the end
- * (engine/train/loop.ts). Imports the engine's training modules (tfjs), so it is loaded lazily.
+ * longest conversation, and the evaluations the run reports: every evalSteps and at the end
+ * (engine/train/loop.ts; the worker makes none before the first step). Imports the engine's
+ * training modules (tfjs), so it is loaded lazily.
  */
 import { BatchOrder } from "../../engine/train/batches.js";
 import { resolveTotalSteps } from "../../engine/train/lora-trainer.js";
@@ -43,7 +44,6 @@ export function planRun(input: PlanInput): DryRunPlan & { evalPaddedTokens: numb
   const paddedTokens = stepBatches(input, steps).reduce((sum, batch) => sum + padded(batch.map((i) => input.trainLengths[i])), 0);
   let evaluations = 0;
   if (input.evalLengths.length > 0) {
-    evaluations = 1; // before the first step
     for (let step = 1; step <= steps; step++) if (step === steps || (input.evalSteps ? step % input.evalSteps === 0 : false)) evaluations++;
   }
   const evalPaddedTokens = evalBatches(input.evalLengths, input.batchSize).reduce((sum, batch) => sum + padded(batch.map((i) => input.evalLengths[i])), 0);

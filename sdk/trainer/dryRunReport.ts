@@ -60,7 +60,7 @@ export interface DryRunPlan {
   epochs: number;
   /** Tokens the steps process, batches padded to their longest conversation as the trainer pads them. */
   paddedTokens: number;
-  /** Evaluations of the eval set: before the first step, every evalSteps, and at the end. */
+  /** Evaluations of the eval set the run reports (training.log frames with evalLoss): every evalSteps, and at the end. */
   evaluations: number;
 }
 

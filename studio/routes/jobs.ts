@@ -6,7 +6,7 @@ import type { StudioContext, StudioHandlers } from "../context.js";
 import { lastEventIdOf, relayFile, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
-export function jobHandlers({ sessions, jobList }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "listArtifacts" | "jobEvents" | "downloadAdapter"> {
+export function jobHandlers({ sessions, jobList }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "jobEvents" | "downloadAdapter"> {
   return {
     /**
      * Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call.
@@ -21,6 +21,7 @@ export function jobHandlers({ sessions, jobList }: StudioContext): Pick<StudioHa
     },
     getJob: async ({ params }) => (await sessions.clientFor()).getJob(params.id),
     cancelJob: async ({ params }) => (await sessions.clientFor()).cancelJob(params.id),
+    deleteJob: async ({ params }) => (await sessions.clientFor()).deleteJob(params.id),
     listArtifacts: async ({ params }) => (await sessions.clientFor()).listArtifacts(params.id),
     /** The adapter's bytes as the cloud sends them (its 404s and 400s keep their status and message). */
     downloadAdapter: async ({ params, query }, reply) => {

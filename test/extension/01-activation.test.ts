@@ -14,6 +14,7 @@ const COMMANDS = [
   "svc.openJob",
   "svc.openEndpoint",
   "svc.cancelJob",
+  "svc.deleteJob",
   "svc.copyEndpointUrl",
   "svc.refresh",
   "svc.openStudioInBrowser",

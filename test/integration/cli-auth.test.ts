@@ -1,10 +1,12 @@
 /**
  * `svc login`, `svc whoami`, `svc logout` as child processes against a real cloud, with the sign-in
- * approved in headless Chromium on the real /device pages while `svc login` waits.
+ * approved by the cloud's owner (`svc login --approve`) while `svc login` waits, and denied in
+ * headless Chromium on the real /device pages.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Page } from "playwright-core";
@@ -18,7 +20,7 @@ import type { Credentials } from "../../sdk/credentials.js";
 import { MissingStateError } from "../../sdk/errors.js";
 import { ProjectSession } from "../../sdk/session.js";
 
-describe("svc login / whoami / logout (CLI processes, approved in Chromium)", function () {
+describe("svc login / whoami / logout (CLI processes, approved by the owner, denied in Chromium)", function () {
   this.timeout(90_000);
   let cloud: TestCloud;
   let browser: ChromiumSession;
@@ -46,38 +48,49 @@ describe("svc login / whoami / logout (CLI processes, approved in Chromium)", fu
   const startLogin = (...args: string[]) => spawnProcess(process.execPath, [cliPath, "login", ...args], { env: env(), cwd: project.path, name: "svc login" });
 
   /** The code `svc login` printed, once it has printed it. */
-  async function printedCode(login: ManagedProcess): Promise<{ url: string; code: string; completeUrl: string }> {
+  async function printedCode(login: ManagedProcess): Promise<{ url: string; code: string }> {
     return pollUntil(
       () => {
         const out = login.stdoutLines().join("\n");
-        const url = /^\s+(http:\/\/\S+\/device)$/m.exec(out)?.[1];
+        const url = /^\((http:\/\/\S+\/device) shows the request and can deny it; it cannot approve\.\)$/m.exec(out)?.[1];
         const code = /^\s+([A-Z]{4}-[A-Z]{4})$/m.exec(out)?.[1];
-        const completeUrl = /\((http:\/\/\S+\?user_code=\S+) fills the code in/.exec(out)?.[1];
-        return url && code && completeUrl ? { url, code, completeUrl } : undefined;
+        const command = /^\s+svc login --approve ([A-Z]{4}-[A-Z]{4})$/m.exec(out)?.[1];
+        return url && code && command === code ? { url, code } : undefined;
       },
-      { timeoutMs: 20_000, description: "svc login to print the page and the code", abortIf: () => (login.exitStatus() ? `svc login exited:\n${login.recentOutput()}` : undefined) },
+      { timeoutMs: 20_000, description: "svc login to print the code and how to approve it", abortIf: () => (login.exitStatus() ? `svc login exited:\n${login.recentOutput()}` : undefined) },
     );
   }
 
-  /** A person typing the printed code on the printed page and choosing Approve or Deny. */
-  async function answerInBrowser(url: string, code: string, choice: "Approve" | "Deny"): Promise<Page> {
+  /** The cloud's owner: the OS user whose SVC_HOME holds the cloud's data dir (and its owner key). */
+  const ownerEnv = () => ({ ...process.env, SVC_HOME: path.dirname(cloud.dataDir), SVC_CLOUD_URL: cloud.cloudUrl });
+  const approveAsOwner = (code: string) => spawnSync(process.execPath, [cliPath, "login", "--approve", code], { encoding: "utf8", env: ownerEnv(), cwd: project.path, timeout: 30_000 });
+
+  function approveInTerminal(code: string): void {
+    const result = approveAsOwner(code);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`Approved the sign-in ${code} to ${cloud.cloudUrl} as ${os.userInfo().username}\\.`));
+  }
+
+  /** A person typing the printed code on the printed page and choosing Deny (the page has nothing else to choose). */
+  async function denyInBrowser(url: string, code: string): Promise<Page> {
     const page = await browser.context.newPage();
     await page.goto(url);
     await page.getByRole("textbox").fill(code);
     await page.getByRole("button", { name: "Continue" }).click();
     await page.getByRole("heading", { name: "Approve sign-in?" }).waitFor();
     assert.equal(await page.locator("#user-code").textContent(), code, "the confirm page shows the code the terminal printed");
-    await page.getByRole("button", { name: choice }).click();
-    await page.getByRole("heading", { name: choice === "Approve" ? "Signed in" : "Sign-in denied" }).waitFor();
+    assert.equal(await page.locator("#approve-command").textContent(), `svc login --approve ${code}`);
+    assert.equal(await page.getByRole("button", { name: "Approve" }).count(), 0, "the page cannot approve");
+    await page.getByRole("button", { name: "Deny" }).click();
+    await page.getByRole("heading", { name: "Sign-in denied" }).waitFor();
     return page;
   }
 
-  it("signs in while `svc login` waits, then whoami shows the OAuth user and logout signs out", async () => {
+  it("signs in while `svc login` waits and the owner approves, then whoami shows the OAuth user and logout signs out", async () => {
     const login = startLogin();
     const { url, code } = await printedCode(login);
     assert.equal(url, `${cloud.cloudUrl}/device`);
-    const page = await answerInBrowser(url, code, "Approve");
-    await page.close();
+    approveInTerminal(code);
     const exit = await waitForExit(login, 30_000);
     assert.equal(exit.code, 0, login.recentOutput());
     assert.match(login.recentOutput(), new RegExp(`Signed in to ${cloud.cloudUrl} as ${os.userInfo().username} \\(OAuth user `));
@@ -128,15 +141,8 @@ describe("svc login / whoami / logout (CLI processes, approved in Chromium)", fu
 
   it("with OAuth credentials and no .svc/state.json, requireScope() says how to write the file", async () => {
     const login = startLogin();
-    const { completeUrl, code } = await printedCode(login);
-    // verification_uri_complete: the page fills the code in (the provider's auto-submitting form).
-    const page = await browser.context.newPage();
-    await page.goto(completeUrl);
-    await page.getByRole("heading", { name: "Approve sign-in?" }).waitFor();
-    assert.equal(await page.locator("#user-code").textContent(), code);
-    await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByRole("heading", { name: "Signed in" }).waitFor();
-    await page.close();
+    const { code } = await printedCode(login);
+    approveInTerminal(code);
     assert.equal((await waitForExit(login, 30_000)).code, 0, login.recentOutput());
 
     const previousHome = process.env.SVC_HOME;
@@ -168,7 +174,7 @@ describe("svc login / whoami / logout (CLI processes, approved in Chromium)", fu
     assert.equal(existsSync(credentialsFile()), false);
     assert.equal(statSync(path.join(home.path, "login-pending.json")).mode & 0o777, 0o600);
 
-    (await answerInBrowser(`${cloud.cloudUrl}/device`, code, "Approve")).close();
+    approveInTerminal(code);
     const finish = svc("login");
     assert.equal(finish.status, 0, finish.stderr);
     assert.ok(finish.stdout.includes(code), "the same code is resumed, not a new one requested");
@@ -180,11 +186,45 @@ describe("svc login / whoami / logout (CLI processes, approved in Chromium)", fu
   it("fails cleanly when the sign-in is denied in the browser", async () => {
     const login = startLogin();
     const { url, code } = await printedCode(login);
-    (await answerInBrowser(url, code, "Deny")).close();
+    (await denyInBrowser(url, code)).close();
     const exit = await waitForExit(login, 30_000);
     assert.equal(exit.code, 1);
     assert.match(login.recentOutput(), /svc: the sign-in was denied in the browser/);
     assert.equal(existsSync(credentialsFile()), false);
+  });
+
+  it("run as the cloud's own OS user, `svc login` approves its own code with the owner key", async () => {
+    const ownerHome = path.dirname(cloud.dataDir);
+    const login = spawnProcess(process.execPath, [cliPath, "login"], { env: ownerEnv(), cwd: project.path, name: "svc login (owner)" });
+    try {
+      const exit = await waitForExit(login, 30_000);
+      assert.equal(exit.code, 0, login.recentOutput());
+      assert.match(login.recentOutput(), /approved as .*, the user who runs this cloud/);
+      assert.doesNotMatch(login.recentOutput(), /svc login --approve/);
+      const credentials = JSON.parse(readFileSync(path.join(ownerHome, "credentials.json"), "utf8")) as Credentials;
+      assert.equal(credentials.kind, "oauth");
+    } finally {
+      await rm(path.join(ownerHome, "credentials.json"), { force: true });
+    }
+  });
+
+  it("`svc login --approve` needs the cloud's owner key: another user's, or none, approves nothing", async () => {
+    const login = startLogin();
+    const { code } = await printedCode(login);
+
+    // Another OS user of the same computer: their own SVC_HOME, with a cloud (and key) of their own.
+    const someoneElse = svc("login", "--approve", code, "--data", path.join(home.path, "their-cloud"));
+    assert.equal(someoneElse.status, 1);
+    assert.match(someoneElse.stderr, /cannot read the cloud's owner key .*owner-approval\.key: run this as the user who runs the svc cloud/);
+    mkdirSync(path.join(home.path, "their-cloud"));
+    writeFileSync(path.join(home.path, "their-cloud", "owner-approval.key"), "a-key-of-another-cloud-0123456789\n", { mode: 0o600 });
+    const wrongKey = svc("login", "--approve", code, "--data", path.join(home.path, "their-cloud"));
+    assert.equal(wrongKey.status, 1);
+    assert.match(wrongKey.stderr, new RegExp(`did not approve ${code}: the proof was not made with this cloud's owner key`));
+    assert.equal(login.exitStatus(), undefined, "the sign-in is still waiting");
+
+    approveInTerminal(code);
+    assert.equal((await waitForExit(login, 30_000)).code, 0, login.recentOutput());
   });
 
   it("Ctrl-C while waiting cancels at once and saves nothing", async () => {
@@ -199,7 +239,7 @@ describe("svc login / whoami / logout (CLI processes, approved in Chromium)", fu
   });
 
   it("prints help for each command", () => {
-    for (const [command, expected] of [["login", /--no-wait/], ["logout", /credentials\.json/], ["whoami", /--json/]] as const) {
+    for (const [command, expected] of [["login", /--approve CODE/], ["logout", /credentials\.json/], ["whoami", /--json/]] as const) {
       const result = svc(command, "--help");
       assert.equal(result.status, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`^svc ${command}`));

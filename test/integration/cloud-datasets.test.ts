@@ -5,6 +5,7 @@ import { PayloadTooLargeError } from "../../sdk/errors.js";
 import { postWholeBody } from "../support/rawHttp.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { http, newAccount, type Account } from "./harness/api.js";
+import { withStore } from "./harness/store.js";
 
 const example = JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
 
@@ -31,6 +32,28 @@ describe("cloud API: datasets", () => {
     assert.equal(dataset.lineCount, 2);
     assert.equal(dataset.sizeBytes, Buffer.byteLength(`${example}\n${example}\n`));
     assert.ok(datasetFiles().includes(`${dataset.id}.jsonl`));
+  });
+
+  it("stores the same content once per project: a second upload answers with the first dataset", async () => {
+    const content = `${example}\n${JSON.stringify({ messages: [{ role: "user", content: "dedup" }, { role: "assistant", content: "once" }] })}\n`;
+    const filesBefore = datasetFiles().length;
+    const first = await alice.client.uploadDataset("first.jsonl", content);
+    // Concurrent and later uploads of the same bytes, under other names, all get the first dataset.
+    const again = await Promise.all([alice.client.uploadDataset("again.jsonl", content), alice.client.uploadDataset("again2.jsonl", content)]);
+    const later = await alice.client.uploadDataset("later.jsonl", Buffer.from(content));
+    for (const dataset of [...again, later]) assert.deepEqual(dataset, first);
+    assert.equal(datasetFiles().length, filesBefore + 1);
+    const rows = await withStore(cloud, (db) => db.selectFrom("datasets").select("id").where("project_id", "=", alice.projectId).where("name", "in", ["first.jsonl", "again.jsonl", "again2.jsonl", "later.jsonl"]).execute());
+    assert.equal(rows.length, 1);
+
+    // Other bytes are another dataset; the same bytes in another project are that project's own.
+    const other = await alice.client.uploadDataset("first.jsonl", `${content}${example}\n`);
+    assert.notEqual(other.id, first.id);
+    const bob = await newAccount(cloud);
+    const bobs = await bob.client.uploadDataset("first.jsonl", content);
+    assert.notEqual(bobs.id, first.id);
+    assert.equal(bobs.projectId, bob.projectId);
+    assert.equal(datasetFiles().length, filesBefore + 3);
   });
 
   it("rejects invalid lines with 400 naming the line numbers, and writes nothing", async () => {

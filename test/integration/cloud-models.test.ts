@@ -152,7 +152,7 @@ describe("base models: registration with facts, listing, and the job check", fun
     });
 
     it("maxSeqLength out of range or past the context: 400", async () => {
-      assert.match((await createJob({ model: "svc-tiny", maxSeqLength: 8 })).body.error.message, /config\.maxSeqLength must be an integer from 16 to 32768/);
+      assert.match((await createJob({ model: "svc-tiny", maxSeqLength: 8 })).body.error.message, /^config\.maxSeqLength: must be an integer from 16 to 32768$/);
       assert.match((await createJob({ model: "svc-tiny", maxSeqLength: 161 })).body.error.message, /context of "svc-tiny" \(160 tokens\)/);
     });
 

@@ -1,15 +1,18 @@
 /**
  * The OAuth 2.0 device flow (RFC 8628) of a real cloud process over real HTTP: the CLI side talks
- * to the token endpoints, and a small cookie-keeping fetch "browser" drives the real approval
- * pages (code entry, confirm, success / denied) exactly as a person's browser would post them.
+ * to the token endpoints, the owner approves with the key in the cloud's data dir, and a small
+ * cookie-keeping fetch "browser" drives the real /device pages (code entry, confirm, denied)
+ * exactly as a person's browser would post them.
  */
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { http } from "./harness/api.js";
 import { OAUTH_CLIENT_ID } from "../../sdk/oauth.js";
-import { DEVICE_GRANT, FormBrowser, openConfirmPage, pollToken, postForm, refresh, requestDeviceCode, signIn } from "./harness/oauthFlow.js";
+import { ownerApprovalProof, ownerKeyPath } from "../../sdk/ownerApproval.js";
+import { approve, DEVICE_GRANT, FormBrowser, openConfirmPage, ownerProof, pollToken, postApproval, postForm, refresh, requestDeviceCode, signIn } from "./harness/oauthFlow.js";
 import { pollUntil } from "../support/poll.js";
 
 const me = (cloud: TestCloud, token: string) => http(cloud, "GET", "/v1/me", { token });
@@ -35,20 +38,23 @@ describe("OAuth device flow (real cloud process)", function () {
     assert.ok(code.device_code.length >= 32);
   });
 
-  it("signs in: pending until approved on the page, then tokens that work on /v1/me", async () => {
+  it("signs in: pending until the owner approves with the data dir's key, then tokens that work on /v1/me", async () => {
     const code = await requestDeviceCode(cloud);
     const pending = await pollToken(cloud, code.device_code);
     assert.equal(pending.status, 400);
     // The RFC 6749 error format device-flow clients expect, not our {"error":{...}} envelope.
     assert.equal(pending.body.error, "authorization_pending");
 
-    const { browser, html } = await openConfirmPage(cloud, code.user_code);
+    const { html } = await openConfirmPage(cloud, code.user_code);
     assert.ok(html.includes(code.user_code), "the confirm page shows the user code");
     assert.ok(html.includes(os.userInfo().username), "the confirm page names the local user who approves");
-    assert.match(html, /Approve/);
+    assert.ok(html.includes(`svc login --approve ${code.user_code}`), "the confirm page says how the owner approves");
     assert.match(html, /Deny/);
-    const done = await browser.submit(html, "op.deviceConfirmForm");
-    assert.match(done.html, /Signed in/);
+    assert.doesNotMatch(html, />Approve</, "the page has no Approve button");
+
+    const keyFile = ownerKeyPath(cloud.dataDir);
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600, "only the cloud's OS user can read the owner key");
+    await approve(cloud, code.user_code.toLowerCase());
 
     const granted = await pollToken(cloud, code.device_code);
     assert.equal(granted.status, 200, JSON.stringify(granted.body));
@@ -66,6 +72,41 @@ describe("OAuth device flow (real cloud process)", function () {
     const again = await pollToken(cloud, code.device_code);
     assert.equal(again.status, 400);
     assert.equal(again.body.error, "invalid_grant");
+    const approvedTwice = await postApproval(cloud, code.user_code, await ownerProof(cloud, code.user_code));
+    assert.notEqual(approvedTwice.status, 200, "a used code cannot be approved again");
+  });
+
+  it("a browser that confirms on the page does not sign in: only the owner's approval does", async () => {
+    const code = await requestDeviceCode(cloud);
+    const { browser, html } = await openConfirmPage(cloud, code.user_code);
+    // What the page's form posts when confirmed (the provider's hidden confirm field), as anyone reaching the port could send it.
+    const confirmed = await browser.submit(html, "op.deviceConfirmForm");
+    assert.equal(confirmed.status, 403, confirmed.html);
+    assert.match(confirmed.html, /This page cannot approve a sign-in/);
+    assert.doesNotMatch(confirmed.html, /Signed in/);
+    assert.equal((await pollToken(cloud, code.device_code)).body.error, "authorization_pending");
+
+    // The owner can still approve that code afterwards.
+    await approve(cloud, code.user_code);
+    assert.equal((await pollToken(cloud, code.device_code)).status, 200);
+  });
+
+  it("refuses an approval without the owner key's proof, and never says whether the code exists", async () => {
+    const code = await requestDeviceCode(cloud);
+    const otherKey = ownerApprovalProof("a-key-of-another-cloud-0123456789", code.user_code);
+    const forged = await postApproval(cloud, code.user_code, otherKey);
+    assert.equal(forged.status, 403);
+    assert.equal(forged.body.error, "access_denied");
+    // A proof for one code approves no other code.
+    const other = await requestDeviceCode(cloud);
+    assert.equal((await postApproval(cloud, code.user_code, await ownerProof(cloud, other.user_code))).status, 403);
+    assert.equal((await postApproval(cloud, "BCDF-GHJK", otherKey)).status, 403, "an unknown code gets the same answer as a known one");
+    const missing = await postForm(cloud, "/v1/oauth/device/approve", { user_code: code.user_code });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.error, "invalid_request");
+    assert.equal((await pollToken(cloud, code.device_code)).body.error, "authorization_pending");
+    const unknown = await postApproval(cloud, "BCDF-GHJK", await ownerProof(cloud, "BCDF-GHJK"));
+    assert.equal(unknown.status, 404);
   });
 
   it("reuses the one local OAuth user for every approval", async () => {
@@ -145,6 +186,9 @@ describe("OAuth device flow (real cloud process)", function () {
     await ageDeviceCode(cloud, code.device_code);
     const { html } = await openConfirmPage(cloud, code.user_code);
     assert.match(html, /expired/);
+    const late = await postApproval(cloud, code.user_code, await ownerProof(cloud, code.user_code));
+    assert.equal(late.status, 400);
+    assert.equal(late.body.error, "expired_token");
     const { status, body } = await pollToken(cloud, code.device_code);
     assert.equal(status, 400);
     assert.equal(body.error, "expired_token");
@@ -187,7 +231,6 @@ describe("OAuth tokens across a cloud restart", function () {
     assert.equal((await me(again, refreshed.body.access_token!)).status, 200);
 
     const keys = path.join(again.dataDir, "oauth-keys.json");
-    const { statSync } = await import("node:fs");
     assert.equal(statSync(keys).mode & 0o777, 0o600, "the provider's keys are private to the user");
   });
 });

@@ -292,7 +292,8 @@ describe("studio server API", function () {
         const direct = await cloudHttp(stack.cloud, "GET", route.replace("/api/", "/v1/"), { token });
         assert.equal(viaStudio.status, direct.status, route);
         assert.equal(viaStudio.status, 404);
-        assert.deepEqual(viaStudio.json.error, { code: direct.body.error.code, message: direct.body.error.message });
+        const { code, message } = viaStudio.json.error;
+        assert.deepEqual({ code, message }, { code: direct.body.error.code, message: direct.body.error.message });
       }
       const list = await studioRequest(stack.studio, "GET", "/api/deployments");
       const id = list.json[0].id;

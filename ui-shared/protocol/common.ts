@@ -104,6 +104,8 @@ export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { par
    * `file` is as the trainer names it, relative to the project; the host refuses anything outside it.
    */
   "host/openDatasetLine": { params: { file: string; line: number }; result: null };
+  /** Deletes a job behind VS Code's modal confirmation (the Delete Job command); `deleted` false: the user kept it. */
+  "host/deleteJob": { params: { jobId: string }; result: { deleted: boolean } };
   /** Opens (or focuses) the Job detail panel of a job, e.g. from the Compare Jobs panel. */
   "host/openJob": { params: { jobId: string }; result: null };
   /** Opens a long-lived stream; its data arrives as `stream/*` notifications tagged with `streamId`. */

@@ -232,6 +232,12 @@ export class VsCodeTransport implements Transport {
     await this.request("host/openPlayground", { jobId, compare: options.compare === true });
   }
 
+  /** VS Code only: deletes a job behind the host's modal confirmation; true once deleted, false when kept. */
+  async confirmAndDeleteJob(jobId: string): Promise<boolean> {
+    const { deleted } = await this.request("host/deleteJob", { jobId }, { waitForUser: true });
+    return deleted;
+  }
+
   /** VS Code only: opens a dataset of the project in an editor at a 1-based line. */
   async openDatasetLine(file: string, line: number): Promise<void> {
     await this.request("host/openDatasetLine", { file, line });

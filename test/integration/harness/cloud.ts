@@ -18,6 +18,8 @@ export interface TestCloud {
   edgeUrl: string;
   deployDomain: string;
   dataDir: string;
+  /** The PostgreSQL database this cloud uses; undefined on SQLite (then the store is in dataDir). */
+  databaseUrl?: string;
   home: string;
   process: ChildProcess;
   /** Output the daemon wrote to stderr so far (for assertions that nothing leaked). */
@@ -58,6 +60,7 @@ export async function startTestCloud(options: StartOptions = {}): Promise<TestCl
   const cloud: TestCloud = {
     ...info,
     dataDir,
+    databaseUrl,
     home,
     process: child,
     stderr: () => stderr,

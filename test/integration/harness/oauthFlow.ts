@@ -1,9 +1,10 @@
 /**
- * The OAuth 2.0 device flow driven as `svc login` and a person approving in a browser would: the token endpoints over
- * real HTTP, and a small cookie-keeping fetch "browser" that posts the real approval pages' forms.
+ * The OAuth 2.0 device flow driven as `svc login` and the cloud's owner would: the token endpoints and the owner's
+ * approval over real HTTP, and a small cookie-keeping fetch "browser" that posts the real /device pages' forms.
  */
 import assert from "node:assert/strict";
 import { OAUTH_CLIENT_ID, type DeviceCode } from "../../../sdk/oauth.js";
+import { ownerApprovalProof, readOwnerKey } from "../../../sdk/ownerApproval.js";
 import type { TestCloud } from "./cloud.js";
 
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
@@ -100,18 +101,25 @@ export async function openConfirmPage(cloud: TestCloud, userCode: string): Promi
   return { browser, html: confirm.html };
 }
 
-export async function approve(cloud: TestCloud, userCode: string): Promise<string> {
-  const { browser, html } = await openConfirmPage(cloud, userCode);
-  assert.match(html, /Approve sign-in\?/);
-  const done = await browser.submit(html, "op.deviceConfirmForm");
-  assert.equal(done.status, 200, done.html);
-  return done.html;
+/** The proof the cloud's owner makes with the key in the cloud's data dir (what `svc login --approve` sends). */
+export async function ownerProof(cloud: TestCloud, userCode: string): Promise<string> {
+  const key = await readOwnerKey(cloud.dataDir);
+  assert.ok(key, `the cloud keeps an owner key in ${cloud.dataDir}`);
+  return ownerApprovalProof(key, userCode);
 }
 
-/** The whole flow, as `svc login` and a person approving would run it. */
+export const postApproval = (cloud: TestCloud, userCode: string, proof: string) => postForm(cloud, "/v1/oauth/device/approve", { user_code: userCode, proof });
+
+/** The owner approving the code from a terminal on the cloud's computer. */
+export async function approve(cloud: TestCloud, userCode: string): Promise<void> {
+  const { status, body } = await postApproval(cloud, userCode, await ownerProof(cloud, userCode));
+  assert.equal(status, 200, JSON.stringify(body));
+}
+
+/** The whole flow, as `svc login` and the cloud's owner approving would run it. */
 export async function signIn(cloud: TestCloud): Promise<{ accessToken: string; refreshToken: string }> {
   const code = await requestDeviceCode(cloud);
-  assert.match(await approve(cloud, code.user_code), /Signed in/);
+  await approve(cloud, code.user_code);
   const { status, body } = await pollToken(cloud, code.device_code);
   assert.equal(status, 200, JSON.stringify(body));
   assert.ok(body.access_token && body.refresh_token);

@@ -10,6 +10,7 @@ import { trainLora, type TrainLog } from '../../../engine/train/lora-trainer.js'
 import { pretrain } from '../../../engine/train/pretrain.js';
 import { TEST_TINY } from '../../../engine/model/config.js';
 import { toyChats, toyQuackChats, trainToyModel, withTempDir } from '../../fixtures/engine/tiny-model.js';
+import { planRun } from '../../../sdk/trainer/dryRunPlan.js';
 
 describe('engine training', function () {
   this.timeout(60000);
@@ -30,6 +31,25 @@ describe('engine training', function () {
     disposeWeights(weights);
     assert.equal(losses.length, 25);
     assert.ok(result.finalEvalLoss < result.initialEvalLoss * 0.6, `eval loss ${result.initialEvalLoss} -> ${result.finalEvalLoss}`);
+  });
+
+  it('reports as many evaluations as the dry run plans, and with evaluateBeforeTraining: false makes no other', async () => {
+    await withTempDir(async (dir) => {
+      const logs: TrainLog[] = [];
+      const train = toyQuackChats();
+      const evalSet = toyQuackChats();
+      const result = await trainLora({
+        baseModel: base, baseModelName: 'svc-test', train, eval: evalSet, outputDir: dir,
+        lora: { r: 4, alpha: 8 }, maxSteps: 10, learningRate: 2e-2, batchSize: 3, evalSteps: 4, seed: 1,
+        evaluateBeforeTraining: false, // as the cloud's worker runs a job
+        onLog: (log) => { logs.push(log); },
+      });
+      const reported = logs.filter((l) => l.evalLoss !== undefined).map((l) => l.step);
+      assert.deepEqual(reported, [4, 8, 10]);
+      const plan = planRun({ trainLengths: train.map(() => 8), evalLengths: evalSet.map(() => 8), batchSize: 3, maxSteps: 10, seed: 1, evalSteps: 4 });
+      assert.equal(plan.evaluations, reported.length, '`svc start --dry-run` promises the evaluations the run reports');
+      assert.ok(Number.isNaN(result.initialEvalLoss), 'and the run spends none that it does not report');
+    });
   });
 
   it('LoRA fine-tuning lowers the assistant-token loss and writes checkpoints and the final adapter', async () => {

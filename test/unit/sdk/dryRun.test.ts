@@ -56,12 +56,12 @@ describe("dry run: a split as the model's tokenizer sees it", () => {
 });
 
 describe("dry run: the step plan", () => {
-  it("takes the trainer's step count from epochs, pads each batch to its longest, and counts evaluations as the loop runs them", () => {
+  it("takes the trainer's step count from epochs, pads each batch to its longest, and counts the evaluations a run reports", () => {
     const plan = planRun({ trainLengths: Array(10).fill(10), evalLengths: [4, 6], batchSize: 4, numTrainEpochs: 2, seed: 1, evalSteps: 2 });
     assert.equal(plan.steps, 5, "ceil(2 × 10 / 4)");
     assert.equal(plan.epochs, 2);
     assert.equal(plan.paddedTokens, 5 * 4 * 9, "inputs are ids[0..n-2]");
-    assert.equal(plan.evaluations, 4, "before step 1, after steps 2 and 4, and at the end");
+    assert.equal(plan.evaluations, 3, "after steps 2 and 4, and at the end (none before step 1: a job reports none there)");
     assert.equal(plan.evalPaddedTokens, 2 * 5);
   });
 

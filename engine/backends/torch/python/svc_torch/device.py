@@ -43,10 +43,51 @@ def compute_dtype(device: torch.device, requested: Optional[str] = None) -> torc
 
 
 def configure_threads() -> int:
-    # Debian's torch starts with one thread; use every core unless SVC_TORCH_THREADS says otherwise.
-    wanted = int(os.environ.get("SVC_TORCH_THREADS") or 0) or (os.cpu_count() or 1)
+    # Debian's torch starts with one thread. SVC_TORCH_THREADS wins; else the cores this process may
+    # really use, less one for the cloud and the worker beside it: threads past the cores a cgroup
+    # or an affinity mask allows only wait on each other.
+    wanted = int(os.environ.get("SVC_TORCH_THREADS") or 0) or training_threads(usable_cpus())
     torch.set_num_threads(wanted)
     return torch.get_num_threads()
+
+
+def training_threads(cpus: int) -> int:
+    """Threads to train with on `cpus` usable cores: one is left to the cloud when there are more than 2."""
+    return cpus - 1 if cpus > 2 else max(1, cpus)
+
+
+def usable_cpus(cgroup_root: str = "/sys/fs/cgroup") -> int:
+    """The cores this process may run on (its affinity mask), capped by its cgroup's CPU quota."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS and Windows have no affinity call
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(cgroup_root)
+    if quota is not None:
+        cpus = min(cpus, max(1, int(quota)))
+    return max(1, cpus)
+
+
+def cgroup_cpu_quota(cgroup_root: str = "/sys/fs/cgroup") -> Optional[float]:
+    """The cgroup's CPU limit in cores (cgroup v2 `cpu.max`, or v1 `cpu.cfs_quota_us`), None when unlimited."""
+    def read(name: str) -> Optional[str]:
+        try:
+            with open(os.path.join(cgroup_root, name)) as file:
+                return file.read().strip()
+        except OSError:
+            return None
+
+    v2 = read("cpu.max")
+    if v2 is not None:
+        fields = v2.split()
+        quota, period = (fields + ["max", "100000"])[:2]
+    else:
+        quota, period = read("cpu/cpu.cfs_quota_us") or "max", read("cpu/cpu.cfs_period_us") or "100000"
+    try:
+        quota_us, period_us = int(quota), int(period)
+    except ValueError:  # "max": no limit
+        return None
+    return quota_us / period_us if quota_us > 0 and period_us > 0 else None
 
 
 def describe(device: torch.device, threads: int) -> str:

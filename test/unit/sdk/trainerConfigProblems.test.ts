@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { describeConfigProblems, jobConfigProblems, TrainerConfigError, validateTrainerConfig, type TrainerConfig } from "../../../sdk/trainer/config.js";
+
+const base: TrainerConfig = { name: "run", model: "svc-tiny", dataset: "data/train.jsonl", maxSteps: 10 };
+
+describe("trainer config: every bad field at once, one rule set for createTrainer, the cloud and the worker", () => {
+  it("createTrainer (svc start, before any upload) lists every bad field, not the first", () => {
+    const bad = { ...base, maxSteps: -5, learningRate: "fast", lora: { r: 0 } } as unknown as TrainerConfig;
+    assert.throws(
+      () => validateTrainerConfig(bad),
+      (e: unknown) =>
+        e instanceof TrainerConfigError &&
+        e.field === "maxSteps" &&
+        e.problems.map((p) => p.field).join() === "maxSteps,learningRate,lora.r" &&
+        e.message === "createTrainer: maxSteps must be an integer from 1 to 1000000; learningRate must be a number between 0 and 1; lora.r must be an integer from 1 to 256",
+    );
+  });
+
+  it("a number spelled as a string is refused everywhere, not compared as one", () => {
+    for (const [field, value] of [["learningRate", "0.5"], ["numTrainEpochs", "2"], ["maxSteps", "10"], ["seed", "1"]] as const) {
+      const config = { ...base, maxSteps: undefined, numTrainEpochs: 1, [field]: value } as unknown as TrainerConfig;
+      if (field === "maxSteps") delete (config as { numTrainEpochs?: number }).numTrainEpochs;
+      assert.throws(() => validateTrainerConfig(config), new RegExp(`createTrainer: ${field} must be`), field);
+      assert.equal(jobConfigProblems({ [field]: value })[0]?.field, field, field);
+    }
+    assert.deepEqual(jobConfigProblems({ lora: { alpha: "16" } }), [{ field: "lora.alpha", message: "must be a positive number" }]);
+  });
+
+  it("the cloud accepts every config createTrainer produces", () => {
+    const variants: TrainerConfig[] = [
+      base,
+      { ...base, maxSteps: undefined, numTrainEpochs: 0.5, evalDataset: "data/eval.jsonl", evalSteps: 5, warmupSteps: 0, maxSeqLength: 16, backend: "torch" },
+      { ...base, learningRate: 0.999, batchSize: 1024, saveSteps: 0, seed: -3, schedule: "linear", lora: { r: 256, alpha: 0.5, targetModules: ["q_proj"] } },
+    ];
+    for (const config of variants) assert.deepEqual(jobConfigProblems(validateTrainerConfig(config)), [], JSON.stringify(config));
+  });
+
+  it("a job config names each problem by its path", () => {
+    assert.deepEqual(jobConfigProblems(null), [{ field: "config", message: "must be an object" }]);
+    assert.deepEqual(jobConfigProblems([]), [{ field: "config", message: "must be an object" }]);
+    assert.deepEqual(jobConfigProblems({}), []);
+    const problems = jobConfigProblems({ maxSteps: -5, learningRate: "fast", lora: { targetModules: [] } });
+    assert.equal(
+      describeConfigProblems(problems, "config."),
+      "config.maxSteps: must be an integer from 1 to 1000000; config.learningRate: must be a number between 0 and 1; config.lora.targetModules: must be a non-empty array",
+    );
+  });
+});
