@@ -8,7 +8,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { tf } from '../backend.js';
-import type { ModelConfig } from '../model/config.js';
+import { isLlamaFamily, type ModelConfig } from '../model/config.js';
 import type { LoadProgress } from '../backends/types.js';
 import { transpose2d } from '../model/matrix.js';
 import { isLinearWeight, weightShapes, type ModelWeights } from '../model/weights.js';
@@ -109,15 +109,16 @@ export async function readModelConfig(path: string): Promise<ModelConfig> {
  */
 export async function readTrainableModelConfig(path: string): Promise<ModelConfig> {
   const header = await readGgufHeader(path);
-  const config = configFromGguf(header);
-  checkWeightInfos(header.tensors, config, (await stat(path)).size);
+  const config = { ...configFromGguf(header), parameterCount: header.tensors.reduce((sum, t) => sum + t.dims.reduce((a, b) => a * b, 1), 0) };
+  // The llama family's every weight is known here; transformers checks the others as it loads them.
+  checkWeightInfos(header.tensors, isLlamaFamily(config.architecture) ? weightShapes(config) : [], (await stat(path)).size);
   return config;
 }
 
 /** Checks every weight `config` needs (see readTrainableModelConfig); returns the tensor infos by name. */
-function checkWeightInfos(tensors: readonly GgufTensorInfo[], config: ModelConfig, fileSize?: number): Map<string, GgufTensorInfo> {
+function checkWeightInfos(tensors: readonly GgufTensorInfo[], shapes: ReadonlyArray<readonly [string, readonly number[]]>, fileSize?: number): Map<string, GgufTensorInfo> {
   const byName = new Map(tensors.map((t) => [t.name, t]));
-  for (const [name, shape] of weightShapes(config)) {
+  for (const [name, shape] of shapes) {
     const info = byName.get(name);
     if (!info) throw new Error(`GGUF is missing tensor ${name}`);
     const count = info.dims.reduce((a, b) => a * b, 1);
@@ -146,7 +147,7 @@ export async function loadModelGguf(path: string): Promise<LoadedModel> {
 export async function openModelWeights(path: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<ModelWeights> {
   const reader = await openGgufTensors(path);
   try {
-    const byName = checkWeightInfos(reader.header.tensors, config);
+    const byName = checkWeightInfos(reader.header.tensors, weightShapes(config));
     const shapes = weightShapes(config);
     const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
     let loadedBytes = 0;

@@ -23,6 +23,18 @@ class GgufBase:
     # GGUF names of projections whose rows llama.cpp permuted, with the head count the permutation used
     permuted_rows: Dict[str, int] = field(default_factory=dict)
 
+    PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+
+    def projection_shapes(self) -> Dict[str, list]:
+        """[out, in] of every LoRA-adaptable projection the model has, keyed blk.N.<proj>."""
+        params = dict(self.model.named_parameters())
+        shapes = {}
+        for gguf_name, hf_name in self.gguf_to_hf.items():
+            parts = gguf_name.split(".")
+            if len(parts) == 4 and parts[0] == "blk" and parts[2] in self.PROJECTIONS and parts[3] == "weight" and hf_name in params:
+                shapes[f"blk.{parts[1]}.{parts[2]}"] = list(params[hf_name].shape)
+        return shapes
+
 
 def _transformers_config(path: str):
     from transformers import AutoConfig

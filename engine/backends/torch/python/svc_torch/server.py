@@ -85,7 +85,8 @@ class Server:
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
         self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
         parameters = sum(p.numel() for p in self.base.model.parameters())
-        return {"parameters": parameters, "architecture": self.base.architecture, **self.info()}
+        return {"parameters": parameters, "architecture": self.base.architecture,
+                "projectionShapes": self.base.projection_shapes(), **self.info()}
 
     def op_init_lora(self, req, tensors):
         from .adapter import Adapter
