@@ -60,6 +60,7 @@ async function resolveTarget(target: string, options: AddModelOptions, dataDir: 
   if (/\.gguf$/i.test(target)) throw new CliError(`no such file: ${path.resolve(target)}`);
   const { models } = await discoverModels();
   const found = models.find((m) => m.name === target) ?? models.find((m) => m.name.toLowerCase() === target.toLowerCase());
+  if (found && isDirectory(found.path)) return { path: await ggufForHfFolder(found.path, options.name ?? found.name, dataDir, Boolean(options.replace)), name: options.name ?? found.name };
   if (found) return { path: found.path, name: found.name };
   const known = models.map((m) => m.name);
   throw new CliError(

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -28,7 +28,8 @@ describe("svc models add: Hugging Face folders", function () {
   let folder: string;
   let scratch: string;
   let cloud: TestCloud;
-  const svc = (args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl }, timeout: 480_000 });
+  const svc = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env }, timeout: 480_000 });
   const converted = () => path.join(cloud.home, "cloud", "converted");
 
   before(async function () {
@@ -122,5 +123,27 @@ with torch.no_grad(): print(json.dumps(m(torch.tensor([${ids.join(",")}])[None])
     } finally {
       await backend.dispose();
     }
+  });
+
+  it("finds a checkpoint in the Hugging Face cache: discover lists it, add ORG/NAME converts and registers it", () => {
+    const hub = path.join(scratch, "hub");
+    const snapshot = path.join(hub, "models--tiny-org--Tiny-Qwen3", "snapshots", "0123abcd");
+    cpSync(folder, snapshot, { recursive: true });
+    mkdirSync(path.join(hub, "models--tiny-org--Tiny-Qwen3", "refs"), { recursive: true });
+    writeFileSync(path.join(hub, "models--tiny-org--Tiny-Qwen3", "refs", "main"), "0123abcd");
+    const env = { HF_HUB_CACHE: hub, HOME: scratch, SVC_MODEL_PATHS: "" };
+
+    const discovered = svc(["models", "discover", "--json"], env);
+    assert.equal(discovered.status, 0, discovered.stderr);
+    const found = (JSON.parse(discovered.stdout) as { models: Array<{ name: string; path: string; architecture: string; quantization: string; trainable: boolean }> }).models;
+    assert.deepEqual(
+      found.map((m) => [m.name, m.path, m.architecture, m.quantization, m.trainable]),
+      [["tiny-org-Tiny-Qwen3", snapshot, "qwen3", "safetensors", true]],
+    );
+
+    const added = svc(["models", "add", "tiny-org/Tiny-Qwen3"], env);
+    assert.equal(added.status, 0, added.stderr);
+    assert.match(added.stdout, /^registered Tiny-Qwen3: .*qwen3.*trainable/m);
+    assert.ok(existsSync(path.join(converted(), "Tiny-Qwen3.gguf")));
   });
 });
