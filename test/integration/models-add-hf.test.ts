@@ -131,7 +131,8 @@ with torch.no_grad(): print(json.dumps(m(torch.tensor([${ids.join(",")}])[None])
     cpSync(folder, snapshot, { recursive: true });
     mkdirSync(path.join(hub, "models--tiny-org--Tiny-Qwen3", "refs"), { recursive: true });
     writeFileSync(path.join(hub, "models--tiny-org--Tiny-Qwen3", "refs", "main"), "0123abcd");
-    const env = { HF_HUB_CACHE: hub, HOME: scratch, SVC_MODEL_PATHS: "" };
+    // HOME elsewhere hides this machine's LM Studio and Ollama folders; the caches of svc's venv and tools stay.
+    const env = { HF_HUB_CACHE: hub, HOME: scratch, SVC_MODEL_PATHS: "", XDG_CACHE_HOME: process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache") };
 
     const discovered = svc(["models", "discover", "--json"], env);
     assert.equal(discovered.status, 0, discovered.stderr);
