@@ -2,15 +2,21 @@
 // GGUF llama.cpp's own converter makes of it. Random weights, real architectures, real vocabulary
 // (test/support/hfTestModels.ts). Checks, per architecture, in float32:
 //   - llama.cpp on the GGUF gives transformers' next-token distribution on the folder;
-//   - transformers reading the GGUF's weights itself (from_pretrained(dir, gguf_file=...)) gives
-//     the folder's logits once its config is completed from llama.cpp's keys: transformers 5.18's
-//     GGUF reader alone gets Gemma 3's attention scale, layer pattern and local RoPE base wrong
-//     and refuses Gemma 4 E2B/E4B-shaped files, and loads no buffers (Gemma 4's layer_scalar);
-//     see completed_gguf_config in test/support/hfTestModels.py.
+//   - svc's torch backend on the GGUF gives the folder's logits: transformers 5.18's GGUF reader
+//     alone gets Gemma 3's attention scale, layer pattern and local RoPE base wrong, refuses Gemma 4
+//     E2B/E4B-shaped files and loads no buffers (Gemma 4's layer_scalar); svc_torch/gguf_base.py
+//     completes the config from llama.cpp's keys;
+//   - a LoRA trained on the torch backend teaches a fixed continuation that llama.cpp produces
+//     from the exported GGUF adapter on the unmodified base.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { buildHfTestGguf, buildHfTestModel, hfTestPython, transformersLogits, type HfTestArch } from '../../support/hfTestModels.js';
-import { compareWithReference, disposeLlamaCppReference, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
+import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
+import path from 'node:path';
+import { writeAdapterGguf } from '../../../engine/gguf/adapter-file.js';
+import { readModelConfig } from '../../../engine/gguf/model-file.js';
+import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
+import { startExactTorchBackend } from './torch-support.js';
 
 // Log-probabilities over tokens llama.cpp gives at least e^-30 (compareWithReference). Both run in
 // float32 with an F32 KV cache; what is left is ggml's GELU, which looks its input up in a
@@ -59,12 +65,54 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
         assert.ok(maxDiff < LLAMA_CPP_TOLERANCE, `max difference ${maxDiff} at token ${at} is over ${LLAMA_CPP_TOLERANCE}`);
       });
 
-      it('transformers loading the GGUF (config completed from llama.cpp\'s keys) gives the HF folder\'s logits', async () => {
-        const fromGguf = await transformersLogits(folder, tokens, { gguf, completeConfig: true });
-        let maxDiff = 0;
-        for (let i = 0; i < hfLogits.length; i++) maxDiff = Math.max(maxDiff, Math.abs(fromGguf[i] - hfLogits[i]));
-        console.log(`      ${arch}: max |logit(GGUF via transformers) - logit(HF)| = ${maxDiff.toExponential(2)}`);
-        assert.ok(maxDiff < SAME_ENGINE_TOLERANCE, `max logit difference ${maxDiff} is over ${SAME_ENGINE_TOLERANCE}`);
+      it('svc\'s torch backend on the GGUF gives the HF folder\'s logits', async () => {
+        const backend = await startExactTorchBackend();
+        try {
+          await backend.loadBase(gguf, await readModelConfig(gguf));
+          const fromGguf = await backend.logits(tokens);
+          let maxDiff = 0;
+          for (let i = 0; i < hfLogits.length; i++) maxDiff = Math.max(maxDiff, Math.abs(fromGguf[i] - hfLogits[i]));
+          console.log(`      ${arch}: max |logit(svc torch on GGUF) - logit(HF)| = ${maxDiff.toExponential(2)}`);
+          assert.ok(maxDiff < SAME_ENGINE_TOLERANCE, `max logit difference ${maxDiff} is over ${SAME_ENGINE_TOLERANCE}`);
+        } finally {
+          await backend.dispose();
+        }
+      });
+
+      it('a LoRA trained on torch teaches a continuation that llama.cpp gives with the exported GGUF adapter', async () => {
+        const config = await readModelConfig(gguf);
+        const answer = (await tokenize(gguf, ' purple elephants dance')).slice(0, 4);
+        const prompt = tokens.slice(0, 12);
+        const before = await greedy(gguf, prompt, answer.length);
+        assert.notDeepEqual(before, answer, 'the base model already continues with the answer');
+        const sequence = [...prompt, ...answer];
+        const length = sequence.length - 1;
+        const batch = {
+          batchSize: 1,
+          length,
+          inputs: Int32Array.from(sequence.slice(0, -1)),
+          targets: Int32Array.from(sequence.slice(1)),
+          mask: Float32Array.from({ length }, (_, i) => (i >= prompt.length - 1 ? 1 : 0)),
+          maskedTokens: answer.length,
+          tokens: length,
+        };
+        const backend = await startExactTorchBackend();
+        const adapterPath = path.join(path.dirname(gguf), `${arch}-taught.adapter.gguf`);
+        try {
+          await backend.loadBase(gguf, config);
+          const lora = { r: 8, alpha: 16, targetModules: DEFAULT_TARGET_MODULES };
+          const { config: loraConfig, tensors } = initLoraTensors(config, lora, 3, backend.projectionShapes);
+          await backend.initLora(loraSpec(loraConfig), tensors);
+          let loss = Infinity;
+          for (let step = 0; step < 40 && loss > 0.05; step++) {
+            loss = (await backend.trainStep(batch, { learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 })).loss;
+          }
+          assert.ok(loss < 0.05, `loss after training ${loss}`);
+          await writeAdapterGguf(adapterPath, { config: loraConfig, tensors: await backend.loraTensors(), architecture: config.architecture, baseModelName: config.name });
+        } finally {
+          await backend.dispose();
+        }
+        assert.deepEqual(await greedy(gguf, prompt, answer.length, { lora: adapterPath }), answer);
       });
     });
   }

@@ -41,6 +41,38 @@ def _field(reader, key: str, default=None):
     return default if field is None else field.contents()
 
 
+def open_gguf(path: str):
+    """gguf-py's reader, except that it steps over long arrays (a tokenizer's 262k tokens and
+    merges) instead of making two numpy views per entry, which takes minutes. Their entries stay
+    counted (len(field.data)) but unreadable; svc reads only the model's own metadata and the
+    tensors, and llama.cpp reads the tokenizer."""
+    import struct
+
+    from gguf import GGUFReader, GGUFValueType
+
+    class Reader(GGUFReader):
+        LONG = 1024
+
+        def _get_field_parts(self, orig_offs, raw_type):
+            if GGUFValueType(raw_type) != GGUFValueType.ARRAY:
+                return super()._get_field_parts(orig_offs, raw_type)
+            item_type = self._get(orig_offs, np.uint32)
+            count = self._get(orig_offs + 4, np.uint64)
+            if int(count[0]) <= self.LONG:
+                return super()._get_field_parts(orig_offs, raw_type)
+            offs = orig_offs + 12
+            kind = GGUFValueType(int(item_type[0]))
+            if kind == GGUFValueType.STRING:
+                view = memoryview(self.data)
+                for _ in range(int(count[0])):
+                    offs += 8 + struct.unpack_from("<Q", view, offs)[0]
+            else:
+                offs += int(count[0]) * np.dtype(self.gguf_scalar_to_np[kind]).itemsize
+            return offs - orig_offs, [item_type, count], list(range(int(count[0]))), [GGUFValueType.ARRAY, kind]
+
+    return Reader(path)
+
+
 class _MetadataOnly:
     """The reader as transformers' config parser sees it: without the tokenizer's arrays, which
     it would turn into Python objects one entry at a time (seconds for a 262k vocabulary)."""
@@ -163,11 +195,11 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
     """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor."""
     from accelerate import init_empty_weights
     from accelerate.utils import set_module_tensor_to_device
-    from gguf import GGUFReader, dequantize
+    from gguf import dequantize
     from transformers import AutoConfig, AutoModelForCausalLM
     from transformers.modeling_gguf_pytorch_utils import TENSOR_PROCESSORS, TensorProcessor, get_gguf_hf_weights_map
 
-    reader = GGUFReader(path)
+    reader = open_gguf(path)
     architecture = str(_field(reader, "general.architecture"))
     raw_config = _transformers_config(reader, path)
     _complete_config(raw_config, reader, architecture)
