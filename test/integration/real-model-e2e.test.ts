@@ -17,6 +17,7 @@ import OpenAI from "openai";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { buildHfFolder } from "../support/hfFolderModels.js";
+import { buildHfTestGguf } from "../support/hfTestModels.js";
 import { buildTestModel } from "../support/testModels.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
@@ -53,10 +54,13 @@ function project(model: string): string {
 }
 
 const SOURCES = [
-  { label: "a GGUF", name: "my-qwen", build: () => buildTestModel({ arch: "qwen3", vocab: "qwen2", embeddingLength: 64, headDim: 16 }) },
+  { label: "a GGUF", name: "my-qwen", architecture: "qwen3", build: () => buildTestModel({ arch: "qwen3", vocab: "qwen2", embeddingLength: 64, headDim: 16 }) },
+  // Gemma 4's text model (per-layer embeddings, shared KV, softcapping) as llama.cpp's converter writes it: torch only.
+  { label: "a Gemma 4 GGUF", name: "my-gemma4", architecture: "gemma4", build: () => buildHfTestGguf({ arch: "gemma4" }) },
   {
     label: "a Hugging Face folder",
     name: "my-qwen-hf",
+    architecture: "qwen3",
     build: () =>
       buildHfFolder({
         modelType: "qwen3",
@@ -97,7 +101,7 @@ for (const source of SOURCES) {
       const before = contentHash(modelPath);
       const added = cli(["models", "add", modelPath, "--name", source.name]);
       assert.equal(added.status, 0, added.stderr);
-      assert.match(added.stdout, new RegExp(`^registered ${source.name}: .*qwen3.*trainable`, "m"));
+      assert.match(added.stdout, new RegExp(`^registered ${source.name}: .*${source.architecture}.*trainable`, "m"));
       const run = cli(["start"], dir);
       assert.equal(run.status, 0, run.stderr + run.stdout);
       assert.match(run.stdout, /^job \S+ completed$/m);

@@ -237,100 +237,12 @@ def build(args) -> None:
         write_sentencepiece_model(vocab, args.out)
 
 
-def completed_gguf_config(path: str):
-    """
-    transformers' config for a Gemma GGUF, with what its GGUF reader (modeling_gguf_pytorch_utils,
-    integrations/ggml.py GGUF_CONFIG_MAPPING) leaves out or cannot take, read from the keys
-    convert_hf_to_gguf.py writes and llama.cpp reads. Without it transformers builds a different
-    model (gemma3) or refuses the file (gemma4: per-layer feed_forward_length is a list).
-    """
-    from gguf import GGUFReader
-    from transformers import AutoConfig
-    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
-
-    raw = dict(load_gguf_checkpoint(path, return_tensors=False)["config"])
-    reader = GGUFReader(path)
-    arch = reader.fields["general.architecture"].contents()
-
-    def get(key, default=None):
-        field = reader.fields.get(f"{arch}.{key}")
-        return default if field is None else field.contents()
-
-    n_layers = int(raw["num_hidden_layers"])
-    if arch == "gemma3":
-        head_dim = int(get("attention.key_length"))
-        # llama.cpp scales scores by 1/sqrt(head_dim) and puts a global layer every 6th (the
-        # file has no per-layer pattern); its local layers use RoPE base 10000.
-        raw["query_pre_attn_scalar"] = head_dim
-        raw["layer_types"] = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(n_layers)]
-        full = {"rope_type": "default", "rope_theta": float(get("rope.freq_base", 1_000_000.0))}
-        if get("rope.scaling.type") == "linear":
-            full = {**full, "rope_type": "linear", "factor": float(get("rope.scaling.factor"))}
-        raw["rope_parameters"] = {"full_attention": full, "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0}}
-        raw.pop("rope_theta", None)
-        if get("final_logit_softcapping"):
-            raw["final_logit_softcapping"] = float(get("final_logit_softcapping"))
-    elif arch == "gemma4":
-        ff = get("feed_forward_length")
-        if isinstance(ff, list):
-            raw["intermediate_size"] = int(ff[0])
-            raw["use_double_wide_mlp"] = any(int(v) != int(ff[0]) for v in ff)
-        swa = [bool(v) for v in get("attention.sliding_window_pattern")]
-        raw["layer_types"] = ["sliding_attention" if v else "full_attention" for v in swa]
-        kv = get("attention.head_count_kv")
-        if isinstance(kv, list):
-            raw["num_key_value_heads"] = int(next(v for v, s in zip(kv, swa) if s))
-            raw["num_global_key_value_heads"] = int(next(v for v, s in zip(kv, swa) if not s))
-        raw["head_dim"] = int(get("attention.key_length_swa"))
-        raw["global_head_dim"] = int(get("attention.key_length"))
-        raw["num_kv_shared_layers"] = int(get("attention.shared_kv_layers", 0))
-        raw["hidden_size_per_layer_input"] = int(get("embedding_length_per_layer_input", 0))
-        if get("final_logit_softcapping"):
-            raw["final_logit_softcapping"] = float(get("final_logit_softcapping"))
-        # Global layers rotate only the dims rope_freqs leaves at factor 1 (the converter writes
-        # 1e30 for the rest): that fraction of the head is the proportional RoPE's factor.
-        freqs = next(t for t in reader.tensors if t.name == "rope_freqs.weight")
-        rotated = int(np.sum(np.asarray(freqs.data) == 1.0))
-        raw["rope_parameters"] = {
-            "full_attention": {"rope_type": "proportional", "rope_theta": float(get("rope.freq_base")),
-                               "partial_rotary_factor": 2 * rotated / raw["global_head_dim"]},
-            "sliding_attention": {"rope_type": "default", "rope_theta": float(get("rope.freq_base_swa"))},
-        }
-        per_layer = next((t for t in reader.tensors if t.name == "per_layer_token_embd.weight"), None)
-        if per_layer is not None:
-            raw["vocab_size_per_layer_input"] = int(per_layer.shape[-1])
-    model_type = raw.pop("model_type")
-    return AutoConfig.for_model(model_type, **raw), reader
-
-
-def load_skipped_buffers(model, reader) -> None:
-    """
-    transformers' GGUF loader fills parameters only: Gemma 4's per-layer output scale
-    (blk.N.layer_output_scale.weight) is the buffer model.layers.N.layer_scalar, which it leaves
-    at its initial 1.0 (it reports it MISSING).
-    """
-    import torch
-
-    for tensor in reader.tensors:
-        if tensor.name.endswith(".layer_output_scale.weight"):
-            layer = int(tensor.name.split(".")[1])
-            buffer = model.model.layers[layer].layer_scalar
-            buffer.copy_(torch.from_numpy(np.array(tensor.data, dtype=np.float32)).reshape(buffer.shape))
-
-
 def logits(args) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(0)
-    kwargs = {"gguf_file": args.gguf} if args.gguf else {}
-    reader = None
-    if args.gguf and args.complete_config:
-        kwargs["config"], reader = completed_gguf_config(os.path.join(args.model, args.gguf))
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32, attn_implementation="eager", **kwargs)
-    if reader is not None:
-        with torch.no_grad():
-            load_skipped_buffers(model, reader)
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32, attn_implementation="eager")
     model.eval()
     ids = torch.tensor([[int(t) for t in args.tokens.split(",")]])
     with torch.no_grad():
@@ -349,10 +261,7 @@ def main() -> None:
     b.add_argument("--seed", type=int, default=1)
     l = sub.add_parser("logits")
     l.add_argument("--model", required=True)
-    l.add_argument("--gguf")
     l.add_argument("--tokens", required=True)
-    l.add_argument("--complete-config", action="store_true",
-                   help="with --gguf: complete transformers' config from llama.cpp's metadata (completed_gguf_config)")
     args = parser.parse_args()
     build(args) if args.command == "build" else logits(args)
 

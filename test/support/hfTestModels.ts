@@ -13,13 +13,8 @@
  *   buildHfTestGguf({arch, dtype, seed, outtype}) → that folder converted by convert_hf_to_gguf.py
  *                                                 from node-llama-cpp's llama.cpp source
  *                                                 (outtype f32 default | bf16 | f16 | q8_0)
- *   transformersLogits(folder, tokenIds, {gguf, completeConfig})
- *                                               → transformers' float32 next-token logits (eager
- *                                                 attention) from the folder, or from a GGUF
- *                                                 through transformers' own GGUF loader;
- *                                                 completeConfig first fills in what that loader
- *                                                 does not read (hfTestModels.py
- *                                                 completed_gguf_config, load_skipped_buffers)
+ *   transformersLogits(folder, tokenIds)         → transformers' float32 next-token logits (eager
+ *                                                 attention) from the folder
  *   hfTestPython()                               → the Python used (SVC_PYTHON, else svc's venv)
  *
  * Shapes (see hfTestModels.py): hidden 64, vocabulary 262144 (Gemma 4's, from llama.cpp's
@@ -37,9 +32,9 @@
  * keeps it). Nothing is downloaded; nothing is committed.
  */
 import { execFile } from 'node:child_process';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { torchTestPython } from '../unit/engine/torch-support.js';
 import { createTempDir } from './tmp.js';
 import { llamaCppSource, ggufPyPath, vocabGguf } from './llamaCppSource.js';
 
@@ -59,14 +54,8 @@ export interface HfTestGgufOptions extends HfTestModelOptions {
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hfTestModels.py');
 
-/** SVC_PYTHON when set, else svc's torch venv (SVC_TORCH_VENV or ~/.cache/svc/torch-venv). */
-export function hfTestPython(): string {
-  if (process.env.SVC_PYTHON) return process.env.SVC_PYTHON;
-  const venv = process.env.SVC_TORCH_VENV
-    ? path.resolve(process.env.SVC_TORCH_VENV)
-    : path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'svc', 'torch-venv');
-  return process.platform === 'win32' ? path.join(venv, 'Scripts', 'python.exe') : path.join(venv, 'bin', 'python');
-}
+/** SVC_PYTHON when set, else svc's torch venv. */
+export const hfTestPython = torchTestPython;
 
 function runPython(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -124,16 +113,11 @@ export function buildHfTestGguf(options: HfTestGgufOptions): Promise<string> {
 }
 
 /**
- * transformers' next-token logits (float32, eager attention) after `tokenIds`: from the HF folder,
- * or with `gguf` from that file through AutoModelForCausalLM.from_pretrained(dir, gguf_file=...).
- * transformers 5.18 alone builds a different Gemma 3 from a converted file (query_pre_attn_scalar,
- * layer pattern, local RoPE base are not read) and refuses a Gemma 4 E2B/E4B-shaped one (its
- * per-layer feed_forward_length is a list): `completeConfig` supplies those from llama.cpp's keys.
+ * transformers' next-token logits (float32, eager attention) after `tokenIds`, from the HF folder.
+ * (From a converted GGUF, transformers 5.18 alone builds a different Gemma 3 and refuses Gemma 4
+ * E2B/E4B shapes; svc's torch backend completes the config: svc_torch/gguf_base.py.)
  */
-export async function transformersLogits(folder: string, tokenIds: readonly number[], options: { gguf?: string; completeConfig?: boolean } = {}): Promise<Float64Array> {
-  const args = options.gguf
-    ? [script, 'logits', '--model', path.dirname(options.gguf), '--gguf', path.basename(options.gguf), ...(options.completeConfig ? ['--complete-config'] : [])]
-    : [script, 'logits', '--model', folder];
-  const stdout = await runPython([...args, '--tokens', tokenIds.join(',')]);
+export async function transformersLogits(folder: string, tokenIds: readonly number[]): Promise<Float64Array> {
+  const stdout = await runPython([script, 'logits', '--model', folder, '--tokens', tokenIds.join(',')]);
   return Float64Array.from((JSON.parse(stdout) as { logits: number[] }).logits);
 }

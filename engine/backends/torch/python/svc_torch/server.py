@@ -120,8 +120,17 @@ class Server:
     def _activations_bytes(self, batch: int, length: int) -> int:
         """Rough bytes autograd keeps per step without checkpointing (see estimateTfjsMemory)."""
         c = self.base.model.config
-        d, ff, layers = c.hidden_size, c.intermediate_size, c.num_hidden_layers
-        heads, head_dim = c.num_attention_heads, getattr(c, "head_dim", None) or d // c.num_attention_heads
+
+        def value(name, default):
+            try:  # a heterogeneous config (Gemma 4) refuses per-layer fields read globally: take the widest
+                return getattr(c, name, None) or default
+            except Exception:
+                return getattr(c, f"global_{name}", None) or default
+
+        d, layers, heads = value("hidden_size", 0), value("num_hidden_layers", 1), value("num_attention_heads", 1)
+        ff = value("intermediate_size", 4 * d)
+        ff = max(ff) if isinstance(ff, (list, tuple)) else ff
+        head_dim = value("head_dim", d // heads)
         per_token_layer = 12 * d + 4 * ff + 4 * heads * head_dim
         return 4 * batch * length * (layers * per_token_layer + 3 * c.vocab_size)
 
