@@ -9,6 +9,7 @@ import { buildTrainerBundle } from "../project/bundle.js";
 import { loadTrainer, manifestText } from "../project/manifest.js";
 import type { Trainer } from "../../sdk/trainer/trainer.js";
 import { dryRunJsonLines, dryRunText } from "../../sdk/trainer/dryRunReport.js";
+import { onStopRequest } from "../../sdk/platform/stop.js";
 
 export const buildCommand: Command = {
   name: "build",
@@ -79,7 +80,7 @@ async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile
 }
 
 async function train(trainer: Trainer, json: boolean): Promise<number> {
-  // Ctrl-C (or the studio's Stop: SIGTERM) cancels the job; the worker stops within a second; a
+  // Ctrl-C (or the studio's Stop: a drain request, sdk/platform/stop.ts) cancels the job; the worker stops within a second; a
   // second Ctrl-C exits at once. Listening from the start: a signal while the datasets upload
   // stops before the job is created, and one while it is being created cancels it once it exists,
   // so no job trains with nobody watching.
@@ -104,8 +105,7 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
       beforeJob.abort();
     }
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const stopListening = onStopRequest(onSignal);
   try {
     try {
       job = await trainer.start({ signal: beforeJob.signal });
@@ -125,8 +125,7 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
     if (final.status === "completed") return 0;
     return interrupted ? 130 : 1;
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stopListening();
   }
 }
 

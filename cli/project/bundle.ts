@@ -7,17 +7,25 @@ import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { build, type Plugin } from "esbuild";
 import { packageRoot } from "../../sdk/packageRoot.js";
+import { importSpecifier } from "../../sdk/platform/fileNames.js";
 import { trainerBundlePath } from "../../sdk/paths.js";
 
 export const trainerSourcePath = (projectDir: string): string => path.join(projectDir, "src", "svc", "index.ts");
 
 export class TrainerBuildError extends Error {}
 
+/**
+ * How the bundle imports the CLI's own SDK: a `file:` URL, since Node's ESM loader refuses a plain Windows path
+ * (`C:\...\sdk.mjs`) as an import specifier.
+ */
+export const sdkImportSpecifier = (root: string = packageRoot(), pathModule: path.PlatformPath = path): string =>
+  importSpecifier(pathModule.join(root, "dist", "sdk.mjs"), pathModule);
+
 export async function buildTrainerBundle(projectDir: string): Promise<string> {
   const entry = trainerSourcePath(projectDir);
   if (!existsSync(entry)) throw new TrainerBuildError(`${path.relative(process.cwd(), entry) || entry} does not exist; run \`svc init\` to create a project`);
   const outfile = trainerBundlePath(projectDir);
-  const sdk = path.join(packageRoot(), "dist", "sdk.mjs");
+  const sdk = sdkImportSpecifier();
   const resolveSvc: Plugin = {
     name: "svc-sdk",
     setup(b) {

@@ -4,9 +4,11 @@
  * when the child dies fail with a readable 503 instead of hanging, and so do the requests waiting
  * on a start that never says "ready" (the child is killed after `startTimeoutMs`, then restarted).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { packageRoot } from "../../sdk/packageRoot.js";
+import { nodeScriptCommand, spawnNodeCommand } from "../../sdk/platform/nodeChild.js";
+import { stopChild } from "../../sdk/platform/stop.js";
 import { Channel } from "./channel.js";
 import type { CancelSignal } from "./clientGone.js";
 import { InferenceError, type ChatEvent, type ChatParams } from "./types.js";
@@ -70,11 +72,7 @@ export class InferenceWorkerProcess {
     const child = this.child;
     this.failAll(new InferenceError(503, "shutting_down", "the server is shutting down"));
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 3000).unref();
-    });
+    await stopChild(child, { graceMs: 3000 });
   }
 
   private send(message: ToWorker): void {
@@ -91,7 +89,7 @@ export class InferenceWorkerProcess {
     // Dynamic on purpose: it keeps inferenceChild.ts in its own bundle chunk, which the child runs as main.
     const { inferenceWorkerModuleUrl, CHILD_ENV } = await import("./worker/inferenceChild.js");
     const main = fileURLToPath(inferenceWorkerModuleUrl);
-    const child = spawn(process.execPath, [...(main.endsWith(".ts") ? ["--import", "tsx"] : []), main], {
+    const child = spawnNodeCommand(nodeScriptCommand(main, process.execPath), [], {
       cwd: packageRoot(),
       env: {
         ...process.env,

@@ -3,9 +3,11 @@
  * A worker that dies is restarted (with a growing delay), so a crash in one job does not take
  * training down for the next; the hub fails the job the dead worker held.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { packageRoot } from "../../sdk/packageRoot.js";
+import { nodeScriptCommand, spawnNodeCommand } from "../../sdk/platform/nodeChild.js";
+import { stopChild } from "../../sdk/platform/stop.js";
 
 export interface LocalWorkers {
   stop(): Promise<void>;
@@ -18,10 +20,11 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
 
   const launch = (index: number, restarts: number) => {
     const name = `local-${index + 1}`;
-    const child = spawn(process.execPath, [cli, "worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work")], {
+    const child = spawnNodeCommand(nodeScriptCommand(cli, process.execPath), ["worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work")], {
       // The token travels in the environment, not argv, where `ps` would show it.
       env: { ...process.env, SVC_WORKER_TOKEN: options.token },
-      stdio: ["ignore", "inherit", "inherit"],
+      // The IPC channel carries the stop request (sdk/platform/stop.ts).
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     children.add(child);
     child.on("exit", (code, signal) => {
@@ -37,16 +40,7 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
   return {
     async stop() {
       stopping = true;
-      await Promise.all(
-        [...children].map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              child.once("exit", () => resolve());
-              child.kill("SIGTERM");
-              setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-            }),
-        ),
-      );
+      await Promise.all([...children].map((child) => stopChild(child, { graceMs: 5000 })));
     },
   };
 }

@@ -18,6 +18,7 @@ import { WorkerLink } from "./link.js";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
 import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
+import { safeFileName } from "../../sdk/platform/fileNames.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -222,7 +223,7 @@ async function resolveModel(options: TrainerWorkerOptions, assign: Assign): Prom
   }
   const cache = path.join(options.workDir ?? os.tmpdir(), "svc-models");
   await fs.mkdir(cache, { recursive: true });
-  const file = path.join(cache, `${assign.model.name}.gguf`);
+  const file = path.join(cache, `${safeFileName(assign.model.name)}.gguf`);
   try {
     await fs.access(file);
     return file;

@@ -21,7 +21,7 @@ export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, Projec
     /** Whether a run is in flight (any tab, any panel may have started it) and how the last run ended. */
     getTrainingStatus: async () => ctx.training.status(),
     /**
-     * Stop: ends the run in flight, whichever tab or panel started it, the way Ctrl-C does (SIGTERM:
+     * Stop: ends the run in flight, whichever tab or panel started it, the way Ctrl-C does (a drain request:
      * `svc start` cancels its job, or the job it is about to create), and answers once it exited,
      * with the status that says how. With no run in flight there is nothing to do: the same answer.
      */
