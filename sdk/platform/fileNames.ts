@@ -26,11 +26,12 @@ const RESERVED = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
 
 /**
  * A file name for `name` that is valid and means the same on Windows, macOS and Linux: unsafe characters become `_`
- * followed by their code in hex (so `a:b` and `a_b` stay distinct), trailing dots and spaces (which Windows drops) are
- * escaped the same way, and a reserved device name gets a leading `_`.
+ * followed by their code in hex (`a:b` → `a_3ab`, distinct from `a_b`), trailing dots and spaces (which Windows drops)
+ * are escaped the same way, and a reserved device name gets a leading `_`. A name that is already safe keeps its
+ * spelling, so files named before this rule are still found.
  */
 export function safeFileName(name: string): string {
-  let safe = name.replace(/_/g, "__").replace(UNSAFE, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  let safe = name.replace(UNSAFE, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
   safe = safe.replace(/[. ]+$/, (tail) => [...tail].map((c) => `_${c.charCodeAt(0).toString(16)}`).join(""));
   if (safe === "") return "_";
   return RESERVED.test(safe) ? `_${safe}` : safe;
