@@ -41,7 +41,7 @@ export const workerCommand: Command = {
     process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend})\n`);
     // Ctrl-C, SIGTERM, or the daemon's drain request (its way to ask on Windows, where a signal kills).
     let stopListening = () => {};
-    await new Promise<void>((resolve) => (stopListening = onStopRequest(resolve)));
+    await new Promise<void>((resolve) => (stopListening = onStopRequest(() => resolve())));
     stopListening();
     worker.stop();
     return 0;

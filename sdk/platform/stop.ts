@@ -59,20 +59,25 @@ function askToDrain(child: StoppableChild, platform: NodeJS.Platform): boolean {
 /** What `onStopRequest` listens on: the running process in the product. */
 export type StopRequestSource = Pick<NodeJS.Process, "on" | "off">;
 
+/** How a stop was asked for: the parent's drain message, Ctrl-C, or SIGTERM. */
+export type StopRequest = "drain" | "SIGINT" | "SIGTERM";
+
 /**
- * Calls `handler` on each stop request: the parent's drain message, SIGINT or SIGTERM. Returns the function that stops
- * listening; until then the IPC channel (when there is one) keeps the process alive, so call it when done.
+ * Calls `handler` on each stop request. Returns the function that stops listening; until then the IPC channel (when
+ * there is one) keeps the process alive, so call it when done.
  */
-export function onStopRequest(handler: () => void, source: StopRequestSource = process): () => void {
+export function onStopRequest(handler: (how: StopRequest) => void, source: StopRequestSource = process): () => void {
   const onMessage = (message: unknown) => {
-    if (isDrainMessage(message)) handler();
+    if (isDrainMessage(message)) handler("drain");
   };
+  const onInterrupt = () => handler("SIGINT");
+  const onTerminate = () => handler("SIGTERM");
   source.on("message", onMessage);
-  source.on("SIGINT", handler);
-  source.on("SIGTERM", handler);
+  source.on("SIGINT", onInterrupt);
+  source.on("SIGTERM", onTerminate);
   return () => {
     source.off("message", onMessage);
-    source.off("SIGINT", handler);
-    source.off("SIGTERM", handler);
+    source.off("SIGINT", onInterrupt);
+    source.off("SIGTERM", onTerminate);
   };
 }

@@ -9,7 +9,7 @@ import { stopChild } from "../../../sdk/platform/stop.js";
 import { repoRoot } from "../../integration/harness/cloud.js";
 
 /**
- * A child that answers stop requests through `onStopRequest` (mode "graceful": prints "drained" and leaves), or one
+ * A child that answers stop requests through `onStopRequest` (mode "graceful": prints how it was asked and leaves), or one
  * that ignores them all (mode "deaf"). It prints "ready" once it listens.
  */
 const CHILD = (stopModule: string) => `
@@ -19,8 +19,8 @@ if (process.argv[2] === "deaf") {
   process.on("message", () => {});
   process.on("SIGTERM", () => {});
 } else {
-  const stopListening = onStopRequest(() => {
-    process.stdout.write("drained\\n");
+  const stopListening = onStopRequest((how) => {
+    process.stdout.write(\`drained by \${how}\\n\`);
     stopListening();
     clearInterval(keepAlive);
   });
@@ -63,7 +63,7 @@ describe("platform: the stop protocol (a drain request before a kill, never a si
       const { child, output } = await start("graceful", true);
       assert.equal(await stopChild(child, { graceMs: 20_000, platform }), "drained", platform);
       assert.equal(child.exitCode, 0, platform);
-      assert.match(output(), /drained/, platform);
+      assert.match(output(), /drained by drain/, platform);
     }
   });
 
@@ -76,7 +76,7 @@ describe("platform: the stop protocol (a drain request before a kill, never a si
   it("without an IPC channel: SIGTERM on POSIX; on Windows no signal, where it would be a hard kill anyway", async () => {
     const posix = await start("graceful", false);
     assert.equal(await stopChild(posix.child, { graceMs: 20_000, platform: "darwin" }), "drained");
-    assert.match(posix.output(), /drained/);
+    assert.match(posix.output(), /drained by SIGTERM/);
 
     const windows = await start("graceful", false);
     assert.equal(await stopChild(windows.child, { graceMs: 20_000, platform: "win32" }), "killed");
