@@ -4,6 +4,7 @@ import { startCloud, type RunningCloud } from "../../cloud/serve.js";
 import { parseRetention } from "../../cloud/domain/jobRetention.js";
 import { startLocalWorkers } from "../../cloud/workers/localWorkers.js";
 import { liveDaemon, readDaemonFile, startDaemon } from "../../sdk/daemon.js";
+import { requestDaemonDrain } from "../../sdk/platform/daemonDrain.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "../../sdk/paths.js";
 import { type Command, parse, portOption } from "../command.js";
 import { CliError } from "../output.js";
@@ -141,6 +142,7 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
     log: (line) => process.stderr.write(`svc cloud: ${line}\n`),
   });
   process.stdout.write(JSON.stringify({ cloudUrl: cloud.cloudUrl, edgeUrl: cloud.edgeUrl, deployDomain: cloud.deployDomain }) + "\n");
+  void cloud.drainRequested.then(() => stopRequested());
   await stopSignal;
   await workers.stop();
   // A second Ctrl-C while draining falls back to the default: exit now.
@@ -156,7 +158,11 @@ async function stop(dataDir: string): Promise<number> {
     process.stdout.write("svc cloud is not running\n");
     return 0;
   }
-  process.kill(file.pid, "SIGTERM");
+  // Asked over HTTP first: the way that works on Windows, where a signal would kill it without its cleanup.
+  if (!(await requestDaemonDrain(file.cloudUrl, dataDir))) {
+    if (process.platform === "win32") throw new CliError(`the daemon (pid ${file.pid}) did not answer the drain request at ${file.cloudUrl}; end it in Task Manager`);
+    process.kill(file.pid, "SIGTERM");
+  }
   const deadline = Date.now() + 15_000;
   while (isAlive(file.pid)) {
     if (Date.now() > deadline) throw new CliError(`the daemon (pid ${file.pid}) did not stop within 15 s`);
