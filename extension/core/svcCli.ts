@@ -47,33 +47,38 @@ const hostCli = (): CliHost => ({
 export function resolveSvcCli(folder: string | undefined, overrides: Partial<CliHost> = {}): ResolvedCli | undefined {
   const host = { ...hostCli(), ...overrides };
   const p = host.platform === "win32" ? path.win32 : path.posix;
-  const command = (script: string): SvcCommand => nodeScriptCommand(script, host.node() ?? "node");
   if (folder) {
     const local = p.join(folder, "node_modules", "svc", "dist", "cli.mjs");
-    if (host.exists(local)) return { command: command(local), source: "workspace" };
+    if (host.exists(local)) return { command: nodeScriptCommand(local, host.node() ?? "node"), source: "workspace" };
+    const linked = host.platform === "win32" ? undefined : posixBinCommand(p.join(folder, "node_modules", ".bin"), host, p);
+    if (linked) return { command: linked, source: "workspace" };
   }
   const pathVar = host.env.PATH ?? host.env.Path ?? "";
   for (const dir of pathVar.split(p.delimiter).filter(Boolean)) {
-    const script = globalCliScript(dir, host, p);
-    if (script) return { command: command(script), source: "path" };
+    const command = host.platform === "win32" ? windowsGlobalCommand(dir, host, p) : posixBinCommand(dir, host, p);
+    if (command) return { command, source: "path" };
   }
   return undefined;
 }
 
+/** npm's global layout on Windows: `<prefix>\svc.cmd` next to `<prefix>\node_modules\svc`. */
+function windowsGlobalCommand(dir: string, host: CliHost, p: path.PlatformPath): SvcCommand | undefined {
+  const script = p.join(dir, "node_modules", "svc", "dist", "cli.mjs");
+  return host.exists(p.join(dir, "svc.cmd")) && host.exists(script) ? nodeScriptCommand(script, host.node() ?? "node") : undefined;
+}
+
 /**
- * The cli.mjs behind an `svc` on PATH. npm's global layout: on Windows `<prefix>\svc.cmd` next to
- * `<prefix>\node_modules\svc`; elsewhere `<prefix>/bin/svc`, a symlink to the package's cli.mjs.
+ * `<dir>/svc` on macOS and Linux: npm links it to the package's cli.mjs, which runs under node; another
+ * package manager's shell shim runs as itself (POSIX spawns a script with a shebang).
  */
-function globalCliScript(dir: string, host: CliHost, p: path.PlatformPath): string | undefined {
-  if (host.platform === "win32") {
-    const script = p.join(dir, "node_modules", "svc", "dist", "cli.mjs");
-    return host.exists(p.join(dir, "svc.cmd")) && host.exists(script) ? script : undefined;
-  }
+function posixBinCommand(dir: string, host: CliHost, p: path.PlatformPath): SvcCommand | undefined {
   const bin = p.join(dir, "svc");
   if (!host.exists(bin)) return undefined;
+  let target: string;
   try {
-    return host.realpath(bin);
+    target = host.realpath(bin);
   } catch {
     return undefined;
   }
+  return /\.[cm]?js$/.test(target) ? nodeScriptCommand(target, host.node() ?? "node") : [bin];
 }

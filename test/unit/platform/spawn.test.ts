@@ -58,6 +58,18 @@ describe("platform: the CLI always runs as node <cli.mjs>, without a shell or a 
       assert.deepEqual(found, { command: ["/opt/homebrew/bin/node", linked], source: "path" });
     });
 
+    it("macOS and Linux: a workspace's node_modules/.bin/svc link runs its target under node; a shell shim runs as itself", () => {
+      const base = { platform: "linux" as const, env: { PATH: "" }, node: () => "/usr/bin/node" };
+      const target = "/repo/dist/cli.mjs";
+      assert.deepEqual(resolveSvcCli("/ws", { ...base, exists: exists(["/ws/node_modules/.bin/svc"]), realpath: () => target })?.command, ["/usr/bin/node", target]);
+      assert.deepEqual(resolveSvcCli("/ws", { ...base, exists: exists(["/ws/node_modules/.bin/svc"]), realpath: (f) => f })?.command, ["/ws/node_modules/.bin/svc"]);
+    });
+
+    it("Windows never runs the workspace's .bin shims", () => {
+      const found = resolveSvcCli("C:\\ws", { platform: "win32", env: {}, node, exists: exists(["C:\\ws\\node_modules\\.bin\\svc.cmd", "C:\\ws\\node_modules\\.bin\\svc"]), realpath: (f) => f });
+      assert.equal(found, undefined);
+    });
+
     it("nothing installed: nothing found (the welcome view offers the install)", () => {
       assert.equal(resolveSvcCli("/ws", { platform: "linux", env: { PATH: "/usr/bin" }, node: () => "node", exists: exists([]) }), undefined);
       assert.equal(resolveSvcCli(undefined, { platform: "win32", env: {}, node: () => "node", exists: exists([]) }), undefined);
