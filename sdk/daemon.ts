@@ -3,10 +3,9 @@
  * daemon recorded in `$SVC_HOME/cloud/daemon.json`; when none answers, they start one in the
  * background and wait for `/readyz`.
  */
-import { spawn } from "node:child_process";
 import { openSync, closeSync } from "node:fs";
 import path from "node:path";
-import { nodeExecutable } from "./nodeRuntime.js";
+import { nodeScriptCommand, spawnNodeCommand } from "./platform/nodeChild.js";
 import { packageRoot } from "./packageRoot.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "./paths.js";
 import { readJsonFile } from "./files.js";
@@ -58,13 +57,13 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
   const log = openSync(path.join(dataDir, "cloud.log"), "a");
   const cli = path.join(packageRoot(), "dist", "cli.mjs");
   const args = [
-    cli, "cloud", "serve",
+    "cloud", "serve",
     "--data", dataDir,
     "--port", String(options.port ?? envPort("SVC_CLOUD_PORT") ?? DEFAULT_CLOUD_PORT),
     "--edge-port", String(options.edgePort ?? envPort("SVC_EDGE_PORT") ?? DEFAULT_EDGE_PORT),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(nodeExecutable(), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
+  const child = spawnNodeCommand(nodeScriptCommand(cli), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
   closeSync(log);
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? 1));
