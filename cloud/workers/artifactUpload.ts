@@ -38,7 +38,9 @@ export async function uploadArtifactOnce(uploadUrl: string, token: string, artif
     if (isTransientStatus(res.status)) throw new Error(text);
     throw new UploadRefused(text, res.status, code);
   } catch (err) {
-    throw stall.signal.aborted ? stall.signal.reason : err;
+    const cause = (stall.signal.aborted ? stall.signal.reason : err) as Error;
+    // A dropped connection says only "fetch failed": name the file, as the cloud's refusals do.
+    throw cause instanceof UploadRefused || cause.message.startsWith("uploading ") ? cause : new Error(`uploading ${artifact.name} failed: ${cause.message}`);
   } finally {
     stall.done();
   }

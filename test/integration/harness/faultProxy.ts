@@ -10,8 +10,10 @@ import net from "node:net";
 /** A hook on requests the worker sends: `match` sees the start of each request (method, path and query). */
 export interface RequestTrap {
   match: (requestLine: string) => boolean;
-  /** Runs once, when the first matching request passes; `reply507` answers it with a full-disk refusal. */
+  /** Runs when a matching request passes; `reply507` answers it with a full-disk refusal. */
   fire: (helpers: { reply507: () => void }) => void;
+  /** Fires on every matching request until disarmed (default: on the first one only). */
+  persistent?: boolean;
 }
 
 export class FaultProxy {
@@ -73,7 +75,7 @@ export class FaultProxy {
       for (const line of lines) {
         const trap = this.traps.find((t) => t.match(line));
         if (!trap) continue;
-        this.traps = this.traps.filter((t) => t !== trap);
+        if (!trap.persistent) this.traps = this.traps.filter((t) => t !== trap);
         let replied = false;
         trap.fire({
           reply507: () => {
