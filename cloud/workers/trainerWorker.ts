@@ -148,7 +148,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       });
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
-        await withUploadRetries(() => uploadArtifactOnce(uploadUrl, options.token, artifact), {
+        const sha256 = await fileSha256(artifact.file);
+        await withUploadRetries(() => uploadArtifactOnce(uploadUrl, options.token, { ...artifact, sha256 }), {
           onRetry: (err, delayMs) => log(`job ${job.id}: ${err.message}; retrying in ${delayMs} ms`),
         });
       };
