@@ -27,7 +27,7 @@ import { newAccount } from "./harness/api.js";
 import { FaultProxy } from "./harness/faultProxy.js";
 
 const SEED = Number(process.env.SVC_CHAOS_SEED) || 2026;
-const ROUNDS = Number(process.env.SVC_CHAOS_ROUNDS) || 14;
+const ROUNDS = Number(process.env.SVC_CHAOS_ROUNDS) || 20;
 /** Long enough for a killed worker or cloud to come back; a job whose worker never does fails after it. */
 const GRACE_MS = 10_000;
 
