@@ -25,6 +25,8 @@ export interface PendingUpload {
   uploadUrl: string;
   /** The worker process that wrote it: a live one is still delivering it itself. */
   pid: number;
+  /** The worker's name: a worker started again under it takes the manifest whatever the pid says. */
+  worker: string;
   artifacts: PendingArtifact[];
   /** The `training.completed` event's data, sent once every artifact is acknowledged. */
   completed: Record<string, unknown>;
@@ -36,8 +38,8 @@ export async function writePendingUpload(dir: string, manifest: PendingUpload): 
   await fs.rename(`${file}.tmp`, file);
 }
 
-/** The manifests under `workDir` left by workers that are no longer running, with their job dirs. */
-export async function findPendingUploads(workDir: string): Promise<{ dir: string; manifest: PendingUpload }[]> {
+/** The manifests under `workDir` left by this worker's earlier runs or by workers no longer running, with their job dirs. */
+export async function findPendingUploads(workDir: string, workerName: string): Promise<{ dir: string; manifest: PendingUpload }[]> {
   let entries: string[];
   try {
     entries = await fs.readdir(workDir);
@@ -53,7 +55,9 @@ export async function findPendingUploads(workDir: string): Promise<{ dir: string
     } catch {
       continue; // no manifest: a job that never produced its adapter (or one still writing it)
     }
-    if (manifest.pid !== process.pid && isAlive(manifest.pid)) continue; // another worker sharing this work dir
+    // Another worker sharing this work dir (a cloud's local workers) delivers its own; a pid may be
+    // reused after a restart (containers), so this worker's own name always wins.
+    if (manifest.worker !== workerName && isAlive(manifest.pid)) continue;
     found.push({ dir, manifest });
   }
   return found;

@@ -65,7 +65,7 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
   });
   // Adapters a previous run of this worker trained and did not deliver: held in hello (so the
   // cloud keeps their jobs) and finished before this worker takes new work.
-  const pending = await findPendingUploads(options.workDir ?? os.tmpdir());
+  const pending = await findPendingUploads(options.workDir ?? os.tmpdir(), options.name);
   for (const { manifest } of pending) running.set(manifest.jobId, new AbortController());
   await link.connect();
   for (const { dir, manifest } of pending) {
@@ -218,6 +218,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         claim: assign.claim,
         uploadUrl: assign.artifactUploadUrl,
         pid: process.pid,
+        worker: options.name,
         artifacts: await Promise.all(finalFiles.map(async (a) => ({ ...a, sha256: await fileSha256(a.file), bytes: (await fs.stat(a.file)).size, acknowledged: false }))),
         completed: {
           artifacts: result.artifacts.length,
