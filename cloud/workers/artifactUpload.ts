@@ -1,11 +1,11 @@
 /**
  * One attempt at sending one artifact file to the cloud (PUT, the whole body), and the cloud's
- * answer turned into an error the retry policy (uploadRetry.ts) can judge.
+ * answer turned into an error the retry policy (transferRetry.ts) can judge.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
-import { isTransientStatus, UploadRefused } from "./uploadRetry.js";
+import { isTransientStatus, TransferRefused } from "./transferRetry.js";
 
 export interface ArtifactToUpload {
   file: string;
@@ -45,7 +45,7 @@ export async function uploadArtifactOnce(uploadUrl: string, token: string, artif
   } catch (err) {
     const cause = (stall.signal.aborted ? stall.signal.reason : err) as Error;
     // A dropped connection says only "fetch failed": name the file, as the cloud's refusals do.
-    throw cause instanceof UploadRefused || cause.message.startsWith("uploading ") ? cause : new Error(`uploading ${artifact.name} failed: ${cause.message}`);
+    throw cause instanceof TransferRefused || cause.message.startsWith("uploading ") ? cause : new Error(`uploading ${artifact.name} failed: ${cause.message}`);
   } finally {
     stall.done();
   }
@@ -61,12 +61,12 @@ async function receivedBytes(uploadUrl: string, token: string, artifact: Artifac
     if (!res.ok) throw await failure(res, `uploading ${artifact.name} failed`);
     return ((await res.json()) as { receivedBytes: number }).receivedBytes;
   } catch (err) {
-    throw err instanceof UploadRefused || (err as Error).message.startsWith("uploading ") ? err : new Error(`uploading ${artifact.name} failed: ${(err as Error).message}`);
+    throw err instanceof TransferRefused || (err as Error).message.startsWith("uploading ") ? err : new Error(`uploading ${artifact.name} failed: ${(err as Error).message}`);
   }
 }
 
 /**
- * The cloud's answer as an error: final (UploadRefused) or worth another try. A resumed upload the
+ * The cloud's answer as an error: final (TransferRefused) or worth another try. A resumed upload the
  * cloud could not continue (the offset moved, the bytes did not add up) is tried again: the next
  * attempt asks where to start, and a checksum mismatch has already dropped the bad bytes.
  */
@@ -74,7 +74,7 @@ async function failure(res: Response, what: string): Promise<Error> {
   const { message, code } = await cloudRefusal(res);
   const text = `${what}: ${message}`;
   if (isTransientStatus(res.status) || code === "upload_offset_mismatch" || code === "checksum_mismatch") return new Error(text);
-  return new UploadRefused(text, res.status, code);
+  return new TransferRefused(text, res.status, code);
 }
 
 /** The file's sha256 (hex): recorded before the upload, so what the cloud serves can be checked against it. */

@@ -7,9 +7,9 @@
  */
 import { uploadArtifactOnce } from "./artifactUpload.js";
 import { writePendingUpload, type PendingUpload } from "./pendingUploads.js";
-import { UploadRefused, uploadDelayMs, withUploadRetries } from "./uploadRetry.js";
+import { TransferRefused, transferDelayMs, withTransferRetries } from "./transferRetry.js";
 
-export type Delivery = { kind: "acknowledged" } | { kind: "refused"; error: UploadRefused };
+export type Delivery = { kind: "acknowledged" } | { kind: "refused"; error: TransferRefused };
 
 export interface DeliveryOptions {
   /** The manifest's upload URL as this worker reaches it (through its own cloud URL). */
@@ -24,16 +24,16 @@ export async function deliverArtifacts(options: DeliveryOptions, dir: string, ma
   for (const artifact of manifest.artifacts) {
     for (let round = 0; !artifact.acknowledged; round++) {
       try {
-        await withUploadRetries(() => uploadArtifactOnce(options.uploadUrl, options.token, artifact), {
+        await withTransferRetries(() => uploadArtifactOnce(options.uploadUrl, options.token, artifact), {
           onRetry: (err, delayMs) => options.log(`job ${manifest.jobId}: ${err.message}; retrying in ${delayMs} ms`),
         });
         artifact.acknowledged = true;
         await writePendingUpload(dir, manifest);
         options.log(`job ${manifest.jobId}: ${artifact.name} (sha256 ${artifact.sha256}, ${artifact.bytes} bytes) acknowledged by the cloud`);
       } catch (err) {
-        if (err instanceof UploadRefused) return { kind: "refused", error: err };
+        if (err instanceof TransferRefused) return { kind: "refused", error: err };
         // The rounds' waits grow too, so a cloud that stays away is not knocked at every few seconds.
-        const laterMs = uploadDelayMs(round + 4);
+        const laterMs = transferDelayMs(round + 4);
         const message = `${(err as Error).message}; the adapter is kept on this worker and the upload is retried in ${Math.round(laterMs / 1000)} s`;
         options.log(`job ${manifest.jobId}: ${message}`);
         options.warn?.(message);

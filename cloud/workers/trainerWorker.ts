@@ -20,7 +20,7 @@ import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 import { cloudRefusal, fileSha256, uploadArtifactOnce, type ArtifactToUpload } from "./artifactUpload.js";
 import { deliverArtifacts } from "./deliverArtifacts.js";
 import { findPendingUploads, writePendingUpload, type PendingUpload } from "./pendingUploads.js";
-import { isTransientStatus, UploadRefused, withUploadRetries } from "./uploadRetry.js";
+import { isTransientStatus, TransferRefused, withTransferRetries } from "./transferRetry.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -89,7 +89,7 @@ async function finishPendingUpload(options: TrainerWorkerOptions, dir: string, m
     const url = new URL(throughCloud(options.cloudUrl, `${options.cloudUrl}/v1/worker/jobs/${encodeURIComponent(manifest.jobId)}/complete`));
     url.searchParams.set("claim", String(manifest.claim));
     try {
-      await withUploadRetries(
+      await withTransferRetries(
         async () => {
           const res = await fetch(url, {
             method: "POST",
@@ -100,13 +100,13 @@ async function finishPendingUpload(options: TrainerWorkerOptions, dir: string, m
           if (res.ok) return void (await res.body?.cancel());
           const { message, code } = await cloudRefusal(res);
           if (isTransientStatus(res.status)) throw new Error(`completing the job failed: ${message}`);
-          throw new UploadRefused(`completing the job failed: ${message}`, res.status, code);
+          throw new TransferRefused(`completing the job failed: ${message}`, res.status, code);
         },
         { attempts: Number.POSITIVE_INFINITY, onRetry: (err, delayMs) => log(`job ${manifest.jobId}: ${err.message}; retrying in ${delayMs} ms`) },
       );
       log(`job ${manifest.jobId}: completed with the adapter delivered after a restart`);
     } catch (err) {
-      refusal = err as UploadRefused;
+      refusal = err as TransferRefused;
     }
   }
   if (refusal) log(`job ${manifest.jobId}: ${refusal.message}; the adapter is dropped`);
@@ -114,7 +114,7 @@ async function finishPendingUpload(options: TrainerWorkerOptions, dir: string, m
 }
 
 /** The cloud no longer wants this claim's artifacts: the job ended (say, cancelled) or was claimed again. */
-function endedElsewhere(error: UploadRefused): boolean {
+function endedElsewhere(error: TransferRefused): boolean {
   return error.code === "job_ended" || error.code === "stale_claim";
 }
 
@@ -149,7 +149,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
         const sha256 = await fileSha256(artifact.file);
-        await withUploadRetries(() => uploadArtifactOnce(uploadUrl, options.token, { ...artifact, sha256 }), {
+        await withTransferRetries(() => uploadArtifactOnce(uploadUrl, options.token, { ...artifact, sha256 }), {
           onRetry: (err, delayMs) => log(`job ${job.id}: ${err.message}; retrying in ${delayMs} ms`),
         });
       };
@@ -268,13 +268,13 @@ export function throughCloud(cloudUrl: string, url: string): string {
 async function download(options: TrainerWorkerOptions, url: string | null, what: string): Promise<string> {
   if (!url) throw new Error(`the job has no ${what}`);
   // A dropped link or a restarting cloud is retried like an upload; a refusal (say, a 404) is not.
-  return withUploadRetries(async () => {
+  return withTransferRetries(async () => {
     // Datasets are bounded by the upload limit (50 MiB by default): one overall deadline is enough.
     const res = await fetch(throughCloud(options.cloudUrl, url), { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
     if (res.ok) return res.text();
     await res.body?.cancel();
     const message = `downloading the ${what} failed: HTTP ${res.status}`;
-    throw isTransientStatus(res.status) ? new Error(message) : new UploadRefused(message, res.status, undefined);
+    throw isTransientStatus(res.status) ? new Error(message) : new TransferRefused(message, res.status, undefined);
   });
 }
 

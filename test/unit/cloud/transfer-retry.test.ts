@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
-import { isTransientStatus, UploadRefused, uploadDelayMs, withUploadRetries } from "../../../cloud/workers/uploadRetry.js";
+import { isTransientStatus, TransferRefused, transferDelayMs, withTransferRetries } from "../../../cloud/workers/transferRetry.js";
 
 /**
- * The worker's upload retry policy: jittered exponential delays with a cap, a bounded number of
+ * The worker's retry policy for uploads and downloads: jittered exponential delays with a cap, a bounded number of
  * attempts, and no retry of a refusal. The waits are recorded instead of slept.
  */
-describe("worker upload retries", () => {
+describe("worker transfer retries", () => {
   it("delays grow from half a second, double, stay under the cap, and are jittered within each step", () => {
-    assert.deepEqual([0, 1, 2, 3].map((n) => uploadDelayMs(n, () => 1)), [500, 1000, 2000, 4000]);
-    assert.deepEqual([0, 1, 2, 3].map((n) => uploadDelayMs(n, () => 0)), [250, 500, 1000, 2000]);
-    assert.equal(uploadDelayMs(40, () => 1), 15_000);
-    assert.equal(uploadDelayMs(40, () => 0), 7_500);
+    assert.deepEqual([0, 1, 2, 3].map((n) => transferDelayMs(n, () => 1)), [500, 1000, 2000, 4000]);
+    assert.deepEqual([0, 1, 2, 3].map((n) => transferDelayMs(n, () => 0)), [250, 500, 1000, 2000]);
+    assert.equal(transferDelayMs(40, () => 1), 15_000);
+    assert.equal(transferDelayMs(40, () => 0), 7_500);
   });
 
   it("retries what may pass (network, 5xx, 408, 429), not a refusal (other 4xx)", () => {
@@ -22,7 +22,7 @@ describe("worker upload retries", () => {
     const waits: number[] = [];
     let calls = 0;
     await assert.rejects(
-      withUploadRetries(
+      withTransferRetries(
         async () => {
           calls += 1;
           throw new Error(`blip ${calls}`);
@@ -39,15 +39,15 @@ describe("worker upload retries", () => {
   it("stops at a refusal without retrying, and returns the first success", async () => {
     let calls = 0;
     await assert.rejects(
-      withUploadRetries(async () => {
+      withTransferRetries(async () => {
         calls += 1;
-        throw new UploadRefused("job ended", 409, "job_ended");
+        throw new TransferRefused("job ended", 409, "job_ended");
       }, { delay: async () => {} }),
-      UploadRefused,
+      TransferRefused,
     );
     assert.equal(calls, 1);
     let tries = 0;
-    assert.equal(await withUploadRetries(async () => (++tries < 3 ? Promise.reject(new Error("blip")) : "stored"), { delay: async () => {} }), "stored");
+    assert.equal(await withTransferRetries(async () => (++tries < 3 ? Promise.reject(new Error("blip")) : "stored"), { delay: async () => {} }), "stored");
     assert.equal(tries, 3);
   });
 });
