@@ -190,6 +190,9 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
       } else if (sha) {
         lost += 1;
         failures.push(`${jobId} ended ${job.status} (${job.error}) though the worker produced its adapter ${sha}`);
+      } else if (!/stopped unexpectedly and did not reconnect|downloading the dataset failed/.test(String(job.error))) {
+        // Only a worker gone before its adapter existed (or a claim whose dataset never arrived) may end a job.
+        failures.push(`${jobId} ended ${job.status} for another reason: ${job.error}`);
       }
     }
     // Every adapter delivered: no job dir still waits on the worker's disk.
