@@ -101,13 +101,13 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
       }));
     const faults: Record<Fault, number> = { "drop-link": 0, "kill-worker": 0, "kill-cloud": 0, "storage-507": 0 };
     const faultsAt: Record<Point, number> = { claim: 0, training: 0, "checkpoint-upload": 0, "final-upload": 0 };
-    const inject = async (fault: Fault, at: Point, reply507?: () => void) => {
+    const inject = async (fault: Fault, at: Point, storageFullForTest?: () => void) => {
       faults[fault] += 1;
       faultsAt[at] += 1;
       if (fault === "drop-link") proxy!.dropAll();
       else if (fault === "kill-worker") await killWorker();
       else if (fault === "kill-cloud") await killCloud();
-      else reply507?.();
+      else storageFullForTest?.();
     };
     const requestAt: Record<Exclude<Point, "training">, (line: string) => boolean> = {
       claim: (line) => line.startsWith("GET /v1/worker/datasets/"),
@@ -132,9 +132,9 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
         if (at === "training") continue;
         proxy.arm({
           match: requestAt[at],
-          fire: ({ reply507 }) => {
+          fire: ({ storageFullForTest }) => {
             // The 507 answers this very request; the others act on the processes around it.
-            if (fault === "storage-507") return void inject(fault, at, reply507);
+            if (fault === "storage-507") return void inject(fault, at, storageFullForTest);
             fired.push(inject(fault, at));
           },
         });

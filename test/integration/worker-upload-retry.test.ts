@@ -71,7 +71,7 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
 
   it("a checkpoint the cloud cannot store is a warning event; training goes on and the adapter is delivered", async () => {
     let refused = 0;
-    proxy.arm({ persistent: true, match: (line) => line.startsWith("PUT /v1/worker/jobs/") && line.includes("name=checkpoint-"), fire: ({ reply507 }) => (refused++, reply507()) });
+    proxy.arm({ persistent: true, match: (line) => line.startsWith("PUT /v1/worker/jobs/") && line.includes("name=checkpoint-"), fire: ({ storageFullForTest }) => (refused++, storageFullForTest()) });
     const job = await client.createJob({ name: "checkpoint-refused", datasetId, config: { model: "svc-tiny", maxSteps: 10, saveSteps: 6, learningRate: 3e-3, batchSize: 2, seed: 1 } });
     await ended(job.id);
     const events = await eventsOf(job.id);
@@ -85,7 +85,7 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
 
   it("a final upload the cloud keeps refusing leaves the job running and the adapter on disk, then is delivered", async () => {
     let refused = 0;
-    proxy.arm({ persistent: true, match: finalUpload, fire: ({ reply507 }) => (refused++, reply507()) });
+    proxy.arm({ persistent: true, match: finalUpload, fire: ({ storageFullForTest }) => (refused++, storageFullForTest()) });
     const job = await client.createJob({ name: "final-refused", datasetId, config: { model: "svc-tiny", maxSteps: 8, learningRate: 3e-3, batchSize: 2, seed: 2 } });
     await pollUntil(() => workerLog.includes(`job ${job.id}: uploading adapter.gguf failed`) && workerLog.includes("the adapter is kept on this worker"), {
       timeoutMs: 90_000,
@@ -104,7 +104,7 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
   });
 
   it("a worker killed with an undelivered adapter delivers it after its restart, before it takes new work", async () => {
-    proxy.arm({ persistent: true, match: finalUpload, fire: ({ reply507 }) => reply507() });
+    proxy.arm({ persistent: true, match: finalUpload, fire: ({ storageFullForTest }) => storageFullForTest() });
     const job = await client.createJob({ name: "worker-killed", datasetId, config: { model: "svc-tiny", maxSteps: 8, learningRate: 3e-3, batchSize: 2, seed: 3 } });
     await pollUntil(() => workerLog.includes(`job ${job.id}: uploading adapter.gguf failed`), { timeoutMs: 90_000, description: `job ${job.id}'s final upload to be refused\n${workerLog.slice(-3000)}` });
     const dying = worker!;

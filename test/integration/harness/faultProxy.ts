@@ -10,8 +10,8 @@ import net from "node:net";
 /** A hook on requests the worker sends: `match` sees the start of each request (method, path and query). */
 export interface RequestTrap {
   match: (requestLine: string) => boolean;
-  /** Runs when a matching request passes; `reply507` answers it with a full-disk refusal. */
-  fire: (helpers: { reply507: () => void }) => void;
+  /** Runs when a matching request passes; `storageFullForTest` answers it with a full-disk refusal. */
+  fire: (helpers: { storageFullForTest: () => void }) => void;
   /** Fires on every matching request until disarmed (default: on the first one only). */
   persistent?: boolean;
 }
@@ -78,7 +78,7 @@ export class FaultProxy {
         if (!trap.persistent) this.traps = this.traps.filter((t) => t !== trap);
         let replied = false;
         trap.fire({
-          reply507: () => {
+          storageFullForTest: () => {
             replied = true;
             const body = JSON.stringify({ error: { code: "insufficient_storage", message: "the cloud's disk is full (injected by the test's fault proxy)", requestId: "fault-proxy" } });
             client.end(`HTTP/1.1 507 Insufficient Storage\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
