@@ -6,6 +6,7 @@
  */
 import { realpath } from "node:fs/promises";
 import { inspectGguf } from "../engine/gguf/inspect.js";
+import { inspectHfFolder } from "../engine/hf/hfFolder.js";
 import { scanCandidates, type DiscoverySource, type Env } from "./discoverSources.js";
 
 export interface DiscoveredModel {
@@ -41,7 +42,7 @@ export async function discoverModels(env: Env = process.env): Promise<Discovery>
     seenFiles.add(real);
     let facts;
     try {
-      facts = await inspectGguf(candidate.path);
+      facts = candidate.kind === "hf-folder" ? await checkpointFacts(candidate.path) : await inspectGguf(candidate.path);
     } catch (err) {
       notes.push(`skipped ${candidate.path}: ${err instanceof Error ? err.message : String(err)}`);
       continue;
@@ -62,6 +63,12 @@ export async function discoverModels(env: Env = process.env): Promise<Discovery>
     });
   }
   return { models, notes };
+}
+
+/** A Hugging Face checkpoint described like a GGUF (it is converted to one when added). */
+async function checkpointFacts(folder: string) {
+  const facts = await inspectHfFolder(folder);
+  return { sizeBytes: facts.weightBytes, architecture: facts.architecture, parameters: facts.parameters, quantization: "safetensors", contextLength: facts.contextLength, trainable: true, notTrainableReason: undefined };
 }
 
 /** Fits the cloud's name rule (letters, digits, '.', '_', ':', '-'; at most 80), keeping case. */

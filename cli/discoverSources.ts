@@ -4,6 +4,8 @@
  *   LM Studio       ~/.lmstudio/models/**, ~/.cache/lm-studio/models/**        file stem
  *   Hugging Face    ${HF_HUB_CACHE:-${HF_HOME:-~/.cache/huggingface}/hub}
  *                   /models--ORG--NAME/snapshots/REV/**.gguf                   file stem
+ *                   /models--ORG--NAME/snapshots/REV/ with config.json and
+ *                   *.safetensors (a checkpoint, converted when added)         ORG/NAME
  *   Ollama          ${OLLAMA_MODELS:-~/.ollama/models}/manifests/HOST/NS/NAME/TAG
  *                   → the layer of mediaType application/vnd.ollama.image.model
  *                   → blobs/sha256-HEX (a GGUF without extension)          NAME:TAG
@@ -21,6 +23,8 @@ export interface Candidate {
   path: string;
   /** The name the place itself uses (Ollama's NAME:TAG) or the file stem; made valid and unique later. */
   name: string;
+  /** A GGUF file, or a Hugging Face checkpoint folder. */
+  kind?: "gguf" | "hf-folder";
 }
 
 export interface CandidateScan {
@@ -75,8 +79,27 @@ async function fileCandidates(root: string, source: DiscoverySource): Promise<Ca
 async function huggingFaceCandidates(hub: string): Promise<Candidate[]> {
   const repos = (await readdir(hub).catch(() => [] as string[])).filter((name) => name.startsWith("models--")).sort();
   const found: Candidate[] = [];
-  for (const repo of repos) found.push(...(await fileCandidates(path.join(hub, repo, "snapshots"), "huggingface")));
+  for (const repo of repos) {
+    const snapshots = path.join(hub, repo, "snapshots");
+    found.push(...(await fileCandidates(snapshots, "huggingface")));
+    const checkpoint = await newestCheckpoint(snapshots);
+    if (checkpoint) found.push({ source: "huggingface", path: checkpoint, name: repo.slice("models--".length).replace("--", "/"), kind: "hf-folder" });
+  }
   return found;
+}
+
+/** The newest snapshot that is a transformers checkpoint (config.json and safetensors weights). */
+async function newestCheckpoint(snapshots: string): Promise<string | undefined> {
+  const folders = await readdir(snapshots).catch(() => [] as string[]);
+  let best: { path: string; mtime: number } | undefined;
+  for (const name of folders) {
+    const dir = path.join(snapshots, name);
+    const files = await readdir(dir).catch(() => [] as string[]);
+    if (!files.includes("config.json") || !files.some((f) => f.endsWith(".safetensors"))) continue;
+    const mtime = (await stat(dir)).mtimeMs;
+    if (!best || mtime > best.mtime) best = { path: dir, mtime };
+  }
+  return best?.path;
 }
 
 /** manifests/HOST/NAMESPACE/NAME/TAG; the library's models are named NAME:TAG as `ollama list` shows them. */

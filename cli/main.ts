@@ -5,6 +5,7 @@ import { devCommand } from "./commands/dev.js";
 import { loginCommand, logoutCommand, whoamiCommand } from "./commands/auth.js";
 import { buildCommand, manifestCommand, startCommand } from "./commands/project.js";
 import { modelsCommand } from "./commands/models.js";
+import { setupCommand } from "./commands/setup.js";
 import { workerCommand } from "./commands/worker.js";
 import { initCommand } from "./commands/init.js";
 import { jobsCommand } from "./commands/jobs.js";
@@ -19,6 +20,7 @@ const COMMANDS: Command[] = [
   manifestCommand,
   jobsCommand,
   modelsCommand,
+  setupCommand,
   cloudCommand,
   workerCommand,
   loginCommand,

@@ -15,6 +15,7 @@ import { jobRoutes, type JobCanceller } from "./routes/jobs.js";
 import { jobListWatchRoutes } from "./routes/jobListWatch.js";
 import { modelRoutes } from "./routes/models.js";
 import { workerFileRoutes } from "./routes/workerFiles.js";
+import { workerCompletionRoutes } from "./routes/workerCompletion.js";
 import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
 import { contractValidation } from "../server-shared/serveRoute.js";
@@ -80,6 +81,7 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   deploymentRoutes(app, ctx);
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
+  workerCompletionRoutes(app, ctx);
   inferenceRoutes(app, ctx, options.inference);
   return app;
 }

@@ -9,6 +9,7 @@ import { inspectGguf } from "../engine/gguf/inspect.js";
 import { packageRoot } from "../sdk/packageRoot.js";
 import type { CloudContext } from "./context.js";
 import { factColumns, fillMissingModelFacts } from "./domain/models.js";
+import { fileSha256 } from "./domain/fileSha256.js";
 import { nowIso } from "./domain/ids.js";
 
 export const BUILTIN_MODELS = [{ name: "svc-tiny", file: "models/svc-tiny.gguf" }];
@@ -19,11 +20,12 @@ export async function registerBuiltinModels(ctx: CloudContext): Promise<void> {
     if (!existsSync(file)) continue;
     // The package's own file: if its header cannot be read the install is broken, so say so at start.
     const facts = factColumns(await inspectGguf(file));
+    const sha256 = await fileSha256(file); // a few MB: cheap, and an upgrade may have changed it
     await ctx.db
       .insertInto("base_models")
-      .values({ name: model.name, source: "gguf", path: file, upstream_url: null, adapter_model: null, created_at: nowIso(), ...facts })
+      .values({ name: model.name, source: "gguf", path: file, upstream_url: null, adapter_model: null, created_at: nowIso(), ...facts, sha256 })
       // The package may have moved (reinstall, upgrade): the row follows the file.
-      .onConflict((oc) => oc.column("name").doUpdateSet({ path: file, ...facts }))
+      .onConflict((oc) => oc.column("name").doUpdateSet({ path: file, ...facts, sha256 }))
       .execute();
   }
   await fillMissingModelFacts(ctx);

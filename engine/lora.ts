@@ -80,14 +80,23 @@ export function loraSpec(config: LoraConfig): LoraSpec {
  * 1/sqrt(in)) from our seeded generator, B zero. The numbers depend only on the seed, so every
  * compute backend starts from the same adapter.
  */
-export function initLoraTensors(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number): { config: LoraConfig; tensors: LoraTensors } {
+/**
+ * The [out, in] shape of each adaptable projection, keyed `blk.N.<proj>` (GGUF names), as the
+ * loaded model has them: what the torch backend reports for architectures whose layers differ
+ * (Gemma 4's per-layer head widths, layers that share another's keys and values).
+ */
+export type ProjectionShapes = Readonly<Record<string, readonly [number, number]>>;
+
+export function initLoraTensors(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number, shapes?: ProjectionShapes): { config: LoraConfig; tensors: LoraTensors } {
   const config = validateLoraConfig(loraConfig);
   const random = new SeededRandom(seed);
   const tensors: LoraTensors = {};
   for (let block = 0; block < modelConfig.blockCount; block++) {
     for (const module of config.targetModules) {
       const linear = HF_MODULE_TO_GGUF[module];
-      const [inDim, outDim] = linearShape(modelConfig, linear);
+      const known = shapes ? shapes[`blk.${block}.${linear}`] : undefined;
+      if (shapes && !known) continue; // this layer has no such projection
+      const [inDim, outDim] = known ? [known[1], known[0]] : linearShape(modelConfig, linear);
       const bound = 1 / Math.sqrt(inDim);
       // Drawn in [in, r] order (the order of earlier releases, so seeds keep their meaning).
       const a = new Float32Array(inDim * config.r);

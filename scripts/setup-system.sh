@@ -10,9 +10,15 @@
 #   libkrb5-dev       gssapi/gssapi.h, needed to compile code-server's `kerberos` module
 #   make g++ python3 pkg-config
 #                     node-gyp toolchain: code-server's argon2 and node-pty build from source here
+#   python3-venv      `python3 -m venv` for svc's torch venv (Debian's python3 needs it; pyenv's has it)
+#
+# Then svc's torch venv (what `svc setup torch` makes): engine/backends/torch/requirements.txt
+# installed by pip into $SVC_TORCH_VENV (default ~/.cache/svc/torch-venv), skipped while its stamp
+# matches the requirements' sha256.
 set -euo pipefail
 
-REQUIRED_PACKAGES=(chromium fonts-liberation postgresql libkrb5-dev make g++ python3 pkg-config python3-torch python3-numpy libopenblas0-pthread)
+REQUIRED_PACKAGES=(chromium fonts-liberation postgresql libkrb5-dev make g++ python3 pkg-config python3-venv)
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
 log() { echo "setup-system: $*"; }
 fail() { echo "setup-system: ERROR: $*" >&2; exit 1; }
@@ -29,9 +35,34 @@ missing_packages() {
   done
 }
 
+install_torch_venv() {
+  local venv="${SVC_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/svc/torch-venv}"
+  local requirements="$ROOT/engine/backends/torch/requirements.txt"
+  local digest
+  digest="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  if [[ -x "$venv/bin/python" && -f "$venv/svc-requirements.sha256" && "$(cat "$venv/svc-requirements.sha256")" == "$digest" ]]; then
+    log "torch venv present ($venv)"
+    return
+  fi
+  log "creating the torch venv $venv (torch, transformers, peft: $requirements)"
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" || fail "python3 -m venv $venv failed"
+  local pip_log
+  pip_log="$(mktemp -t setup-system-pip.XXXXXX.log)"
+  # One try per index: an index this machine cannot reach (CI reaches only its configured one)
+  # would otherwise cost minutes of retries per package.
+  if ! "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off --retries "${PIP_RETRIES:-0}" -r "$requirements" >"$pip_log" 2>&1; then
+    tail -n 30 "$pip_log" >&2
+    fail "pip install -r $requirements failed (full log: $pip_log)"
+  fi
+  echo "$digest" >"$venv/svc-requirements.sha256"
+  rm -f "$pip_log"
+  log "torch venv ready: $("$venv/bin/python" -c 'import torch, transformers, peft; print("torch", torch.__version__, "transformers", transformers.__version__, "peft", peft.__version__)')"
+}
+
 mapfile -t MISSING < <(missing_packages)
 if [[ ${#MISSING[@]} -eq 0 ]]; then
   log "all ${#REQUIRED_PACKAGES[@]} system packages present"
+  install_torch_venv
   exit 0
 fi
 
@@ -62,3 +93,4 @@ STILL_MISSING="$(missing_packages)"
 [[ -z "$STILL_MISSING" ]] || fail "still missing after install: $STILL_MISSING (log: $APT_LOG)"
 rm -f "$APT_LOG"
 log "installed ${#MISSING[@]} package(s)"
+install_torch_venv

@@ -11,6 +11,7 @@ import { modelFactParts, trainingLabel } from "../../sdk/modelFacts.js";
 import { defaultCloudDataDir } from "../../sdk/paths.js";
 import type { BaseModel } from "../../sdk/wire.js";
 import { discoverModels } from "../discover.js";
+import { ggufForHfFolder, hfCacheSnapshot, isDirectory } from "../hfModels.js";
 import { CliError } from "../output.js";
 
 export interface AddModelOptions {
@@ -28,8 +29,9 @@ export async function addModelCommand(options: AddModelOptions): Promise<number>
   if (options.upstream && !/^https?:\/\/[^/]+/.test(options.upstream)) throw new CliError(`--upstream must be an http(s) URL such as http://gpu-box:8000/v1, not "${options.upstream}"`, 2);
   if (options.adapterModel && !options.upstream) throw new CliError("--adapter-model names the model on an --upstream server; it needs --upstream", 2);
   if (options.upstream && !options.name) throw new CliError("--name is required with --upstream", 2);
-  const file = options.target ? await resolveTarget(options.target) : undefined;
-  const client = new CloudClient({ baseUrl: await resolveCloudUrl(), token: readWorkerToken(options.dataDir ?? defaultCloudDataDir()) });
+  const dataDir = options.dataDir ?? defaultCloudDataDir();
+  const file = options.target ? await resolveTarget(options.target, options, dataDir) : undefined;
+  const client = new CloudClient({ baseUrl: await resolveCloudUrl(), token: readWorkerToken(dataDir) });
   // Without --name the cloud names a file after its general.name; a discovered one keeps its listed name.
   const model = await client.registerModel({ name: options.name ?? file?.name, path: file?.path, upstreamUrl: options.upstream, adapterModel: options.adapterModel, replace: options.replace });
   process.stdout.write(registeredLine(model, options) + "\n");
@@ -43,12 +45,22 @@ export function registeredLine(model: BaseModel, options: Pick<AddModelOptions, 
   return `registered ${model.name}: ${facts}${via}${reason}`;
 }
 
-/** An existing file is a file; otherwise the word must be a name that discovery lists. */
-async function resolveTarget(target: string): Promise<{ path: string; name?: string }> {
+/**
+ * A GGUF file is registered as it is; a Hugging Face folder, or a repo id in the Hugging Face
+ * cache, is converted to a GGUF first; otherwise the word must be a name that discovery lists.
+ */
+async function resolveTarget(target: string, options: AddModelOptions, dataDir: string): Promise<{ path: string; name?: string }> {
+  const snapshot = isDirectory(target) ? path.resolve(target) : await hfCacheSnapshot(target);
+  if (snapshot) {
+    const name = options.name ?? (isDirectory(target) ? path.basename(path.resolve(target)) : target.split("/")[1]);
+    return { path: await ggufForHfFolder(snapshot, name, dataDir, Boolean(options.replace)), name };
+  }
   if (existsSync(target)) return { path: path.resolve(target) };
-  if (/[\\/]/.test(target) || /\.gguf$/i.test(target)) throw new CliError(`no such file: ${path.resolve(target)}`);
+  if (/[\\/]/.test(target) && !/^[\w.-]+\/[\w.-]+$/.test(target)) throw new CliError(`no such file or folder: ${path.resolve(target)}`);
+  if (/\.gguf$/i.test(target)) throw new CliError(`no such file: ${path.resolve(target)}`);
   const { models } = await discoverModels();
   const found = models.find((m) => m.name === target) ?? models.find((m) => m.name.toLowerCase() === target.toLowerCase());
+  if (found && isDirectory(found.path)) return { path: await ggufForHfFolder(found.path, options.name ?? found.name, dataDir, Boolean(options.replace)), name: options.name ?? found.name };
   if (found) return { path: found.path, name: found.name };
   const known = models.map((m) => m.name);
   throw new CliError(

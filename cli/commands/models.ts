@@ -8,15 +8,19 @@ import { listModelsCommand } from "./models-list.js";
 const USAGE = `svc models list [--json]
 svc models discover [--json]
 svc models add FILE.gguf [--name NAME] [--replace]
+svc models add HF-FOLDER | ORG/NAME [--name NAME] [--replace]
 svc models add DISCOVERED-NAME [--name NAME] [--replace]
 svc models add --upstream http://HOST:PORT/v1 --name NAME [--adapter-model NAME] [--replace]
 
 list      the registered base models: architecture, parameters, quantization, context, and
           whether svc can train them (llama, qwen2 and qwen3 GGUFs) or only serve them.
 discover  GGUF files in LM Studio's models folder, the Hugging Face cache ($HF_HUB_CACHE,
-          $HF_HOME), Ollama's models ($OLLAMA_MODELS) and the folders in $SVC_MODEL_PATHS,
-          with the name \`svc models add\` takes for each.
+          $HF_HOME; its safetensors checkpoints too), Ollama's models ($OLLAMA_MODELS) and the
+          folders in $SVC_MODEL_PATHS, with the name \`svc models add\` takes for each.
 add       registers a GGUF file on this machine (named after its general.name unless --name),
+          a Hugging Face checkpoint (a folder with config.json, *.safetensors and a tokenizer, or
+          ORG/NAME in the Hugging Face cache: converted once to a GGUF in the data dir by
+          llama.cpp's converter, with the torch backend's Python; --replace converts again),
           a discovered model by its listed name, or an OpenAI-compatible upstream server.
           Registering reads the cloud's worker token from its data dir (--data, default
           $SVC_HOME/cloud).`;

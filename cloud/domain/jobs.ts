@@ -151,6 +151,25 @@ async function claimNextJobSkipLocked(ctx: CloudContext, workerId: string): Prom
   return claimed ? { ...claimed, claim: Number(claimed.claim), worker_seq: 0 } : null;
 }
 
+/**
+ * Puts a claimed job that never started back in the queue: its assignment never reached a worker
+ * (the link closed before it went out) or its worker vanished before saying it started. Only that
+ * claim of a still-queued job is released (a conditional update, so on either store it cannot undo
+ * a newer claim or a start). The fencing number moves on at once, so whatever the old claim still
+ * sends (an assignment that did arrive after all) is refused as stale. Returns whether it was released.
+ */
+export async function releaseClaim(ctx: CloudContext, jobId: string, claim: number): Promise<boolean> {
+  const released = await ctx.db
+    .updateTable("jobs")
+    .set((eb) => ({ worker_id: null, claim: eb("claim", "+", 1) }))
+    .where("id", "=", jobId)
+    .where("claim", "=", claim)
+    .where("status", "=", "queued")
+    .where("worker_id", "is not", null)
+    .executeTakeFirst();
+  return Number(released.numUpdatedRows) === 1;
+}
+
 export async function listJobEventsAfter(ctx: CloudContext, jobId: string, afterSeq: number, limit = 1000): Promise<JobEvent[]> {
   const rows = await ctx.db
     .selectFrom("job_events")

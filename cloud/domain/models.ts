@@ -11,6 +11,7 @@ import type { RegisterModelInput } from "../../sdk/api/models.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, conflict } from "../http/errors.js";
 import type { BaseModelsTable } from "../store/schema.js";
+import { fileSha256 } from "./fileSha256.js";
 import { nowIso } from "./ids.js";
 
 /** What a model name may look like (the route's schema says the same to clients). */
@@ -34,6 +35,8 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
   // Everything that can fail on the file happens before the database is touched.
   const file = input.path ? path.resolve(input.path) : null;
   const facts = file ? await readFacts(file) : null;
+  // Workers cache the base by this, so a replaced file reaches them as new content.
+  const sha256 = file ? await fileSha256(file) : null;
   const name = input.name ?? (file && facts ? defaultModelName(facts, file) : undefined);
   if (!name) throw badRequest("name: an upstream model needs a name");
   if (!MODEL_NAME_PATTERN.test(name)) throw badRequest("name must be 1-80 characters of letters, digits, '.', '_', ':' and '-'");
@@ -45,6 +48,7 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
     adapter_model: input.adapterModel ?? null,
     created_at: nowIso(),
     ...(facts ? factColumns(facts) : upstreamColumns()),
+    sha256,
   };
   // One transaction: a replace never leaves the name missing, and two racing registrations of
   // the same new name end with one row and one 409.
@@ -61,6 +65,17 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
   // The edge caches which backend serves each deployment; a replaced model may change it.
   ctx.deploymentChanges.changedAll();
   return toModel(row);
+}
+
+/**
+ * The stored sha256 of a GGUF model's file, computed and stored first if the row predates it
+ * (null for an upstream model or a file that is gone: the worker then reports the missing file).
+ */
+export async function modelSha256(ctx: CloudContext, row: Pick<BaseModelsTable, "name" | "path" | "sha256">): Promise<string | null> {
+  if (row.sha256 || !row.path) return row.sha256;
+  const sha256 = await fileSha256(row.path).catch(() => null);
+  if (sha256) await ctx.db.updateTable("base_models").set({ sha256 }).where("name", "=", row.name).where("path", "=", row.path).execute();
+  return sha256;
 }
 
 /**

@@ -223,6 +223,17 @@ const deploymentCors: Migration = {
   },
 };
 
+/**
+ * The sha256 of a GGUF base model's file, computed at registration: assignments carry it, so a
+ * remote worker caches the base by content and fetches it again when the model is replaced. Rows
+ * registered before this migration get it when a job first needs it.
+ */
+const baseModelSha256: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("base_models").addColumn("sha256", "text").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -231,6 +242,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0004_job_list_versions": jobListVersions,
   "0005_write_probe": writeProbe,
   "0006_deployment_cors": deploymentCors,
+  "0007_base_model_sha256": baseModelSha256,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

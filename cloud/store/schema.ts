@@ -149,6 +149,8 @@ export interface BaseModelsTable {
   has_chat_template: number | null;
   /** One line saying why svc cannot train it (null when trainable). */
   not_trainable_reason: string | null;
+  /** sha256 of the GGUF file, hex (null for upstream servers and rows registered before it was stored). */
+  sha256: string | null;
 }
 
 /** Storage of the OAuth provider (oidc-provider adapter): one row per model instance. */

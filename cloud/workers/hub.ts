@@ -18,9 +18,11 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { CloudContext } from "../context.js";
 import { resolvePrincipal } from "../http/auth.js";
-import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, toJob, type AppendOutcome } from "../domain/jobs.js";
+import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, releaseClaim, toJob, type AppendOutcome } from "../domain/jobs.js";
+import { modelSha256 } from "../domain/models.js";
+import type { JobsTable } from "../store/schema.js";
 import { JobEndedError } from "../domain/jobState.js";
-import type { CloudMessage, WorkerMessage } from "./protocol.js";
+import { parseWorkerFrame, type CloudMessage, type WorkerMessage } from "./protocol.js";
 import { LeaseTracker, workerName } from "./leases.js";
 
 type EventFrame = Extract<WorkerMessage, { type: "event" }>;
@@ -52,6 +54,9 @@ interface ConnectedWorker {
 
 /** How long a job survives its worker's disconnect, waiting for the worker to reconnect. */
 export const RECONNECT_GRACE_MS = Number(process.env.SVC_WORKER_GRACE_MS) || 10_000;
+
+/** How often a job whose worker left before starting it goes back to the queue before it fails instead (a job that kills every worker must end). */
+const MAX_ASSIGNMENTS = 5;
 
 export class WorkerHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
@@ -140,7 +145,7 @@ export class WorkerHub {
     return false;
   }
 
-  /** A job was created: wakes idle workers here and on every other instance. */
+  /** A job was created (or given back to the queue): wakes idle workers here and on every other instance. */
   jobCreated(): Promise<void> {
     void this.ctx.cluster?.signal("queued");
     return this.jobQueued();
@@ -188,12 +193,10 @@ export class WorkerHub {
   private accept(socket: WebSocket): void {
     let worker: ConnectedWorker | null = null;
     socket.on("message", (raw) => {
-      let message: WorkerMessage;
-      try {
-        message = JSON.parse(String(raw));
-      } catch {
-        return socket.close(1003, "frames must be JSON");
-      }
+      // A frame that is not what the protocol says costs its link, with the reason, never the cloud.
+      const parsed = parseWorkerFrame(String(raw));
+      if ("error" in parsed) return socket.close(1008, parsed.error);
+      const { message } = parsed;
       if (message.type === "hello") {
         worker = { socket, queue: [], storing: false, broken: false, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
         this.workers.set(message.workerId, worker);
@@ -280,28 +283,73 @@ export class WorkerHub {
     for (const jobId of [...pendingAck.keys()]) flush(jobId);
   }
 
-  /** Pairs idle workers with queued jobs, oldest job first; one claim at a time (jobQueued runs it). */
+  /**
+   * Pairs idle workers with queued jobs, oldest job first; one claim at a time (jobQueued runs it).
+   * A claim and its send are one step: the link is checked again after the last await, just
+   * before the send, and a claim whose link closed meanwhile (or whose send fails) goes back to
+   * the queue at once, for the next idle worker here or anywhere.
+   */
   private async assignQueuedJobs(): Promise<void> {
     for (const worker of this.workers.values()) {
-      if (!worker.idle || worker.socket.readyState !== worker.socket.OPEN) continue;
+      if (!worker.idle || !this.linked(worker)) continue;
       const job = await claimNextJob(this.ctx, worker.workerId);
       if (!job) break;
       worker.idle = false;
+      let assignment: CloudMessage;
+      try {
+        assignment = await this.assignmentFor(job);
+      } catch (err) {
+        // Given back without a wake-up: the next one retries, instead of this pass spinning on the same failure.
+        await this.requeue(job.id, job.claim, worker, "the assignment could not be prepared", false);
+        throw err;
+      }
+      if (!this.linked(worker)) {
+        await this.requeue(job.id, job.claim, worker, "its link closed before the assignment went out");
+        continue;
+      }
       worker.jobs.add(job.id);
       this.leases?.heldHere([job.id]);
-      const base = this.ctx.cloudUrl;
-      const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
-      const model = await this.ctx.db.selectFrom("base_models").select(["name", "path"]).where("name", "=", modelName).executeTakeFirst();
-      send(worker.socket, {
-        type: "assign",
-        job: toJob(job),
-        claim: job.claim,
-        datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
-        evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
-        artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts?claim=${job.claim}`,
-        model: { name: modelName, path: model?.path ?? null, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
+      worker.socket.send(JSON.stringify(assignment), (err) => {
+        if (!err) return;
+        worker.jobs.delete(job.id);
+        void this.requeue(job.id, job.claim, worker, `the assignment could not be sent (${err.message})`);
       });
     }
+  }
+
+  /** The link is this worker's current one, open, and the hub is not shutting down. */
+  private linked(worker: ConnectedWorker): boolean {
+    return !this.closed && this.workers.get(worker.workerId) === worker && worker.socket.readyState === worker.socket.OPEN;
+  }
+
+  private async assignmentFor(job: JobsTable): Promise<CloudMessage> {
+    const base = this.ctx.cloudUrl;
+    const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
+    const model = await this.ctx.db.selectFrom("base_models").select(["name", "path", "sha256"]).where("name", "=", modelName).executeTakeFirst();
+    const sha256 = model ? await modelSha256(this.ctx, model) : null;
+    return {
+      type: "assign",
+      job: toJob(job),
+      claim: job.claim,
+      datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
+      evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
+      artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts?claim=${job.claim}`,
+      model: { name: modelName, path: model?.path ?? null, sha256, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
+    };
+  }
+
+  /** Puts a claim that never reached its worker back in the queue, and (`wake`) wakes idle workers here and on every other instance. */
+  private async requeue(jobId: string, claim: number, worker: ConnectedWorker, why: string, wake = true): Promise<void> {
+    // Never rejects: a store that fails here leaves the claim to the orphan grace (the lease sweep on
+    // a shared database), which gives it back the same way.
+    const released = await releaseClaim(this.ctx, jobId, claim).catch((err) => {
+      console.error(`svc cloud: could not give job ${jobId} back to the queue (${why}): ${(err as Error).message}`);
+      if (!this.leases) this.startOrphanTimer(jobId, worker.name);
+      return false;
+    });
+    if (!released) return;
+    console.error(`svc cloud: job ${jobId} goes back to the queue: worker ${worker.name}: ${why}`);
+    if (wake) void this.jobCreated();
   }
 
   private startOrphanTimer(jobId: string, workerName: string): void {
@@ -320,13 +368,30 @@ export class WorkerHub {
     this.orphanTimers.delete(jobId);
   }
 
+  /**
+   * The job's worker is gone and did not come back within the grace period. A job it never
+   * started (still queued: the assignment may never have arrived) goes back to the queue, up to
+   * MAX_ASSIGNMENTS times; a running one, or one no worker ever started, fails with a readable error.
+   */
   private async failOrphan(jobId: string, workerName: string): Promise<void> {
     this.orphanTimers.delete(jobId);
-    const job = await this.ctx.db.selectFrom("jobs").select("status").where("id", "=", jobId).executeTakeFirst();
+    const job = await this.ctx.db.selectFrom("jobs").select(["status", "claim", "worker_id"]).where("id", "=", jobId).executeTakeFirst();
     if (!job || isTerminal(job.status)) return;
-    await appendJobEvent(this.ctx, jobId, "training.failed", {
-      error: `The worker "${workerName}" running this job stopped unexpectedly and did not reconnect within ${RECONNECT_GRACE_MS / 1000} s.`,
-    }).catch((err) => {
+    let error = `The worker "${workerName}" running this job stopped unexpectedly and did not reconnect within ${RECONNECT_GRACE_MS / 1000} s.`;
+    if (job.status === "queued") {
+      if (job.worker_id === null) return; // back in the queue already
+      // Each release moves the fencing number on as well: the n-th assignment has claim 2n - 1.
+      const assignments = (Number(job.claim) + 1) / 2;
+      if (assignments < MAX_ASSIGNMENTS) {
+        if (await releaseClaim(this.ctx, jobId, Number(job.claim))) {
+          console.error(`svc cloud: job ${jobId} goes back to the queue: its worker ${workerName} left before starting it`);
+          void this.jobCreated();
+        }
+        return; // not released: it started or was claimed again meanwhile, so it is not orphaned
+      }
+      error = `No worker started this job in ${MAX_ASSIGNMENTS} assignments; the last, "${workerName}", stopped before it started.`;
+    }
+    await appendJobEvent(this.ctx, jobId, "training.failed", { error }).catch((err) => {
       if (!(err instanceof JobEndedError)) throw err; // it ended meanwhile (say, cancelled): nothing to fail
     });
   }

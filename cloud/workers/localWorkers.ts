@@ -1,7 +1,8 @@
 /**
  * The daemon's own training workers: child processes running `svc worker` against this cloud.
  * A worker that dies is restarted (with a growing delay), so a crash in one job does not take
- * training down for the next; the hub fails the job the dead worker held.
+ * training down for the next; the hub fails the job the dead worker was running (one it had not
+ * started goes back to the queue). They share the cloud's machine, so they read its model files in place.
  */
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
@@ -20,7 +21,7 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
 
   const launch = (index: number, restarts: number) => {
     const name = `local-${index + 1}`;
-    const child = spawnNodeCommand(nodeScriptCommand(cli, process.execPath), ["worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work")], {
+    const child = spawnNodeCommand(nodeScriptCommand(cli, process.execPath), ["worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work"), "--shared-files"], {
       // The token travels in the environment, not argv, where `ps` would show it.
       env: { ...process.env, SVC_WORKER_TOKEN: options.token },
       // The IPC channel carries the stop request (sdk/platform/stop.ts).

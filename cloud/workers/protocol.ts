@@ -7,15 +7,66 @@
  * the job's next seq, shared with the events the cloud writes itself (cancel, orphan failure).
  * Every assignment carries a fencing number (`claim`); events of an older claim are refused.
  */
-import type { Job, JobEventType } from "../../sdk/wire.js";
+import type { Static } from "@sinclair/typebox";
+import * as T from "@sinclair/typebox/type";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { JobEvent, type Job } from "../../sdk/api/jobs.js";
 
-export type WorkerMessage =
+const Id = T.String({ minLength: 1, maxLength: 200 });
+/**
+ * Every frame a worker may send. Fields a newer worker adds are let through (a rolling upgrade
+ * must not cut its links); what the hub reads is checked, since a wrong type there threw inside
+ * the socket's listener, which took the whole cloud down.
+ */
+export const WorkerMessage = T.Union([
   /** First frame: who the worker is and which jobs it still holds (after a reconnect). */
-  | { type: "hello"; workerId: string; name: string; holding: string[] }
+  T.Object({ type: T.Literal("hello"), workerId: Id, name: T.String({ maxLength: 200 }), holding: T.Array(Id, { maxItems: 1000 }) }),
   /** The worker is idle and takes the next queued job. */
-  | { type: "ready" }
+  T.Object({ type: T.Literal("ready") }),
   /** One job event; `seq` is the job's next event number as the worker counts it. */
-  | { type: "event"; jobId: string; claim: number; seq: number; eventType: JobEventType; data: Record<string, unknown> };
+  T.Object({
+    type: T.Literal("event"),
+    jobId: Id,
+    claim: T.Integer({ minimum: 0 }),
+    seq: T.Integer({ minimum: 1 }),
+    eventType: JobEvent.properties.type,
+    data: T.Record(T.String(), T.Unknown()),
+  }),
+]);
+export type WorkerMessage = Static<typeof WorkerMessage>;
+
+const checkFrame = TypeCompiler.Compile(WorkerMessage);
+/** One checker per frame type: its errors name the field, where the union's only say "no branch matched". */
+const checkByType = { hello: TypeCompiler.Compile(WorkerMessage.anyOf[0]), ready: TypeCompiler.Compile(WorkerMessage.anyOf[1]), event: TypeCompiler.Compile(WorkerMessage.anyOf[2]) };
+
+/**
+ * A frame's text as a WorkerMessage, or the reason it is not one, short enough for a WebSocket
+ * close reason (at most 123 bytes): the first field that is wrong, by its path.
+ */
+export function parseWorkerFrame(text: string): { message: WorkerMessage } | { error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { error: "frames must be JSON" };
+  }
+  if (checkFrame.Check(value)) return { message: value };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "a frame must be a JSON object" };
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== "string" || !Object.hasOwn(checkByType, type)) return { error: closeReason(`unknown frame type ${JSON.stringify(type) ?? "(none)"}`) };
+  const first = checkByType[type as keyof typeof checkByType].Errors(value).First();
+  const field = first?.path.replace(/^\//, "").replace(/\//g, ".") || "frame";
+  // TypeBox says "Expected union value" for a literal that is none of the allowed ones.
+  const problem = !first ? "is invalid" : first.message === "Expected union value" ? "is not one of the allowed values" : first.message;
+  return { error: closeReason(`${type} frame: ${field} ${problem}`) };
+}
+
+/** WebSocket close reasons are at most 123 bytes of UTF-8. */
+export function closeReason(text: string): string {
+  let reason = text;
+  while (Buffer.byteLength(reason) > 123) reason = reason.slice(0, -1);
+  return reason;
+}
 
 export type CloudMessage =
   /** A job to run; datasets are fetched over HTTP with the worker token. */
@@ -27,8 +78,12 @@ export type CloudMessage =
       datasetUrl: string | null;
       evalDatasetUrl: string | null;
       artifactUploadUrl: string;
-      /** The base model: `path` on the cloud's machine (used when it exists locally), else `url`. */
-      model: { name: string; path: string | null; url: string };
+      /**
+       * The base model: `path` on the cloud's machine (read in place by the cloud's own workers),
+       * `url` to download it, and the sha256 of its content, by which other workers cache it (null
+       * when the cloud has no file for it).
+       */
+      model: { name: string; path: string | null; sha256: string | null; url: string };
     }
   /** Stop the job as soon as possible and report `training.cancelled`. */
   | { type: "cancel"; jobId: string }

@@ -6,7 +6,7 @@
 import { initTf, tf } from '../backend.js';
 import { openModelWeights } from '../gguf/model-file.js';
 import { loraAdapterFromTensors, loraTensorsFromAdapter, type LoraAdapter, HF_MODULE_TO_GGUF } from '../lora.js';
-import type { ModelConfig } from '../model/config.js';
+import { isLlamaFamily, type ModelConfig } from '../model/config.js';
 import { forwardLogits, maskedLoss } from '../model/forward.js';
 import { disposeWeights, type ModelWeights } from '../model/weights.js';
 import { AdamW } from '../train/adamw.js';
@@ -35,6 +35,13 @@ export function estimateTfjsMemory(config: ModelConfig, parameters: number, batc
   return 1.1 * 4 * (2 * parameters + activations + attention);
 }
 
+/** tfjs implements the llama family only; any other architecture is the torch backend's. */
+export function assertTfjsTrains(config: ModelConfig): void {
+  if (!isLlamaFamily(config.architecture)) {
+    throw new Error(`${config.architecture} models train on the torch backend (transformers), not tfjs: run \`svc setup torch\`, then train with SVC_TRAIN_BACKEND=auto or torch`);
+  }
+}
+
 export class TfjsBackend implements ComputeBackend {
   readonly info: BackendInfo = { name: 'tfjs', device: 'wasm (1 thread)', dtype: 'float32' };
   private config?: ModelConfig;
@@ -55,6 +62,7 @@ export class TfjsBackend implements ComputeBackend {
   }
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    assertTfjsTrains(config);
     await initTf();
     this.config = config;
     this.base = await openModelWeights(modelPath, config, onProgress);

@@ -75,6 +75,8 @@ export interface ComputeBackend {
   readonly info: BackendInfo;
   /** Reads the base model's weights from its GGUF (dequantised, frozen). Call once. */
   loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void>;
+  /** After loadBase, where the backend knows them from the model itself: each projection's [out, in] (keyed `blk.N.<proj>`). */
+  readonly projectionShapes?: Readonly<Record<string, readonly [number, number]>>;
   /** Installs the LoRA matrices to train (their initial values come from the loop, so a seed means the same start on every backend). */
   initLora(spec: LoraSpec, initial: LoraTensors): Promise<void>;
   /** Forward, backward and one AdamW update of the LoRA matrices. Loss is the mean over masked tokens. */

@@ -16,9 +16,15 @@ export class UnsupportedArchitectureError extends Error {
 
 type Metadata = ReadonlyMap<string, GgufValue>;
 
+/** A number, or the largest of a per-layer array (Gemma 4 gives head counts and widths per layer). */
 function numberAt(metadata: Metadata, key: string): number | undefined {
   const v = metadata.get(key);
-  return v && typeof v.value === 'number' ? v.value : undefined;
+  if (v && typeof v.value === 'number') return v.value;
+  if (v && Array.isArray(v.value)) {
+    const numbers = (v.value as unknown[]).filter((x): x is number => typeof x === 'number');
+    return numbers.length ? Math.max(...numbers) : undefined;
+  }
+  return undefined;
 }
 
 function requireNumber(metadata: Metadata, key: string): number {
@@ -33,7 +39,7 @@ function stringAt(metadata: Metadata, key: string): string | undefined {
 }
 
 /** NEOX-style RoPE families (llama.cpp's LLAMA_ROPE_TYPE_NEOX list, restricted to ours). */
-const NEOX_ROPE: ReadonlySet<Architecture> = new Set(['qwen2', 'qwen3']);
+const NEOX_ROPE: ReadonlySet<Architecture> = new Set(['qwen2', 'qwen3', 'gemma3', 'gemma4']);
 
 /**
  * @param tensorNames the GGUF's tensor names: tied output, biases, q/k norms and Llama 3

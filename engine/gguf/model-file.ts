@@ -8,7 +8,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { tf } from '../backend.js';
-import type { ModelConfig } from '../model/config.js';
+import { isLlamaFamily, type ModelConfig } from '../model/config.js';
 import type { LoadProgress } from '../backends/types.js';
 import { transpose2d } from '../model/matrix.js';
 import { isLinearWeight, weightShapes, type ModelWeights } from '../model/weights.js';
@@ -19,7 +19,6 @@ import { openGgufTensors, readGgufFile, readGgufHeader } from './reader.js';
 import { tokenizerMetadata } from './vocab.js';
 import { writeGgufFile } from './writer.js';
 
-const ARCH = 'llama';
 
 export { transpose2d };
 
@@ -40,23 +39,29 @@ export function fromGgufTensor(tensor: GgufTensor, shape: number[], isLinear: bo
   return tf.tensor(tensor.data, shape);
 }
 
+/** The metadata llama.cpp, transformers and configFromMetadata read for `config`'s architecture. */
 export function modelMetadata(config: ModelConfig): Array<[string, GgufValue]> {
-  return [
-    ['general.architecture', str(ARCH)],
+  const arch = config.architecture;
+  const entries: Array<[string, GgufValue]> = [
+    ['general.architecture', str(arch)],
     ['general.type', str('model')],
     ['general.name', str(config.name)],
     ['general.license', str('MIT')],
-    [`${ARCH}.vocab_size`, u32(config.vocabSize)],
-    [`${ARCH}.context_length`, u32(config.contextLength)],
-    [`${ARCH}.embedding_length`, u32(config.embeddingLength)],
-    [`${ARCH}.block_count`, u32(config.blockCount)],
-    [`${ARCH}.feed_forward_length`, u32(config.feedForwardLength)],
-    [`${ARCH}.attention.head_count`, u32(config.headCount)],
-    [`${ARCH}.attention.head_count_kv`, u32(config.headCount)],
-    [`${ARCH}.attention.layer_norm_rms_epsilon`, f32(config.rmsNormEpsilon)],
-    [`${ARCH}.rope.dimension_count`, u32(config.embeddingLength / config.headCount)],
-    [`${ARCH}.rope.freq_base`, f32(config.ropeFreqBase)],
+    [`${arch}.vocab_size`, u32(config.vocabSize)],
+    [`${arch}.context_length`, u32(config.contextLength)],
+    [`${arch}.embedding_length`, u32(config.embeddingLength)],
+    [`${arch}.block_count`, u32(config.blockCount)],
+    [`${arch}.feed_forward_length`, u32(config.feedForwardLength)],
+    [`${arch}.attention.head_count`, u32(config.headCount)],
+    [`${arch}.attention.head_count_kv`, u32(config.headCountKv)],
+    [`${arch}.attention.key_length`, u32(config.headDim)],
+    [`${arch}.attention.value_length`, u32(config.headDim)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, f32(config.rmsNormEpsilon)],
+    [`${arch}.rope.dimension_count`, u32(config.headDim)],
+    [`${arch}.rope.freq_base`, f32(config.ropeFreqBase)],
   ];
+  if (config.ropeFreqScale !== 1) entries.push([`${arch}.rope.scaling.type`, str('linear')], [`${arch}.rope.scaling.factor`, f32(1 / config.ropeFreqScale)]);
+  return entries;
 }
 
 export function modelToGguf(config: ModelConfig, weights: ModelWeights): GgufFile {
@@ -104,15 +109,16 @@ export async function readModelConfig(path: string): Promise<ModelConfig> {
  */
 export async function readTrainableModelConfig(path: string): Promise<ModelConfig> {
   const header = await readGgufHeader(path);
-  const config = configFromGguf(header);
-  checkWeightInfos(header.tensors, config, (await stat(path)).size);
+  const config = { ...configFromGguf(header), parameterCount: header.tensors.reduce((sum, t) => sum + t.dims.reduce((a, b) => a * b, 1), 0) };
+  // The llama family's every weight is known here; transformers checks the others as it loads them.
+  checkWeightInfos(header.tensors, isLlamaFamily(config.architecture) ? weightShapes(config) : [], (await stat(path)).size);
   return config;
 }
 
 /** Checks every weight `config` needs (see readTrainableModelConfig); returns the tensor infos by name. */
-function checkWeightInfos(tensors: readonly GgufTensorInfo[], config: ModelConfig, fileSize?: number): Map<string, GgufTensorInfo> {
+function checkWeightInfos(tensors: readonly GgufTensorInfo[], shapes: ReadonlyArray<readonly [string, readonly number[]]>, fileSize?: number): Map<string, GgufTensorInfo> {
   const byName = new Map(tensors.map((t) => [t.name, t]));
-  for (const [name, shape] of weightShapes(config)) {
+  for (const [name, shape] of shapes) {
     const info = byName.get(name);
     if (!info) throw new Error(`GGUF is missing tensor ${name}`);
     const count = info.dims.reduce((a, b) => a * b, 1);
@@ -141,7 +147,7 @@ export async function loadModelGguf(path: string): Promise<LoadedModel> {
 export async function openModelWeights(path: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<ModelWeights> {
   const reader = await openGgufTensors(path);
   try {
-    const byName = checkWeightInfos(reader.header.tensors, config);
+    const byName = checkWeightInfos(reader.header.tensors, weightShapes(config));
     const shapes = weightShapes(config);
     const totalBytes = shapes.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b, 1), 0);
     let loadedBytes = 0;

@@ -11,12 +11,24 @@
  */
 import { VOCAB_SIZE } from '../tokenizer.js';
 
-/** The architectures the trainer can fine-tune; any other GGUF is served, never trained. */
-export const TRAINABLE_ARCHITECTURES = ['llama', 'qwen2', 'qwen3'] as const;
+/** The llama family: every field below describes them fully, and both backends train them. */
+export const LLAMA_FAMILY = ['llama', 'qwen2', 'qwen3'] as const;
+export type LlamaFamilyArchitecture = (typeof LLAMA_FAMILY)[number];
+/**
+ * Architectures only the torch backend trains: transformers implements them (per-layer head
+ * widths, shared KV, softcapping...), so svc describes them by the fields below only roughly
+ * (sizes for estimates) and takes each LoRA matrix's shape from the loaded model.
+ */
+export const TORCH_ONLY_ARCHITECTURES = ['gemma3', 'gemma4'] as const;
+export const TRAINABLE_ARCHITECTURES = [...LLAMA_FAMILY, ...TORCH_ONLY_ARCHITECTURES] as const;
 export type Architecture = (typeof TRAINABLE_ARCHITECTURES)[number];
 
 export function isTrainableArchitecture(arch: string | undefined): arch is Architecture {
   return (TRAINABLE_ARCHITECTURES as readonly string[]).includes(arch ?? '');
+}
+
+export function isLlamaFamily(arch: string | undefined): arch is LlamaFamilyArchitecture {
+  return (LLAMA_FAMILY as readonly string[]).includes(arch ?? '');
 }
 
 export interface ModelConfig {
@@ -53,6 +65,8 @@ export interface ModelConfig {
   qkNorm: boolean;
   /** No `output.weight`: the output projection reuses `token_embd.weight`. */
   tiedOutput: boolean;
+  /** Elements in every tensor of the file, when the config was read from one (estimates for architectures outside the llama family). */
+  parameterCount?: number;
 }
 
 /** The fields every llama-family config shares unless its GGUF says otherwise. */

@@ -4,7 +4,9 @@
  * We keep parameters as ordinary tensors (not tf.Variable) and replace them after each update:
  * tf.Variable names are global to the tfjs engine, which would make two models in one process
  * (base + test copies, several jobs in a worker) collide. Weight decay is decoupled (Loshchilov &
- * Hutter) and applied only to matrices, never to norm gains.
+ * Hutter) and applied only to matrices, never to norm gains. The update is torch.optim.AdamW's,
+ * so the torch backend (which runs that optimiser) takes the same steps: epsilon is added to the
+ * bias-corrected sqrt(v), and the step size is lr / (1 - beta1^t).
  */
 import { tf } from '../backend.js';
 
@@ -46,8 +48,8 @@ export class AdamW {
     const gradNorm = normTensor.dataSync()[0];
     normTensor.dispose();
     const clip = this.maxGradNorm > 0 && gradNorm > this.maxGradNorm ? this.maxGradNorm / (gradNorm + 1e-6) : 1;
-    const correction = Math.sqrt(1 - this.beta2 ** this.step) / (1 - this.beta1 ** this.step);
-    const stepSize = learningRate * correction;
+    const stepSize = learningRate / (1 - this.beta1 ** this.step);
+    const rootCorrection = Math.sqrt(1 - this.beta2 ** this.step);
     for (const name of names) {
       const param = params[name];
       const oldM = this.m.get(name);
@@ -56,7 +58,7 @@ export class AdamW {
         const g = clip === 1 ? grads[name] : grads[name].mul(clip);
         const m = (oldM ?? tf.zerosLike(g)).mul(this.beta1).add(g.mul(1 - this.beta1));
         const v = (oldV ?? tf.zerosLike(g)).mul(this.beta2).add(g.square().mul(1 - this.beta2));
-        let next = param.sub(m.div(v.sqrt().add(this.epsilon)).mul(stepSize));
+        let next = param.sub(m.div(v.sqrt().div(rootCorrection).add(this.epsilon)).mul(stepSize));
         if (this.weightDecay > 0 && param.rank >= 2) next = next.sub(param.mul(learningRate * this.weightDecay));
         return [m, v, next];
       });

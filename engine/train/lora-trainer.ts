@@ -15,7 +15,7 @@
 import { mkdir } from 'node:fs/promises';
 import { availableMemory } from '../../sdk/platform/memory.js';
 import { join } from 'node:path';
-import { estimateTfjsMemory, TFJS_HEAP_LIMIT_BYTES, TfjsBackend } from '../backends/tfjs.js';
+import { assertTfjsTrains, estimateTfjsMemory, TFJS_HEAP_LIMIT_BYTES, TfjsBackend } from '../backends/tfjs.js';
 import type { ComputeBackend, LoadProgress, OptimizerSettings } from '../backends/types.js';
 import { defaultMaxSeqLength, tokenizeExamples, type ChatExample, type OverflowPolicy } from '../data/chat-jsonl.js';
 import { byteChatTokenizer, type ChatTokenizer } from '../data/chat-tokenizer.js';
@@ -23,7 +23,7 @@ import { loadModelChatTokenizer } from '../data/model-chat-tokenizer.js';
 import { writeAdapterGguf } from '../gguf/adapter-file.js';
 import { readTrainableModelConfig, type LoadedModel } from '../gguf/model-file.js';
 import { writePeftAdapter } from '../gguf/peft.js';
-import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec, type LoraConfig } from '../lora.js';
+import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec, validateLoraConfig, type LoraConfig } from '../lora.js';
 import type { ModelConfig } from '../model/config.js';
 import { weightShapes } from '../model/weights.js';
 import type { ChatMessage } from '../tokenizer.js';
@@ -118,7 +118,7 @@ export function resolveTotalSteps(options: Pick<TrainLoraOptions, 'maxSteps' | '
 }
 
 export function countModelParameters(config: ModelConfig): number {
-  return weightShapes(config).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
+  return config.parameterCount ?? weightShapes(config).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
 }
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
@@ -131,6 +131,7 @@ const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 export function assertFits(backend: ComputeBackend, config: ModelConfig, batchSize: number, sequenceLength: number): void {
   const parameters = countModelParameters(config);
   if (backend.info.name === 'tfjs') {
+    assertTfjsTrains(config);
     const needed = estimateTfjsMemory(config, parameters, batchSize, sequenceLength);
     if (needed > TFJS_HEAP_LIMIT_BYTES) {
       throw new Error(
@@ -175,17 +176,15 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
   const train = tokenize(options.train);
   const evalSet = options.eval?.length ? tokenize(options.eval) : undefined;
   const totalSteps = resolveTotalSteps(options, train.length);
-  const { config: lora, tensors: initial } = initLoraTensors(
-    config,
-    { r: options.lora?.r ?? 8, alpha: options.lora?.alpha ?? 16, targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES },
-    options.seed,
-  );
+  const loraOptions = validateLoraConfig({ r: options.lora?.r ?? 8, alpha: options.lora?.alpha ?? 16, targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES });
   const ownsBackend = !options.backend;
   const backend = options.backend ?? (typeof options.baseModel === 'string' ? new TfjsBackend() : TfjsBackend.fromLoaded(config, options.baseModel.weights));
   try {
     const longest = Math.max(...train.map((e) => e.ids.length), ...(evalSet ?? []).map((e) => e.ids.length));
     assertFits(backend, config, Math.max(options.batchSize, evalSet ? 16 : 1), longest);
     if (typeof options.baseModel === 'string') await backend.loadBase(options.baseModel, config, options.onLoadProgress);
+    // The loaded model's own projection shapes where the backend has them (architectures whose layers differ).
+    const { config: lora, tensors: initial } = initLoraTensors(config, loraOptions, options.seed, (backend as ComputeBackend).projectionShapes);
     await backend.initLora(loraSpec(lora), initial);
     await mkdir(options.outputDir, { recursive: true });
     const artifacts: TrainingArtifact[] = [];

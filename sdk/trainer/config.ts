@@ -5,7 +5,7 @@
 
 /**
  * The models shipped with svc (always registered, always trainable). Any other registered GGUF
- * of a trainable architecture (llama, qwen2, qwen3) can be trained too: `svc models add FILE.gguf`,
+ * of a trainable architecture (llama, qwen2, qwen3; gemma3 and gemma4 on the torch backend) can be trained too: `svc models add FILE.gguf`,
  * then `model: "<its name>"`; `svc start` checks the name against the cloud before uploading.
  */
 export const SUPPORTED_MODELS = ["svc-tiny"] as const;

@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { detectTorch } from "../../engine/backends/torch/index.js";
+import { requireTorchStack } from "../support/torchStack.js";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { descendantPids } from "../support/processes.js";
@@ -44,16 +44,12 @@ async function projectClient(cloud: TestCloud, dir: string): Promise<CloudClient
 
 describe("training backends: torch and tfjs behind one worker", function () {
   this.timeout(300_000);
-  let torchAvailable = false;
-  before(async function () {
-    torchAvailable = (await detectTorch()).ok;
-  });
 
   describe("SVC_TRAIN_BACKEND=torch", function () {
     let cloud: TestCloud;
     let dir: string;
     before(async function () {
-      if (!torchAvailable) this.skip(); // CI installs python3-torch (scripts/setup-system.sh); say so where it is missing
+      await requireTorchStack(this);
       cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "torch", SVC_WORKER_GRACE_MS: "1500" } });
       dir = quickstartProject(8);
     });
@@ -131,7 +127,7 @@ describe("training backends: torch and tfjs behind one worker", function () {
     });
 
     it("SVC_TRAIN_BACKEND of svc start is the job's choice, over the worker's default", async function () {
-      if (!torchAvailable) this.skip(); // CI installs python3-torch (scripts/setup-system.sh)
+      await requireTorchStack(this);
       cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "tfjs" } });
       const run = svcStart(cloud, dir, { SVC_TRAIN_BACKEND: "torch" });
       assert.equal(run.status, 0, run.stderr + run.stdout);

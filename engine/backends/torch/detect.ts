@@ -1,32 +1,46 @@
 /**
- * Finds a Python that can run the torch backend: SVC_PYTHON, then `python3` on PATH, then
- * /usr/bin/python3 (where distributions install their torch packages, often not the PATH's
- * python3 under pyenv or a venv). The first that imports torch wins; otherwise the reason says
- * what each candidate answered.
+ * Finds a Python that can run the torch backend: SVC_PYTHON (the only candidate when set), then
+ * the venv `svc setup torch` made (torchVenvPython), then `python3` on PATH, then /usr/bin/python3.
+ * The first that imports torch, transformers, peft and gguf wins; otherwise the reason says what
+ * each candidate answered and how to set the environment up.
  */
 import { execFile } from 'node:child_process';
+import { torchVenvPython } from './venv.js';
 
 export type TorchDetection =
-  | { ok: true; python: string; torchVersion: string; device: string }
+  | { ok: true; python: string; torchVersion: string; device: string; transformersVersion: string; peftVersion: string }
   | { ok: false; reason: string };
 
+/** The modules the backend imports; the first missing one is named in the answer. */
+const REQUIRED_MODULES = ['torch', 'transformers', 'peft', 'accelerate', 'gguf', 'numpy'];
+
 const PROBE = [
-  'import torch',
+  'import importlib',
+  `for name in ${JSON.stringify(REQUIRED_MODULES)}:`,
+  '    try:',
+  '        importlib.import_module(name)',
+  '    except ImportError as err:',
+  "        raise SystemExit(f'no module {name} ({err})')",
+  'import torch, transformers, peft',
   "d = 'cuda' if torch.cuda.is_available() else ('mps' if getattr(torch.backends, 'mps', None) and torch.backends.mps.is_available() else 'cpu')",
-  "print('SVC_TORCH_PROBE', torch.__version__, d)",
+  "print('SVC_TORCH_PROBE', torch.__version__, d, transformers.__version__, peft.__version__)",
 ].join('\n');
+
+export const SETUP_HINT = 'run `svc setup torch` (a venv with torch, transformers and peft) or set SVC_PYTHON';
 
 /** The candidates in order, without duplicates. */
 export function pythonCandidates(explicit?: string): string[] {
-  const list = explicit ? [explicit] : [process.env.SVC_PYTHON, 'python3', '/usr/bin/python3'];
+  const list = explicit ? [explicit] : [process.env.SVC_PYTHON, torchVenvPython(), 'python3', '/usr/bin/python3'];
   return [...new Set(list.filter((p): p is string => !!p))];
 }
 
-function probe(python: string): Promise<{ ok: true; torchVersion: string; device: string } | { ok: false; answer: string }> {
+type ProbeAnswer = { ok: true; torchVersion: string; device: string; transformersVersion: string; peftVersion: string } | { ok: false; answer: string };
+
+function probe(python: string): Promise<ProbeAnswer> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', PROBE], { timeout: 60_000 }, (error, stdout, stderr) => {
-      const match = /SVC_TORCH_PROBE (\S+) (\S+)/.exec(stdout);
-      if (match) return resolve({ ok: true, torchVersion: match[1], device: match[2] });
+    execFile(python, ['-c', PROBE], { timeout: 120_000 }, (error, stdout, stderr) => {
+      const match = /SVC_TORCH_PROBE (\S+) (\S+) (\S+) (\S+)/.exec(stdout);
+      if (match) return resolve({ ok: true, torchVersion: match[1], device: match[2], transformersVersion: match[3], peftVersion: match[4] });
       const code = (error as NodeJS.ErrnoException | null)?.code;
       if (code === 'ENOENT') return resolve({ ok: false, answer: 'not found' });
       const lastLine = stderr.trim().split('\n').pop() || error?.message || 'no answer';
@@ -39,8 +53,8 @@ export async function detectTorch(python?: string): Promise<TorchDetection> {
   const answers: string[] = [];
   for (const candidate of pythonCandidates(python)) {
     const result = await probe(candidate);
-    if (result.ok) return { ok: true, python: candidate, torchVersion: result.torchVersion, device: result.device };
+    if (result.ok) return { python: candidate, ...result };
     answers.push(`${candidate}: ${result.answer}`);
   }
-  return { ok: false, reason: `no Python with torch found (${answers.join('; ')}); install torch (pip install torch) or set SVC_PYTHON` };
+  return { ok: false, reason: `no Python with torch, transformers and peft found (${answers.join('; ')}); ${SETUP_HINT}` };
 }

@@ -54,6 +54,7 @@ export class TorchBackend implements ComputeBackend {
   info: BackendInfo = { name: 'torch', device: 'unknown', dtype: 'unknown' };
   /** What the process said at hello: python, torch and numpy versions, threads, pid. */
   hello: Record<string, unknown> = {};
+  projectionShapes?: Record<string, [number, number]>;
   private disposed?: Promise<void>;
 
   constructor(
@@ -76,6 +77,7 @@ export class TorchBackend implements ComputeBackend {
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
     const frame = await this.process.request('load', { modelPath, config, checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.loadOptions.logitsChunkBytes, dtype: this.loadOptions.dtype }, [], (p) => onProgress?.(p as unknown as LoadProgress));
     this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
+    this.projectionShapes = frame.header.projectionShapes as Record<string, [number, number]>;
   }
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {

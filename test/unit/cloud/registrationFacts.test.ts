@@ -59,7 +59,7 @@ describe("inspectGguf as registration and discovery use it: the facts of small m
     const file = await writeTinyModel(path.join(tmp.path, "gemma.gguf"), { architecture: "gemma2", fileType: 15 });
     const facts = await inspectGguf(file.path);
     assert.equal(facts.trainable, false);
-    assert.match(facts.notTrainableReason ?? "", /^[^\n]*gemma2[^\n]*svc trains llama, qwen2, qwen3 models$/);
+    assert.match(facts.notTrainableReason ?? "", /^[^\n]*gemma2[^\n]*svc trains llama, qwen2, qwen3, gemma3, gemma4 models$/);
   });
 
   it("refuses what is not a GGUF, and files cut short in the header or in the weights", async () => {

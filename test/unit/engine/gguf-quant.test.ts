@@ -12,9 +12,10 @@ import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../../../engine/gguf/ggml-
 import { quantize } from '../../../engine/gguf/quantize.js';
 import { withTempDir } from '../../fixtures/engine/tiny-model.js';
 import { ggufPyPath } from '../../support/llamaCppSource.js';
+import { torchVenvPython } from '../../../engine/backends/torch/venv.js';
 
 /** The system Python has numpy; the one first on PATH may not. */
-const PYTHON = '/usr/bin/python3';
+const PYTHON = torchVenvPython();
 
 function numpy(dir: string, mode: 'dequantize' | 'quantize', type: GgmlType, input: Uint8Array): Uint8Array {
   const source = join(dir, `${mode}-${type}.in`), target = join(dir, `${mode}-${type}.out`);

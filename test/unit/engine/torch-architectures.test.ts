@@ -10,8 +10,7 @@ import { initTf, tf } from '../../../engine/backend.js';
 import { TfjsBackend } from '../../../engine/backends/tfjs.js';
 import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
 import type { OptimizerSettings, TokenBatch } from '../../../engine/backends/types.js';
-import { str } from '../../../engine/gguf/format.js';
-import { toGgufTensor } from '../../../engine/gguf/model-file.js';
+import { modelMetadata, toGgufTensor } from '../../../engine/gguf/model-file.js';
 import { writeGgufFile } from '../../../engine/gguf/writer.js';
 import { initLoraTensors, loraAdapterFromTensors, loraSpec } from '../../../engine/lora.js';
 import { llamaConfig, type ModelConfig } from '../../../engine/model/config.js';
@@ -79,7 +78,7 @@ describe('torch backend parity with tfjs across architectures', function () {
       const weights = randomWeights(config, 11);
       const file = path.join(dir.path, `${config.name}.gguf`);
       const tensors = weightShapes(config).map(([name]) => toGgufTensor(name, weights[name], isLinearWeight(name)));
-      await writeGgufFile(file, { metadata: new Map([['general.architecture', str(config.architecture)]]), tensors });
+      await writeGgufFile(file, { metadata: new Map(modelMetadata(config)), tensors });
       await torch.loadBase(file, config);
 
       const { tensors: start } = initLoraTensors(config, LORA, 3);

@@ -1,23 +1,27 @@
 /**
- * detectTorch finds a Python with torch in the documented order (SVC_PYTHON, python3 on PATH,
- * /usr/bin/python3) and, when none has it, says what each candidate answered.
+ * detectTorch finds a Python with torch, transformers and peft in the documented order
+ * (SVC_PYTHON, svc's venv, python3 on PATH, /usr/bin/python3) and, when none has them, says what
+ * each candidate answered and how to set up.
  */
 import assert from 'node:assert/strict';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { detectTorch } from '../../../engine/backends/torch/detect.js';
+import { torchVenvDir, torchVenvPython } from '../../../engine/backends/torch/venv.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
 
 describe('detectTorch', function () {
   this.timeout(60000);
   let dir: TempDir;
-  const saved = { PATH: process.env.PATH, SVC_PYTHON: process.env.SVC_PYTHON };
+  const saved = { PATH: process.env.PATH, SVC_PYTHON: process.env.SVC_PYTHON, SVC_TORCH_VENV: process.env.SVC_TORCH_VENV, venv: torchVenvDir() };
 
   beforeEach(async () => {
     dir = await createTempDir('torch-detect');
   });
   afterEach(async () => {
     process.env.PATH = saved.PATH;
+    if (saved.SVC_TORCH_VENV === undefined) delete process.env.SVC_TORCH_VENV;
+    else process.env.SVC_TORCH_VENV = saved.SVC_TORCH_VENV;
     if (saved.SVC_PYTHON === undefined) delete process.env.SVC_PYTHON;
     else process.env.SVC_PYTHON = saved.SVC_PYTHON;
     await dir.remove();
@@ -31,21 +35,41 @@ describe('detectTorch', function () {
     process.env.PATH = `${dir.path}:${saved.PATH}`;
   }
 
-  it('skips a python3 on PATH without torch and picks /usr/bin/python3', async () => {
+  it("finds svc's venv before a python3 on PATH, and a python3 on PATH with the stack when there is no venv", async () => {
     delete process.env.SVC_PYTHON;
     await pathPythonWithoutTorch();
     const found = await detectTorch();
     assert.ok(found.ok, found.ok ? '' : found.reason);
-    assert.equal(found.python, '/usr/bin/python3');
+    assert.equal(found.python, torchVenvPython());
     assert.match(found.torchVersion, /^\d+\.\d+/);
+    assert.match(found.transformersVersion, /^\d+\.\d+/);
     assert.match(found.device, /^(cpu|cuda|mps)$/);
+
+    // No venv where SVC_TORCH_VENV points: the PATH's python3 (here a script that runs the venv's) is next.
+    process.env.SVC_TORCH_VENV = path.join(dir.path, 'no-venv');
+    const linked = path.join(dir.path, 'linked');
+    await mkdir(linked);
+    await writeFile(path.join(linked, 'python3'), `#!/bin/sh\nexec "${torchVenvPython(saved.venv)}" "$@"\n`);
+    await chmod(path.join(linked, 'python3'), 0o755);
+    process.env.PATH = `${linked}:${saved.PATH}`;
+    const fromPath = await detectTorch();
+    assert.ok(fromPath.ok && fromPath.python === 'python3', JSON.stringify(fromPath));
   });
 
-  it('SVC_PYTHON comes first when it has torch', async () => {
+  it('says which module is missing and how to set up when no candidate has the stack', async () => {
+    process.env.SVC_TORCH_VENV = path.join(dir.path, 'no-venv');
+    const found = await detectTorch(path.join(dir.path, 'python3'));
+    assert.equal(found.ok, false);
     await pathPythonWithoutTorch();
-    process.env.SVC_PYTHON = '/usr/bin/python3';
+    const noTorch = await detectTorch(path.join(dir.path, 'python3'));
+    assert.match(!noTorch.ok ? noTorch.reason : '', /svc setup torch/);
+  });
+
+  it('SVC_PYTHON comes first when it has the stack', async () => {
+    await pathPythonWithoutTorch();
+    process.env.SVC_PYTHON = torchVenvPython();
     const found = await detectTorch();
-    assert.ok(found.ok && found.python === '/usr/bin/python3');
+    assert.ok(found.ok && found.python === torchVenvPython());
   });
 
   it('an explicit python is the only candidate, and the reason names it and its answer', async () => {

@@ -8,7 +8,9 @@ import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
 import type { LoadProgress, TokenBatch } from '../../../engine/backends/types.js';
+import { str } from '../../../engine/gguf/format.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
+import { writeGgufFile } from '../../../engine/gguf/writer.js';
 import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { packageRoot } from '../../../sdk/packageRoot.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
@@ -95,7 +97,10 @@ describe('torch backend faults', function () {
     try {
       const config = await readModelConfig(MODEL);
       await assert.rejects(backend.loadBase(path.join(dir.path, 'missing.gguf'), config), /loading the model failed: .*missing\.gguf/);
-      await assert.rejects(backend.loadBase(MODEL, { ...config, qkNorm: true }), /missing tensor blk\.0\.attn_q_norm\.weight/);
+      // An architecture transformers cannot build from a GGUF is named, with those it can.
+      const unknown = path.join(dir.path, 'unknown-arch.gguf');
+      await writeGgufFile(unknown, { metadata: new Map([['general.architecture', str('svc-unknown')]]), tensors: [] });
+      await assert.rejects(backend.loadBase(unknown, config), /unknown-arch\.gguf: GGUF model with architecture svc-unknown is not supported yet\. \(transformers reads GGUF for: .*gemma3.*qwen3/);
       const progress: LoadProgress[] = [];
       await backend.loadBase(MODEL, config, (p) => progress.push(p));
       // Progress arrives tensor by tensor and ends at the whole model.

@@ -1,7 +1,8 @@
 """
 Hugging Face's implementation of the same model, for torch-hf-reference.test.ts: builds
-LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM from a GGUF's weights (read with the torch
-backend's own GGUF reader; llama's q/k rows put back in Hugging Face's order), loads svc's PEFT
+LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM from a GGUF's weights by hand (read with
+gguf-py; llama's q/k rows put back in Hugging Face's order), not through transformers' GGUF loader
+that the backend uses, loads svc's PEFT
 adapter with PeftModel.from_pretrained, and prints the masked loss of a batch, the last-position
 logits of its first row and the LoRA gradients (PEFT names, Hugging Face layout) as one JSON line.
 
@@ -18,7 +19,7 @@ import torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
 import peft  # noqa: E402
 import transformers  # noqa: E402
-from svc_torch.gguf import GgufFile  # noqa: E402
+from gguf import GGUFReader, dequantize  # noqa: E402
 
 gguf_path, adapter_dir = sys.argv[2], sys.argv[3]
 with open(sys.argv[4]) as f:
@@ -42,11 +43,12 @@ elif arch == "qwen3":
 else:
     raise SystemExit(f"no Hugging Face class for {arch}")
 
-gguf = GgufFile(gguf_path)
+tensors = {t.name: t for t in GGUFReader(gguf_path).tensors}
 
 
 def w(name):
-    return torch.from_numpy(np.array(gguf.read(name), dtype=np.float32))
+    t = tensors[name]
+    return torch.from_numpy(np.array(dequantize(t.data, t.tensor_type), dtype=np.float32))
 
 
 def hf_rows(t, n_heads):

@@ -4,13 +4,12 @@
  * sequence and the LoRA gradients of svc's torch backend equal those of transformers'
  * LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM built from the same GGUF weights, with
  * svc's PEFT adapter loaded by PEFT itself (so the adapter format is checked by PEFT too).
- * Runs where the Python that has torch also imports transformers and peft (typical GPU machines);
- * skipped, saying so, elsewhere. Tolerance: float32 on both sides, different summation orders:
+ * Needs svc's torch venv (skipped without it, failed in CI). Tolerance: float32 on both sides, different summation orders:
  * 1e-4 relative on the loss, 1e-3 on logits and gradients (relative to their largest value).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
@@ -24,6 +23,7 @@ import { hfToGgufRows } from '../../support/hfLayout.js';
 import { buildTestModel, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
 import { startExactTorchBackend, torchTestPython } from './torch-support.js';
+import { requireTorchStack } from '../../support/torchStack.js';
 
 const run = promisify(execFile);
 const CASES: TestModelOptions[] = [
@@ -56,12 +56,7 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
   this.timeout(300000);
   let tmp: TempDir;
   before(async function () {
-    try {
-      await run(torchTestPython(), ['-c', 'import transformers, peft']);
-    } catch {
-      console.log(`      skipped: ${torchTestPython()} cannot import transformers and peft (install them to run the Hugging Face reference check)`);
-      this.skip();
-    }
+    await requireTorchStack(this);
     tmp = await createTempDir('torch-hf');
   });
   after(async () => tmp?.remove());
@@ -73,6 +68,7 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
       const { config: lora, tensors: initial } = initLoraTensors(config, LORA, 5);
       const tensors = nonZeroLora(initial, 6);
       const adapterDir = path.join(tmp.path, options.arch);
+      await mkdir(adapterDir, { recursive: true });
       await writePeftAdapter({ safetensors: path.join(adapterDir, 'adapter_model.safetensors'), config: path.join(adapterDir, 'adapter_config.json') }, tensors, lora, config, config.name);
       const [batch] = randomBatches(config.vocabSize, 2, 12, 1, 9);
       batch.mask.fill(0, 0, 3); // a few untrained positions

@@ -1,7 +1,7 @@
 /**
  * The torch backend computes what the tfjs backend computes: on svc-tiny (a plain llama GGUF),
  * with the same LoRA start and the same batches, loss, LoRA gradients and the first steps of a
- * run agree. Real /usr/bin/python3 with real torch; the tfjs path is the reference.
+ * run agree. svc's torch venv with real torch, transformers and PEFT; the tfjs path is the reference.
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';

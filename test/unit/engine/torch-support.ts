@@ -1,8 +1,9 @@
 import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
+import { torchVenvPython } from '../../../engine/backends/torch/venv.js';
 
-/** The Python the torch backend tests run: SVC_PYTHON when set, else the system one that has torch. */
+/** The Python the torch backend tests run: SVC_PYTHON when set, else svc's venv (scripts/setup-system.sh makes it). */
 export function torchTestPython(): string {
-  return process.env.SVC_PYTHON || '/usr/bin/python3';
+  return process.env.SVC_PYTHON || torchVenvPython();
 }
 
 /** A torch backend for comparisons with exact references: float32, one thread (results independent of the machine). */

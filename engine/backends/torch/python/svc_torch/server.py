@@ -43,10 +43,13 @@ class Server:
         self.out = out
         self.threads = dev.configure_threads()
         self.device = dev.choose_device(None)
-        self.model = None
-        self.lora = None
-        self.optimizer = None
+        self.dtype = None
+        self.base = None
+        self.adapter = None
+        self.trainer = None
+        self.context_length = None
         self.checkpoint_mode = "auto"
+        self.logits_chunk_bytes = None
 
     def send(self, header: dict, tensors=None) -> None:
         from .protocol import write_frame
@@ -54,106 +57,95 @@ class Server:
         write_frame(self.out, header, tensors)
 
     def info(self) -> dict:
-        dtype = self.model.compute_dtype if self.model else self.dev.compute_dtype(self.device)
+        dtype = self.dtype or self.dev.compute_dtype(self.device)
         return {"device": self.dev.describe(self.device, self.threads), "dtype": self.dev.dtype_name(dtype)}
 
     def op_hello(self, req, tensors):
+        import peft
+        import transformers
+
         return {"python": sys.version.split()[0], "torch": self.torch.__version__, "numpy": self.np.__version__,
+                "transformers": transformers.__version__, "peft": peft.__version__,
                 "threads": self.threads, "pid": os.getpid(), **self.info()}
 
     def op_load(self, req, tensors):
-        from .gguf import GgufFile
-        from .model import build_model, weight_names
+        from .gguf_base import load_gguf_base
 
         self.device = self.dev.choose_device(req.get("device"))
-        cfg = req["config"]
-        gguf = GgufFile(req["modelPath"])
-        names = weight_names(cfg)
-        missing = [n for n in names if n not in gguf.tensors]
-        if missing:
-            raise ValueError(f"GGUF {req['modelPath']} is missing tensor {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-        total = sum(4 * gguf.tensors[n].count for n in names)
-        loaded = [0]
+        self.dtype = self.dev.compute_dtype(self.device, req.get("dtype"))
+        self.base = self.adapter = self.trainer = None
 
-        def on_tensor(name: str, nbytes: int) -> None:
-            loaded[0] += nbytes
-            self.send({"id": req["id"], "progress": {"loadedBytes": loaded[0], "totalBytes": total, "tensor": name}})
+        def on_tensor(name: str, loaded: int, total: int) -> None:
+            self.send({"id": req["id"], "progress": {"loadedBytes": loaded, "totalBytes": total, "tensor": name}})
 
-        dtype = self.dev.compute_dtype(self.device, req.get("dtype"))
-        self.model = build_model(cfg, gguf.read, self.device, dtype, on_tensor)
-        checkpoint = req.get("checkpointActivations", "auto")
-        self.model.checkpoint_blocks = bool(checkpoint) if checkpoint != "auto" else False
-        self.checkpoint_mode = checkpoint
-        if req.get("logitsChunkBytes"):
-            self.model.LOGITS_CHUNK_BYTES = int(req["logitsChunkBytes"])
-        self.lora = None
-        self.optimizer = None
-        del gguf
-        return {"parameters": sum(t.numel() for t in self.model.w.values()), **self.info()}
+        # Eager attention in float32 gives llama.cpp's numbers to rounding; SDPA is the fast path otherwise.
+        attention = "eager" if self.dtype == self.torch.float32 and self.device.type == "cpu" else "sdpa"
+        self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor)
+        self.context_length = int((req.get("config") or {}).get("contextLength") or 0) or None
+        self.checkpoint_mode = req.get("checkpointActivations", "auto")
+        self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
+        parameters = sum(p.numel() for p in self.base.model.parameters())
+        return {"parameters": parameters, "architecture": self.base.architecture,
+                "projectionShapes": self.base.projection_shapes(), **self.info()}
 
     def op_init_lora(self, req, tensors):
-        from .lora import Lora
+        from .adapter import Adapter
+        from .training import Trainer
 
-        if self.model is None:
+        if self.base is None:
             raise RuntimeError("load must come before init_lora")
+        if self.adapter is not None:  # a second adapter on the same base: start from the plain model
+            self.base.model = self.adapter.model.unload()
         spec = req["spec"]
-        self.lora = Lora(int(spec["r"]), float(spec["alpha"]), spec["targets"], tensors, self.device)
-        self.optimizer = None
-        return {"loraTensorCount": len(self.lora.params)}
+        self.adapter = Adapter(self.base, int(spec["r"]), float(spec["alpha"]), list(spec["targets"]), tensors, self.device)
+        self.trainer = Trainer(self.base, self.adapter, self.context_length)
+        if self.logits_chunk_bytes:
+            self.trainer.LOGITS_CHUNK_BYTES = self.logits_chunk_bytes
+        if self.checkpoint_mode != "auto":
+            self.trainer.set_checkpointing(bool(self.checkpoint_mode))
+        return {"loraTensorCount": len(self.adapter.params)}
 
     def _batch(self, req, tensors):
         torch = self.torch
-        if self.model is None or self.lora is None:
+        if self.trainer is None:
             raise RuntimeError("load and init_lora must come before training or evaluation")
         b, t = int(req["batchSize"]), int(req["length"])
         inputs = torch.from_numpy(tensors["inputs"].reshape(b, t).astype("int64")).to(self.device)
         targets = torch.from_numpy(tensors["targets"].reshape(b, t).astype("int64")).to(self.device)
         mask = torch.from_numpy(tensors["mask"].reshape(b, t).copy()).to(self.device)
         if self.checkpoint_mode == "auto":
-            self.model.checkpoint_blocks = self._activations_bytes(b, t) > 2 * 2**30
+            self.trainer.set_checkpointing(self._activations_bytes(b, t) > 2 * 2**30)
         return inputs, targets, mask
 
     def _activations_bytes(self, batch: int, length: int) -> int:
         """Rough bytes autograd keeps per step without checkpointing (see estimateTfjsMemory)."""
-        c = self.model.cfg
-        per_token_block = 12 * c["embeddingLength"] + 4 * c["feedForwardLength"] + 4 * c["headCount"] * c["headDim"]
-        return 4 * batch * length * (c["blockCount"] * per_token_block + 3 * c["vocabSize"])
+        c = self.base.model.config
+        d, ff, layers = c.hidden_size, c.intermediate_size, c.num_hidden_layers
+        heads, head_dim = c.num_attention_heads, getattr(c, "head_dim", None) or d // c.num_attention_heads
+        per_token_layer = 12 * d + 4 * ff + 4 * heads * head_dim
+        return 4 * batch * length * (layers * per_token_layer + 3 * c.vocab_size)
 
     def _loss(self, inputs, targets, mask):
         masked = float(mask.sum())
-        with self.model.autocast():
-            total = self.model.loss_sum(inputs, targets, mask, self.lora)
+        total = self.trainer.loss_sum(inputs, targets, mask)
         return total / max(masked, 1.0), masked
 
     def op_train_step(self, req, tensors):
-        from .optim import AdamW
-
         inputs, targets, mask = self._batch(req, tensors)
-        settings = req["optimizer"]
         loss, _ = self._loss(inputs, targets, mask)
         value = float(loss.detach())
         if not self.np.isfinite(value):
             return {"loss": value, "gradNorm": None}
         loss.backward()
-        fresh = AdamW(float(settings["beta1"]), float(settings["beta2"]), float(settings["epsilon"]),
-                      float(settings["weightDecay"]), float(settings["maxGradNorm"]))
-        # Moments persist across steps; other betas or clipping start a fresh optimiser (as tfjs does).
-        if self.optimizer is None or self.optimizer.key() != fresh.key():
-            self.optimizer = fresh
-        for p in self.lora.params.values():
-            if p.grad is None:
-                p.grad = self.torch.zeros_like(p)
-        grad_norm = self.optimizer.apply(self.lora.params, float(settings["learningRate"]))
-        return {"loss": value, "gradNorm": grad_norm}
+        return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"])}
 
     def op_grads(self, req, tensors):
         """Debug/test: loss and LoRA gradients of a batch, without updating anything."""
         inputs, targets, mask = self._batch(req, tensors)
         loss, _ = self._loss(inputs, targets, mask)
         loss.backward()
-        grads = {}
-        for name, p in self.lora.params.items():
-            grads[name] = (p.grad if p.grad is not None else self.torch.zeros_like(p)).detach().float().cpu().numpy()
+        grads = self.adapter.grads_to_numpy()
+        for p in self.adapter.trainable():
             p.grad = None
         return {"loss": float(loss.detach())}, grads
 
@@ -162,25 +154,28 @@ class Server:
         masked = float(mask.sum())
         if masked == 0:
             return {"lossSum": 0.0, "maskedTokens": 0}
-        with self.torch.no_grad(), self.model.autocast():
-            total = self.model.loss_sum(inputs, targets, mask, self.lora)
+        with self.torch.no_grad():
+            total = self.trainer.loss_sum(inputs, targets, mask)
         return {"lossSum": float(total), "maskedTokens": int(masked)}
 
     def op_logits(self, req, tensors):
         """Next-token logits at the last position of one sequence, with the current LoRA (tests, greedy)."""
         torch = self.torch
-        if self.model is None:
+        if self.base is None:
             raise RuntimeError("load must come before logits")
+        from .training import Trainer
+
+        model = self.trainer or Trainer(self.base, None, self.context_length)
         inputs = torch.from_numpy(tensors["inputs"].reshape(1, -1).astype("int64")).to(self.device)
-        with torch.no_grad(), self.model.autocast():
-            final = self.model.hidden(inputs, self.lora)[0, -1]
-            logits = torch.nn.functional.linear(final, self.model.output_weight()).float()
+        with torch.no_grad():
+            final = model.hidden(inputs)[0, -1:]
+            logits = model.logits(final)[0]
         return {}, {"logits": logits.cpu().numpy()}
 
     def op_get_lora(self, req, tensors):
-        if self.lora is None:
+        if self.adapter is None:
             raise RuntimeError("init_lora must come before get_lora")
-        return {}, self.lora.to_numpy()
+        return {}, self.adapter.to_numpy()
 
     def op_memory(self, req, tensors):
         rss, gpu = self.dev.peak_memory(self.device)

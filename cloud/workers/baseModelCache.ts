@@ -1,0 +1,87 @@
+/**
+ * The base model a worker trains. The cloud's own workers (`svc worker --shared-files`, which it
+ * starts on its machine) read the cloud's file in place. Every other worker keeps a copy, known by
+ * content: the assignment carries the sha256 of the model's file, the copy is named by it, and a
+ * model replaced on the cloud has a new sha256, so it is fetched again instead of the old file
+ * being trained. A name made only of hex digits is safe on every OS (a model name may hold `:`,
+ * which on Windows names an alternate data stream).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { createWriteStream, promises as fs } from "node:fs";
+import path from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { CloudMessage } from "./protocol.js";
+import { stallTimeout, workerStallMs } from "./stallTimeout.js";
+
+type AssignedModel = Extract<CloudMessage, { type: "assign" }>["model"];
+
+export interface BaseModelSource {
+  /** The folder the copies live in. */
+  cacheDir: string;
+  /** This worker shares the cloud's machine and files: read `path` in place. */
+  sharedFiles: boolean;
+  /** The model's download URL, as this worker reaches the cloud. */
+  url: string;
+  token: string;
+  log: (line: string) => void;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** The GGUF to train from and the sha256 of its content (null when read in place and the cloud did not say). */
+export async function resolveBaseModel(model: AssignedModel, source: BaseModelSource): Promise<{ file: string; sha256: string | null }> {
+  if (source.sharedFiles && model.path) {
+    try {
+      await fs.access(model.path);
+      return { file: model.path, sha256: model.sha256 };
+    } catch {
+      // not where the cloud said after all: download it like any other worker
+    }
+  }
+  await fs.mkdir(source.cacheDir, { recursive: true });
+  if (model.sha256 && SHA256.test(model.sha256)) {
+    const cached = path.join(source.cacheDir, `${model.sha256}.gguf`);
+    if (await exists(cached)) return { file: cached, sha256: model.sha256 };
+  }
+  const sha256 = await download(model, source);
+  if (model.sha256 && sha256 !== model.sha256) {
+    // Replaced on the cloud between the assignment and the download: what was downloaded is the model now.
+    source.log(`the base model ${model.name} changed on the cloud after this job was assigned; training the current one (sha256 ${sha256})`);
+  }
+  return { file: path.join(source.cacheDir, `${sha256}.gguf`), sha256 };
+}
+
+/** Streams the model into the cache, hashing it on the way, and names the copy by that hash. */
+async function download(model: AssignedModel, source: BaseModelSource): Promise<string> {
+  const part = path.join(source.cacheDir, `download-${randomBytes(8).toString("hex")}.part`);
+  const hash = createHash("sha256");
+  const hashing = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  const stall = stallTimeout(workerStallMs(), `downloading the base model ${model.name}`);
+  try {
+    const res = await fetch(source.url, { headers: { authorization: `Bearer ${source.token}` }, signal: stall.signal });
+    if (!res.ok || !res.body) throw new Error(`downloading the base model ${model.name} failed: HTTP ${res.status}`);
+    // Streamed to disk: a base model may be larger than this worker's free memory.
+    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), hashing, createWriteStream(part), { signal: stall.signal });
+    const sha256 = hash.digest("hex");
+    await fs.rename(part, path.join(source.cacheDir, `${sha256}.gguf`));
+    return sha256;
+  } catch (err) {
+    await fs.rm(part, { force: true });
+    throw stall.signal.aborted ? stall.signal.reason : err;
+  } finally {
+    stall.done();
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,96 @@
+"""
+The masked next-token loss of a batch on the adapted transformers model, and the optimiser step:
+torch.optim.AdamW over the LoRA parameters after global-norm clipping (clip_grad_norm_).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from .adapter import Adapter
+from .gguf_base import GgufBase
+from .chunked_loss import chunked_masked_loss_sum
+
+
+class Trainer:
+    LOGITS_CHUNK_BYTES = 256 << 20
+
+    def __init__(self, base: GgufBase, adapter: Optional[Adapter], context_length: Optional[int]):
+        self.base = base
+        self.adapter = adapter
+        model = adapter.model.get_base_model() if adapter is not None else base.model
+        self.decoder, self.head = model.get_decoder(), model.get_output_embeddings()
+        config = base.model.config
+        self.softcap = getattr(config, "final_logit_softcapping", None) or None
+        self.vocab = int(config.vocab_size)
+        self.context_length = context_length
+        self.optimizer: Optional[torch.optim.Optimizer] = None
+        self.optimizer_key: Optional[tuple] = None
+        self.checkpointing = False
+
+    def set_checkpointing(self, on: bool) -> None:
+        """Recompute each layer's activations in the backward pass (transformers only does it in train mode)."""
+        if on == self.checkpointing:
+            return
+        model = self.base.model
+        if on:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.train()
+        else:
+            model.gradient_checkpointing_disable()
+            model.eval()
+        self.checkpointing = on
+
+    def hidden(self, ids: torch.Tensor) -> torch.Tensor:
+        if self.context_length and ids.shape[1] > self.context_length:
+            raise ValueError(f"sequence of {ids.shape[1]} tokens exceeds the context of {self.context_length}")
+        return self.decoder(input_ids=ids, use_cache=False).last_hidden_state
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        logits = F.linear(hidden.to(self.head.weight.dtype), self.head.weight).float()
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits
+
+    def _chunk_loss(self, hidden: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return (F.cross_entropy(self.logits(hidden), targets, reduction="none") * mask).sum()
+
+    def loss_sum(self, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Summed masked cross-entropy (float32) of next-token targets."""
+        final = self.hidden(inputs)
+        final = final.reshape(-1, final.shape[-1])
+        targets, mask = targets.reshape(-1).long(), mask.reshape(-1)
+        # A large vocabulary's logits dominate memory: above LOGITS_CHUNK_BYTES go a slice of tokens
+        # at a time (chunked_loss.py). Softcapped heads take the plain path per slice.
+        rows = max(1, self.LOGITS_CHUNK_BYTES // (4 * self.vocab))
+        if final.shape[0] <= rows:
+            return self._chunk_loss(final, targets, mask)
+        if not (torch.is_grad_enabled() and final.requires_grad):
+            with torch.no_grad():
+                return sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows]) for i in range(0, final.shape[0], rows))
+        if self.softcap:
+            return sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows]) for i in range(0, final.shape[0], rows))
+        return chunked_masked_loss_sum(final, self.head.weight, targets, mask, rows)
+
+    def step(self, settings: dict) -> float:
+        """Clips and applies the gradients now in the LoRA parameters; returns the norm before clipping."""
+        params = self.adapter.trainable()
+        for p in params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        key = tuple(float(settings[k]) for k in ("beta1", "beta2", "epsilon", "weightDecay", "maxGradNorm"))
+        # Moments persist across steps; other betas, epsilon, decay or clipping start a fresh optimiser.
+        if self.optimizer is None or self.optimizer_key != key:
+            beta1, beta2, eps, decay, _ = key
+            self.optimizer = torch.optim.AdamW(params, lr=float(settings["learningRate"]), betas=(beta1, beta2), eps=eps,
+                                               weight_decay=decay, foreach=True)
+            self.optimizer_key = key
+        max_norm = key[4]
+        norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm > 0 else float("inf"))
+        for group in self.optimizer.param_groups:
+            group["lr"] = float(settings["learningRate"])
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return float(norm)

@@ -1,0 +1,91 @@
+/**
+ * A worker knows its base by content: a real `svc worker` (not one of the cloud's own, so it
+ * downloads base models) trains a job on a model, the model is replaced (`registerModel` with
+ * `replace`) by a file with other weights, and the next job trains the new file: the worker
+ * reports the new content's sha256, the first loss moves with the weights, and its cache holds
+ * each version under the sha256 of its bytes, with no `:` of the model's name in a file name.
+ * (The worker cached `<name>.gguf` forever and trained the old file.)
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { readGgufFile } from "../../engine/gguf/reader.js";
+import { writeGgufFile } from "../../engine/gguf/writer.js";
+import type { JobEvent } from "../../sdk/wire.js";
+import { createTempDir, type TempDir } from "../support/tmp.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { http, newAccount } from "./harness/api.js";
+
+const MODEL = "team:base";
+const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+describe("remote worker: a replaced base model is trained as its new content", function () {
+  this.timeout(240_000);
+  let cloud: TestCloud;
+  let workDir: TempDir;
+  let worker: ChildProcess | undefined;
+  before(async () => {
+    cloud = await startTestCloud();
+    workDir = await createTempDir("base-replaced");
+  });
+  after(async () => {
+    worker?.kill("SIGKILL");
+    await cloud?.dispose();
+    await workDir?.remove();
+  });
+
+  it("trains the new file after a replace, cached by sha256", async () => {
+    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
+    const v1 = path.join(cloud.home, "base-v1.gguf");
+    copyFileSync(path.join(repoRoot, "models/svc-tiny.gguf"), v1);
+    // The same model with other weights: another file, another sha256, another first loss.
+    const v2 = path.join(cloud.home, "base-v2.gguf");
+    const gguf = await readGgufFile(v1);
+    const embedding = gguf.tensors.find((t) => t.name === "token_embd.weight")!;
+    for (let i = 0; i < embedding.data.length; i++) embedding.data[i] *= 3;
+    await writeGgufFile(v2, gguf);
+    assert.notEqual(sha256Of(v1), sha256Of(v2));
+
+    const registered = await http(cloud, "POST", "/v1/models", { token, body: { name: MODEL, path: v1 } });
+    assert.equal(registered.status, 201, registered.text);
+
+    let workerLog = "";
+    worker = spawn(process.execPath, [cliPath, "worker", "--cloud", cloud.cloudUrl, "--name", "remote", "--work-dir", workDir.path, "--backend", "tfjs"], {
+      env: { ...process.env, SVC_WORKER_TOKEN: token },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    worker.stderr!.on("data", (chunk) => (workerLog += chunk));
+
+    const account = await newAccount(cloud);
+    const train = await account.client.uploadDataset("train.jsonl", readFileSync(path.join(repoRoot, "examples/quickstart/data/train.jsonl"), "utf8"));
+    const runJob = async (name: string) => {
+      const job = await account.client.createJob({ name, datasetId: train.id, config: { model: MODEL, maxSteps: 2, learningRate: 3e-3, batchSize: 4, seed: 11 } });
+      const events: JobEvent[] = [];
+      for await (const event of account.client.jobEvents(job.id)) events.push(event);
+      const last = events.at(-1)!;
+      assert.equal(last.type, "training.completed", `${name} ended with ${last.type}: ${JSON.stringify(last.data)}\n${workerLog}`);
+      const started = events.find((e) => e.type === "training.started")!;
+      const firstLog = events.find((e) => e.type === "training.log")!;
+      return { baseSha256: started.data.baseSha256, loss: firstLog.data.loss as number };
+    };
+
+    const before = await runJob("on-v1");
+    assert.equal(before.baseSha256, sha256Of(v1));
+
+    const replaced = await http(cloud, "POST", "/v1/models", { token, body: { name: MODEL, path: v2, replace: true } });
+    assert.ok(replaced.status === 200 || replaced.status === 201, replaced.text);
+
+    const after = await runJob("on-v2");
+    assert.equal(after.baseSha256, sha256Of(v2), "the worker trained the replaced model's new content");
+    assert.notEqual(after.loss, before.loss, "the new weights give another first loss");
+
+    const cached = readdirSync(path.join(workDir.path, "svc-models")).sort();
+    assert.deepEqual(cached, [`${sha256Of(v1)}.gguf`, `${sha256Of(v2)}.gguf`].sort(), "one copy per content, named by its sha256");
+    for (const name of cached) {
+      assert.match(name, /^[0-9a-f]{64}\.gguf$/, "a file name safe on every OS");
+      assert.equal(sha256Of(path.join(workDir.path, "svc-models", name)), name.replace(/\.gguf$/, ""), "each copy is what its name says");
+    }
+  });
+});

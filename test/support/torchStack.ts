@@ -1,0 +1,24 @@
+/**
+ * Tests that need the torch backend's Python (torch, transformers, peft) skip where it is missing
+ * on a developer's machine, saying so, and fail in CI (CI=true), where scripts/setup-system.sh
+ * must have made svc's venv: a missing install step never hides behind a skipped test.
+ */
+import { detectTorch } from '../../engine/backends/torch/detect.js';
+
+let detection: ReturnType<typeof detectTorch> | undefined;
+
+/** True when svc finds a Python with the whole stack (detected once per process). */
+export async function torchStackAvailable(): Promise<boolean> {
+  detection ??= detectTorch();
+  return (await detection).ok;
+}
+
+/** Skips the calling test or hook when the stack is missing, or throws in CI. */
+export async function requireTorchStack(context: Mocha.Context): Promise<void> {
+  detection ??= detectTorch();
+  const found = await detection;
+  if (found.ok) return;
+  if (process.env.CI === 'true') throw new Error(`CI must have the torch backend's Python (scripts/setup-system.sh makes it): ${found.reason}`);
+  console.log(`      skipped: ${found.reason}`);
+  context.skip();
+}
