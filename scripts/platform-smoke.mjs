@@ -13,7 +13,8 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const cli = path.join(root, "dist", "cli.mjs");
 const home = mkdtempSync(path.join(os.tmpdir(), "svc-smoke-home-"));
 const project = mkdtempSync(path.join(os.tmpdir(), "svc smoke project-")); // a space, as in "C:\Users\Ada Lovelace"
-const env = { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: "" };
+// tfjs unless told otherwise: it needs nothing but Node, so the flow means the same on every runner.
+const env = { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: "", SVC_TRAIN_BACKEND: process.env.SVC_TRAIN_BACKEND ?? "tfjs" };
 
 function svc(args) {
   console.log(`\n== svc ${args.join(" ")}`);
