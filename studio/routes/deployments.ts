@@ -7,7 +7,7 @@
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
 
-type DeploymentRoutes = "listDeployments" | "createDeployment" | "getDeployment" | "updateDeployment" | "deleteDeployment" | "listKeys" | "issueKey" | "revokeKey";
+type DeploymentRoutes = "listDeployments" | "createDeployment" | "getDeployment" | "updateDeployment" | "deleteDeployment" | "listKeys" | "issueKey" | "revokeKey" | "keyUsage";
 
 export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHandlers, DeploymentRoutes> {
   return {
@@ -23,5 +23,6 @@ export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHand
       return (await sessions.clientFor()).createDeploymentKey(params.id, body);
     },
     revokeKey: async ({ params }) => (await sessions.clientFor()).revokeDeploymentKey(params.id, params.keyId),
+    keyUsage: async ({ params }) => (await sessions.clientFor()).getDeploymentUsage(params.id),
   };
 }
