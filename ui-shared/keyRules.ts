@@ -31,7 +31,7 @@ export function ruleFieldProblem(text: string): string | undefined {
 
 function inWords(ms: number): string {
   const minutes = Math.round(Math.abs(ms) / 60_000);
-  if (minutes < 60) return `${minutes} min`;
+  if (minutes < 90) return `${minutes} min`;
   const hours = Math.round(minutes / 60);
   if (hours < 48) return `${hours} h`;
   return `${Math.round(hours / 24)} days`;

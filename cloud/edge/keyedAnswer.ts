@@ -39,7 +39,16 @@ export async function answerWithKey(
   answer: (inference: InferenceService) => Promise<void>,
 ): Promise<void> {
   const { key } = run;
-  const admission = key && isMetered(key) ? await run.meter.admit(key, reserve) : null;
+  let admission = null;
+  if (key && isMetered(key)) {
+    try {
+      admission = await run.meter.admit(key, reserve);
+    } catch (err) {
+      // Refused requests count in the key's usage as errors; nothing was generated.
+      run.usage.note(key.id, run.deploymentId, { error: true, promptTokens: 0, completionTokens: 0 });
+      throw err;
+    }
+  }
   if (admission) for (const [name, value] of Object.entries(admission.headers)) void reply.header(name, value);
   const tap = new UsageTap(inference);
   let failed = false;
