@@ -8,6 +8,7 @@ import { modelsCommand } from "./commands/models.js";
 import { workerCommand } from "./commands/worker.js";
 import { initCommand } from "./commands/init.js";
 import { jobsCommand } from "./commands/jobs.js";
+import { keysCommand } from "./commands/keys.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
 
@@ -18,6 +19,7 @@ const COMMANDS: Command[] = [
   buildCommand,
   manifestCommand,
   jobsCommand,
+  keysCommand,
   modelsCommand,
   cloudCommand,
   workerCommand,
