@@ -43,7 +43,7 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
       request.log.warn({ ignored: chat.ignored }, "request fields ignored");
     }
     const backend = deployment.backend ?? (await cache.backend(deployment));
-    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, key }, inference, tokenReserve(chat.params, chat.choices), (metered) =>
+    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key }, inference, tokenReserve(chat.params, chat.choices), (metered) =>
       answerChat(reply, metered, backend, chat, { model: deployment.slug, queueKey: deployment.id }),
     );
   };

@@ -61,7 +61,7 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
   const auth = new DeploymentAuth(cache, limiter, lastUsed);
-  const keyed = { meter: new KeyMeter(ctx), usage: new UsageRecorder(ctx, settings.usageFlushMs) };
+  const keyed = { meter: new KeyMeter(ctx), usage: new UsageRecorder(ctx, settings.usageFlushMs), metrics: ctx.metrics };
   chatRoutes(app, ctx, auth, cache, inference, keyed);
   responsesRoutes(app, ctx, auth, cache, inference, keyed);
   return {

@@ -7,6 +7,8 @@
 import type { FastifyReply } from "fastify";
 import type { ChatCall, ChatEvent, ChatStream, InferenceService } from "../inference/index.js";
 import type { Usage } from "../inference/types.js";
+import type { CloudMetrics } from "../metrics.js";
+import { toEdgeError } from "./errors.js";
 import { isMetered, type KeyMeter, type KeyRulesState } from "./keyMeter.js";
 import type { UsageRecorder } from "./usageRecorder.js";
 
@@ -24,10 +26,13 @@ export function tokenReserve(params: ChatCall, choices: number): number {
 export interface KeyedServices {
   meter: KeyMeter;
   usage: UsageRecorder;
+  metrics: CloudMetrics;
 }
 
 export interface KeyedRun extends KeyedServices {
   deploymentId: string;
+  /** The deployment's slug: the `deployment` label of the metrics. */
+  slug: string;
   key: KeyRulesState | null;
 }
 
@@ -39,29 +44,40 @@ export async function answerWithKey(
   answer: (inference: InferenceService) => Promise<void>,
 ): Promise<void> {
   const { key } = run;
+  // Without a key (auth mode none) there is nothing to limit or to charge.
+  if (!key) return answer(inference);
+  const labels = { deployment: run.slug, key_prefix: key.prefix };
+  const started = performance.now();
   let admission = null;
-  if (key && isMetered(key)) {
+  if (isMetered(key)) {
     try {
       admission = await run.meter.admit(key, reserve);
     } catch (err) {
       // Refused requests count in the key's usage as errors; nothing was generated.
       run.usage.note(key.id, run.deploymentId, { error: true, promptTokens: 0, completionTokens: 0 });
+      run.metrics.keyRequests.inc({ ...labels, status: String(toEdgeError(err).status) });
       throw err;
     }
   }
   if (admission) for (const [name, value] of Object.entries(admission.headers)) void reply.header(name, value);
   const tap = new UsageTap(inference);
-  let failed = false;
+  let status = 200;
   try {
     await answer(tap.service);
+    status = reply.statusCode;
   } catch (err) {
-    failed = true;
+    status = toEdgeError(err).status;
     throw err;
   } finally {
+    run.metrics.keyLatency.observe(labels, (performance.now() - started) / 1000);
+    if (tap.firstTextAt !== null) run.metrics.keyTimeToFirstToken.observe(labels, (tap.firstTextAt - started) / 1000);
+    run.metrics.keyRequests.inc({ ...labels, status: String(status) });
     // Off the request path: the answer has been sent; its cost is settled when known.
     void tap.total().then(async (usage) => {
-      if (key) run.usage.note(key.id, run.deploymentId, { error: failed || reply.statusCode >= 400, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
-      if (key && admission) await run.meter.settle(key, admission, usage.promptTokens + usage.completionTokens).catch(() => undefined);
+      run.usage.note(key.id, run.deploymentId, { error: status >= 400, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
+      run.metrics.keyTokens.inc({ ...labels, kind: "prompt" }, usage.promptTokens);
+      run.metrics.keyTokens.inc({ ...labels, kind: "completion" }, usage.completionTokens);
+      if (admission) await run.meter.settle(key, admission, usage.promptTokens + usage.completionTokens).catch(() => undefined);
     });
   }
 }
@@ -78,9 +94,12 @@ interface Generation {
 class UsageTap {
   private readonly generations: Generation[] = [];
   readonly service: InferenceService;
+  /** performance.now() of the first text of any generation; null while none came. */
+  firstTextAt: number | null = null;
 
   constructor(inner: InferenceService) {
     const generations = this.generations;
+    const tap = this;
     this.service = {
       resolve: (target) => inner.resolve(target),
       get workerPid() {
@@ -96,7 +115,7 @@ class UsageTap {
         const stream = await inner.chat(backend, params, { ...options, onAbandonedUsage: heard });
         const generation: Generation = { pieces: 0, usage: null, failed: false, abandoned };
         generations.push(generation);
-        return counted(stream, generation);
+        return counted(stream, generation, () => (tap.firstTextAt ??= performance.now()));
       },
     };
   }
@@ -115,11 +134,14 @@ class UsageTap {
   }
 }
 
-async function* counted(stream: ChatStream, generation: Generation): AsyncGenerator<ChatEvent> {
+async function* counted(stream: ChatStream, generation: Generation, onText: () => void): AsyncGenerator<ChatEvent> {
   try {
     for await (const event of stream) {
       if (event.type === "done") generation.usage = event.usage;
-      else if (event.type === "text") generation.pieces += 1;
+      else if (event.type === "text") {
+        if (generation.pieces === 0) onText();
+        generation.pieces += 1;
+      }
       yield event;
     }
   } catch (err) {

@@ -26,7 +26,7 @@ export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: D
     }
     // The backend is resolved once per deployment state and kept beside it, as for chat.
     const backend = deployment.backend ?? (await cache.backend(deployment));
-    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, key }, inference, tokenReserve(parsed.chat.params, 1), (metered) =>
+    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key }, inference, tokenReserve(parsed.chat.params, 1), (metered) =>
       answerResponses(reply, metered, backend, parsed, { model: deployment.slug, queueKey: deployment.id }),
     );
   };

@@ -198,5 +198,14 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     assert.equal(rows[0].keyPrefix, key.prefix);
     const listed = await keyNamed(key.id);
     assert.deepEqual([listed.usage.requests, listed.usage.promptTokens, listed.usage.completionTokens], [5, prompt, completion]);
+    // /metrics of each process counts the requests it answered, labelled by deployment and key prefix.
+    let counted = 0;
+    for (const cloud of b === a ? [a] : [a, b]) {
+      const text = await (await fetch(`${cloud.cloudUrl}/metrics`)).text();
+      const line = new RegExp(`^svc_key_requests_total\\{deployment="limited",key_prefix="${key.prefix}",status="200"\\} (\\d+)$`, "m").exec(text);
+      counted += Number(line?.[1] ?? 0);
+      assert.match(text, new RegExp(`^svc_key_time_to_first_token_seconds_count\\{deployment="limited",key_prefix="${key.prefix}"\\} \\d+$`, "m"));
+    }
+    assert.equal(counted, 5);
   });
 });
