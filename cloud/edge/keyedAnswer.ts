@@ -77,7 +77,8 @@ export async function answerWithKey(
       run.usage.note(key.id, run.deploymentId, { error: status >= 400, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
       run.metrics.keyTokens.inc({ ...labels, kind: "prompt" }, usage.promptTokens);
       run.metrics.keyTokens.inc({ ...labels, kind: "completion" }, usage.completionTokens);
-      if (admission) await run.meter.settle(key, admission, usage.promptTokens + usage.completionTokens).catch(() => undefined);
+      // Only a budget (its hold) and a tokens-per-minute limit need the real tokens written back.
+      if (admission && (key.budget || key.tokensPerMinute !== null)) await run.meter.settle(key, admission, usage.promptTokens + usage.completionTokens).catch(() => undefined);
     });
   }
 }
