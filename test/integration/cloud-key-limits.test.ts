@@ -70,7 +70,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     const limit = 3;
     const key = await client.createDeploymentKey(deployment.id, { label: "rpm", limits: { requestsPerMinute: limit, tokensPerMinute: null } });
     for (let window = 0; window < 3; window++) {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => rejection(ask(i % 2 ? b : a, key.key))));
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => rejection(ask(i % 2 ? b : a, key.key))));
       const refused = results.filter((r) => r !== null);
       assert.equal(results.length - refused.length, limit, `window ${window}: served ${results.length - refused.length}`);
       for (const err of refused) {
@@ -102,7 +102,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     let servedCount = 0;
     // Rounds of racing requests until the budget refuses everything.
     for (let round = 0; round < 20; round++) {
-      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => ask(i % 2 ? b : a, key.key, 4)));
+      const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => ask(i % 2 ? b : a, key.key, 4)));
       for (const r of results) {
         if (r.status === "fulfilled") {
           spent += r.value.usage!.total_tokens;
