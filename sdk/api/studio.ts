@@ -75,6 +75,7 @@ export const studioApi = {
   listKeys: relay(keysApi.listDeploymentKeys, "/api/deployments/:id/keys"),
   issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string, rules: KeyRules = {}) => ({ params: { id: deploymentId }, body: { label, ...rules } })),
   keyUsage: relay(keysApi.getDeploymentUsage, "/api/deployments/:id/usage"),
+  rotateKey: relay(keysApi.rotateDeploymentKey, "/api/deployments/:id/keys/:keyId/rotate"),
   revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
 };
 export type StudioApi = typeof studioApi;

@@ -74,5 +74,24 @@ describe("studio endpoint: keys with expiry, limits and usage (issue 28)", funct
     });
     await row.scrollIntoViewIfNeeded();
     await screenshotBothThemes(page, "endpoint-key-rules");
+
+    // Rotation with a grace: a new key with the same rules; the old one keeps working for now.
+    await row.getByLabel("Rotate key demo page").click();
+    await row.getByLabel("Grace period").selectOption({ label: "1 hour" });
+    await row.getByTestId("rotate-confirm").click();
+    await pollUntil(async () => ((await page.getByTestId("issued-key-plaintext").textContent())?.trim() !== plaintext ? true : undefined), {
+      timeoutMs: 10_000,
+      description: "the rotated key's plaintext",
+    });
+    const rotated = (await page.getByTestId("issued-key-plaintext").textContent())!.trim();
+    assert.match(rotated, /^svc_live_/);
+    const rows = page.locator("tr[data-key-id]", { hasText: "demo page" });
+    await pollUntil(async () => ((await rows.count()) === 2 ? true : undefined), { timeoutMs: 10_000, description: "two demo page rows" });
+    assert.match((await rows.nth(0).getByTestId("key-rules").textContent()) ?? "", /30 RPM/, "the new key has the old one's rules");
+    assert.equal((await rows.nth(1).locator("td").nth(6).textContent())?.trim(), "rotated");
+    const models = (key: string) => fetch(`${deployment.localUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await models(plaintext)).status, 200, "the old key works through its grace");
+    assert.equal((await models(rotated)).status, 200);
+    await screenshotBothThemes(page, "endpoint-key-rotated");
   });
 });
