@@ -150,7 +150,7 @@ async function requireKey(ctx: CloudContext, deploymentId: string, keyId: string
 }
 
 function emptyMeter(keyId: string): DeploymentKeyMetersTable {
-  return { key_id: keyId, window_start: 0, window_requests: 0, window_tokens: 0, period_start: "", period_tokens: 0, reserved_tokens: 0 };
+  return { key_id: keyId, window_start: 0, window_requests: 0, window_tokens: 0, period_start: "", period_tokens: 0, reserved_tokens: 0, held_until: 0, hold_epoch: 0 };
 }
 
 function nullableNumber(value: number | string | null): number | null {

@@ -11,7 +11,10 @@
  *   below it, and the admitted request holds its most (`reserve`: prompt estimate + max tokens).
  *   Each request admitted saw the budget not yet reached, so racing requests overspend it by at
  *   most the real tokens of the last one admitted.
- * A request returns its hold when it ends (`settle`) and its real tokens count then.
+ * A request returns its hold when it ends (`settle`) and its real tokens count then. Holds count
+ * until `HOLD_TTL_MS` after the last admission: holds a crashed instance never returned stop
+ * refusing the key once it has been that long without a new request (until then they refuse early,
+ * never overspend).
  */
 import { sql } from "kysely";
 import type { KeyBudget } from "../../sdk/wire.js";
@@ -31,8 +34,12 @@ export interface KeyRulesState {
 
 export const isMetered = (key: KeyRulesState) => key.requestsPerMinute !== null || key.tokensPerMinute !== null || key.budget !== null;
 
+/** Longer than any request runs (upstream timeouts, max_tokens): a hold older than this is a leaked one. */
+export const HOLD_TTL_MS = 15 * 60_000;
+
 export interface Admission {
   windowStart: number;
+  holdEpoch: number;
   periodStart: string;
   reserved: number;
   /** x-ratelimit-* headers of the answer, as OpenAI sends them. */
@@ -40,6 +47,7 @@ export interface Admission {
 }
 
 interface MeterRow {
+  hold_epoch: number | string;
   window_start: number | string;
   window_requests: number | string;
   window_tokens: number | string;
@@ -62,10 +70,12 @@ export class KeyMeter {
     const period = key.budget ? budgetPeriodStart(key.budget.period, now) : "";
     const hold = key.budget ? reserve : 0;
     const windowEnded = sql`window_start <= cast(${cutoff} as bigint)`;
+    const holdsStale = sql`held_until < cast(${now} as bigint)`;
+    const liveHolds = sql`(case when ${holdsStale} then 0 else reserved_tokens end)`;
     const conditions = [sql`key_id = ${key.id}`];
     if (key.requestsPerMinute !== null) conditions.push(sql`(${windowEnded} or window_requests < ${key.requestsPerMinute})`);
     if (key.tokensPerMinute !== null) conditions.push(sql`(${windowEnded} or window_tokens < cast(${key.tokensPerMinute} as bigint))`);
-    if (key.budget) conditions.push(sql`(case when period_start = ${period} then period_tokens else 0 end) + reserved_tokens < cast(${key.budget.tokens} as bigint)`);
+    if (key.budget) conditions.push(sql`(case when period_start = ${period} then period_tokens else 0 end) + ${liveHolds} < cast(${key.budget.tokens} as bigint)`);
     const result = await sql<MeterRow>`
       update deployment_key_meters set
         window_start = case when ${windowEnded} then cast(${now} as bigint) else window_start end,
@@ -73,11 +83,13 @@ export class KeyMeter {
         window_tokens = case when ${windowEnded} then 0 else window_tokens end,
         period_tokens = case when period_start = ${period} then period_tokens else 0 end,
         period_start = ${period},
-        reserved_tokens = reserved_tokens + cast(${hold} as bigint)
+        reserved_tokens = ${hold > 0 ? sql`${liveHolds} + cast(${hold} as bigint)` : sql`reserved_tokens`},
+        hold_epoch = ${hold > 0 ? sql`case when ${holdsStale} then hold_epoch + 1 else hold_epoch end` : sql`hold_epoch`},
+        held_until = ${hold > 0 ? sql`cast(${now + HOLD_TTL_MS} as bigint)` : sql`held_until`}
       where ${sql.join(conditions, sql` and `)}
-      returning window_start, window_requests, window_tokens, period_start, period_tokens, reserved_tokens`.execute(this.ctx.db);
+      returning hold_epoch, window_start, window_requests, window_tokens, period_start, period_tokens, reserved_tokens`.execute(this.ctx.db);
     const row = result.rows[0];
-    if (row) return { windowStart: Number(row.window_start), periodStart: period, reserved: hold, headers: rateLimitHeaders(key, row, now) };
+    if (row) return { windowStart: Number(row.window_start), holdEpoch: Number(row.hold_epoch), periodStart: period, reserved: hold, headers: rateLimitHeaders(key, row, now) };
     throw await this.refusal(key, now, period);
   }
 
@@ -85,7 +97,7 @@ export class KeyMeter {
   async settle(key: KeyRulesState, admission: Admission, tokens: number): Promise<void> {
     await sql`
       update deployment_key_meters set
-        reserved_tokens = reserved_tokens - cast(${admission.reserved} as bigint),
+        reserved_tokens = case when hold_epoch = ${admission.holdEpoch} then reserved_tokens - cast(${admission.reserved} as bigint) else reserved_tokens end,
         period_tokens = case when period_start = ${admission.periodStart} then period_tokens + cast(${tokens} as bigint) else period_tokens end,
         window_tokens = case when window_start = cast(${admission.windowStart} as bigint) then window_tokens + cast(${tokens} as bigint) else window_tokens end
       where key_id = ${key.id}`.execute(this.ctx.db);

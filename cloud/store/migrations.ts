@@ -251,6 +251,8 @@ const keyRules: Migration = {
       .addColumn("period_start", "text", (c) => c.notNull().defaultTo(""))
       .addColumn("period_tokens", "bigint", (c) => c.notNull().defaultTo(0))
       .addColumn("reserved_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("held_until", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("hold_epoch", "integer", (c) => c.notNull().defaultTo(0))
       .execute();
     await db.schema
       .createTable("deployment_key_usage")

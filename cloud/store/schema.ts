@@ -151,6 +151,13 @@ export interface DeploymentKeyMetersTable {
   period_tokens: number | string;
   /** Tokens held by requests in flight, at their most; returned when they end. */
   reserved_tokens: number | string;
+  /**
+   * Epoch ms until which the holds count: every admission with a hold pushes it on. Past it no
+   * request can still be running, so holds left by a crashed instance are dropped (a new epoch).
+   */
+  held_until: number | string;
+  /** Raised when stale holds are dropped; a request returns its hold only within its own epoch. */
+  hold_epoch: number;
 }
 
 /** Usage per key and minute (ISO minute, "2026-11-27T12:04"). */

@@ -126,6 +126,22 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     assert.equal((await keyNamed(key.id)).usage.budgetTokens, spent);
   });
 
+  it("drops holds a crashed instance left once no request can still be running", async () => {
+    const key = await client.createDeploymentKey(deployment.id, { label: "leak", budget: { tokens: 1000, period: "total" } });
+    // What a cloud killed with requests in flight leaves: tokens held that no request will return.
+    const leak = (heldUntil: number) => withStore(a, (db) => db.updateTable("deployment_key_meters").set({ reserved_tokens: 5000, held_until: heldUntil }).where("key_id", "=", key.id).execute());
+    await leak(Date.now() + 3_600_000);
+    const refused = await rejection(ask(a, key.key));
+    assert.equal(refused?.status, 429, "while the holds may still be live, the budget refuses (never overspends)");
+    assert.match(refused!.message, /held by requests in flight/);
+    await leak(Date.now() - 1000);
+    const answer = await ask(b, key.key);
+    await settled(key.id);
+    const row = await meter(key.id);
+    assert.equal(Number(row.period_tokens), answer.usage!.total_tokens);
+    assert.equal(Number(row.hold_epoch), 1, "a new epoch of holds");
+  });
+
   it("charges a stream its real tokens at its end, and a client that leaves what was generated", async () => {
     const key = await client.createDeploymentKey(deployment.id, { label: "stream", budget: { tokens: 1_000_000, period: "total" } });
     const plain = await ask(a, key.key, 4);
