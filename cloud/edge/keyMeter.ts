@@ -90,7 +90,8 @@ export class KeyMeter {
       returning hold_epoch, window_start, window_requests, window_tokens, period_start, period_tokens, reserved_tokens`.execute(this.ctx.db);
     const row = result.rows[0];
     if (row) return { windowStart: Number(row.window_start), holdEpoch: Number(row.hold_epoch), periodStart: period, reserved: hold, headers: rateLimitHeaders(key, row, now) };
-    throw await this.refusal(key, now, period);
+    // Read the clock again: the row may have been changed by a request admitted after `now` was read.
+    throw await this.refusal(key, Math.max(now, this.now()), period);
   }
 
   /** Returns the request's hold and counts its real tokens in its window and budget period. */
@@ -109,7 +110,8 @@ export class KeyMeter {
     if (!row) return new EdgeError(401, "invalid_api_key", "this API key no longer exists");
     const headers = rateLimitHeaders(key, row, now);
     const windowOpen = Number(row.window_start) > now - MINUTE_MS;
-    const windowResetMs = windowOpen ? Number(row.window_start) + MINUTE_MS - now : 0;
+    // Another instance's clock may run a little ahead: a window never lasts more than a minute.
+    const windowResetMs = windowOpen ? Math.min(MINUTE_MS, Number(row.window_start) + MINUTE_MS - now) : 0;
     if (key.budget) {
       const spent = row.period_start === period ? Number(row.period_tokens) : 0;
       if (spent >= key.budget.tokens) {
@@ -138,7 +140,7 @@ function rateLimited(type: "requests" | "tokens", what: string, resetMs: number,
 function rateLimitHeaders(key: KeyRulesState, row: MeterRow, now: number): Record<string, string> {
   const headers: Record<string, string> = {};
   const windowOpen = Number(row.window_start) > now - MINUTE_MS;
-  const reset = formatResetDuration(windowOpen ? Number(row.window_start) + MINUTE_MS - now : 0);
+  const reset = formatResetDuration(windowOpen ? Math.min(MINUTE_MS, Number(row.window_start) + MINUTE_MS - now) : 0);
   if (key.requestsPerMinute !== null) {
     const used = windowOpen ? Number(row.window_requests) : 0;
     headers["x-ratelimit-limit-requests"] = String(key.requestsPerMinute);

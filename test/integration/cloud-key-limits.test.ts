@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
-import type { CreatedDeploymentKey, Deployment } from "../../sdk/wire.js";
+import type { CreatedDeploymentKey, CreateKeyInput, Deployment } from "../../sdk/wire.js";
 import { pollUntil } from "../support/poll.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { newAccount } from "./harness/api.js";
@@ -50,6 +50,20 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     return null;
   };
   const keyNamed = async (id: string) => (await client.listDeploymentKeys(deployment.id)).find((k) => k.id === id)!;
+  /** A new key reaches the other instance's edge through the cluster signal, within a second: wait for it there. */
+  const acceptedEverywhere = async (plaintext: string) => {
+    for (const cloud of [a, b]) {
+      await pollUntil(async () => (await fetch(`${cloud.edgeUrl}/d/limited/v1/models`, { headers: { authorization: `Bearer ${plaintext}` } })).status === 200 || undefined, {
+        timeoutMs: 10_000,
+        description: "the new key accepted by every instance",
+      });
+    }
+  };
+  const issue = async (input: CreateKeyInput) => {
+    const created = await client.createDeploymentKey(deployment.id, input);
+    await acceptedEverywhere(created.key);
+    return created;
+  };
 
   it("stores the rules given at issue time and lists them with the key's usage", async () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
@@ -68,7 +82,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
 
   it("serves exactly the RPM limit per window to racing clients on two instances, with OpenAI's 429 and headers", async () => {
     const limit = 3;
-    const key = await client.createDeploymentKey(deployment.id, { label: "rpm", limits: { requestsPerMinute: limit, tokensPerMinute: null } });
+    const key = await issue({ label: "rpm", limits: { requestsPerMinute: limit, tokensPerMinute: null } });
     for (let window = 0; window < 3; window++) {
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => rejection(ask(i % 2 ? b : a, key.key))));
       const refused = results.filter((r) => r !== null);
@@ -96,7 +110,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
 
   it("keeps a budget within one request's tokens under racing requests, then answers insufficient_quota", async () => {
     const budget = 150;
-    const key = await client.createDeploymentKey(deployment.id, { label: "budget", budget: { tokens: budget, period: "day" } });
+    const key = await issue({ label: "budget", budget: { tokens: budget, period: "day" } });
     let spent = 0;
     let largest = 0;
     let servedCount = 0;
@@ -108,7 +122,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
           spent += r.value.usage!.total_tokens;
           largest = Math.max(largest, r.value.usage!.total_tokens);
           servedCount += 1;
-        } else assert.equal((r.reason as InstanceType<typeof OpenAI.APIError>).status, 429);
+        } else assert.equal((r.reason as InstanceType<typeof OpenAI.APIError>).status, 429, String(r.reason));
       }
       await settled(key.id);
       if (results.every((r) => r.status === "rejected")) break;
@@ -127,7 +141,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   });
 
   it("drops holds a crashed instance left once no request can still be running", async () => {
-    const key = await client.createDeploymentKey(deployment.id, { label: "leak", budget: { tokens: 1000, period: "total" } });
+    const key = await issue({ label: "leak", budget: { tokens: 1000, period: "total" } });
     // What a cloud killed with requests in flight leaves: tokens held that no request will return.
     const leak = (heldUntil: number) => withStore(a, (db) => db.updateTable("deployment_key_meters").set({ reserved_tokens: 5000, held_until: heldUntil }).where("key_id", "=", key.id).execute());
     await leak(Date.now() + 3_600_000);
@@ -143,7 +157,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   });
 
   it("charges a stream its real tokens at its end, and a client that leaves what was generated", async () => {
-    const key = await client.createDeploymentKey(deployment.id, { label: "stream", budget: { tokens: 1_000_000, period: "total" } });
+    const key = await issue({ label: "stream", budget: { tokens: 1_000_000, period: "total" } });
     const plain = await ask(a, key.key, 4);
     await settled(key.id);
     let before = Number((await meter(key.id)).period_tokens);
@@ -168,9 +182,10 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   });
 
   it("refuses an expired key with 401 expired, and keeps a rotated key working for its grace only", async () => {
-    const key = await client.createDeploymentKey(deployment.id, { label: "rotating", expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    const key = await issue({ label: "rotating", expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     assert.ok((await ask(a, key.key)).choices.length === 1);
     const next: CreatedDeploymentKey = await client.rotateDeploymentKey(deployment.id, key.id, 3600);
+    await acceptedEverywhere(next.key);
     assert.equal(next.label, "rotating");
     assert.equal(next.expiresAt, key.expiresAt);
     assert.equal((await keyNamed(key.id)).rotatedTo, next.id);
@@ -197,7 +212,7 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   });
 
   it("records usage per key and minute, equal to the usage fields of the answers", async () => {
-    const key = await client.createDeploymentKey(deployment.id, { label: "usage" });
+    const key = await issue({ label: "usage" });
     let prompt = 0;
     let completion = 0;
     for (let i = 0; i < 5; i++) {
