@@ -11,7 +11,7 @@ import { nodeScriptCommand, spawnNodeCommand } from "../../sdk/platform/nodeChil
 import { stopChild } from "../../sdk/platform/stop.js";
 import { Channel } from "./channel.js";
 import type { CancelSignal } from "./clientGone.js";
-import { InferenceError, type ChatEvent, type ChatParams } from "./types.js";
+import { InferenceError, type ChatEvent, type ChatParams, type Usage } from "./types.js";
 import type { FromWorker, ToWorker } from "./worker/protocol.js";
 import type { InferenceWorkerSettings } from "./worker/inferenceChild.js";
 
@@ -26,6 +26,8 @@ export class InferenceWorkerProcess {
   private child: ChildProcess | null = null;
   private ready: Promise<void> | null = null;
   private readonly pending = new Map<number, Pending>();
+  /** Cancelled generations whose final usage someone waits for (the child still reports it). */
+  private readonly abandoned = new Map<number, (usage: Usage) => void>();
   private nextId = 1;
   private restarts = 0;
   private closing = false;
@@ -45,12 +47,17 @@ export class InferenceWorkerProcess {
     return this.child?.pid;
   }
 
-  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: CancelSignal): Channel<ChatEvent> {
+  /**
+   * `onAbandonedUsage` hears what a generation cancelled by its client still cost (the child
+   * reports the tokens it decoded before it stopped), so a client that leaves is charged for them.
+   */
+  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: CancelSignal, onAbandonedUsage?: (usage: Usage) => void): Channel<ChatEvent> {
     const id = this.nextId++;
     const channel = new Channel<ChatEvent>();
     this.pending.set(id, { channel });
     const cancel = () => {
       if (!this.pending.delete(id)) return;
+      if (onAbandonedUsage) this.abandoned.set(id, onAbandonedUsage);
       this.send({ type: "cancel", id });
       channel.end();
     };
@@ -137,7 +144,14 @@ export class InferenceWorkerProcess {
       return;
     }
     const pending = this.pending.get(message.id);
-    if (!pending) return;
+    if (!pending) {
+      const heard = this.abandoned.get(message.id);
+      if (heard && message.type !== "text") {
+        this.abandoned.delete(message.id);
+        if (message.type === "done") heard(message.usage);
+      }
+      return;
+    }
     if (message.type === "text") {
       pending.channel.push({ type: "text", text: message.text, ...(message.logprobs ? { logprobs: message.logprobs } : {}) });
     } else if (message.type === "done") {
@@ -165,6 +179,8 @@ export class InferenceWorkerProcess {
   }
 
   private failAll(error: InferenceError): void {
+    // A dead child reports no more usage; the listeners fall back to what they counted.
+    this.abandoned.clear();
     for (const [id, pending] of this.pending) {
       this.pending.delete(id);
       pending.channel.fail(error);

@@ -7,7 +7,7 @@ import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
 import { AdapterChoice, jobEventsRoute, jobsApi } from "./jobs.js";
 import { deploymentsApi, TargetBody } from "./deployments.js";
-import { keysApi } from "./keys.js";
+import { keysApi, type KeyRules } from "./keys.js";
 import { modelsApi } from "./models.js";
 import type { ChatMessage } from "./inference.js";
 import type { DryRunReport } from "../trainer/dryRunReport.js";
@@ -73,7 +73,9 @@ export const studioApi = {
   updateDeployment: relay(deploymentsApi.updateDeployment, "/api/deployments/:id"),
   deleteDeployment: relay(deploymentsApi.deleteDeployment, "/api/deployments/:id"),
   listKeys: relay(keysApi.listDeploymentKeys, "/api/deployments/:id/keys"),
-  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string) => ({ params: { id: deploymentId }, body: { label } })),
+  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string, rules: KeyRules = {}) => ({ params: { id: deploymentId }, body: { label, ...rules } })),
+  keyUsage: relay(keysApi.getDeploymentUsage, "/api/deployments/:id/usage"),
+  rotateKey: relay(keysApi.rotateDeploymentKey, "/api/deployments/:id/keys/:keyId/rotate"),
   revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
 };
 export type StudioApi = typeof studioApi;
