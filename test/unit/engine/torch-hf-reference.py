@@ -19,7 +19,8 @@ import torch.nn.functional as F
 sys.path.insert(0, sys.argv[1])
 import peft  # noqa: E402
 import transformers  # noqa: E402
-from gguf import GGUFReader, dequantize  # noqa: E402
+from gguf import dequantize  # noqa: E402
+from svc_torch.gguf_base import open_gguf  # noqa: E402  (gguf-py's reader, stepping over the vocabulary)
 
 gguf_path, adapter_dir = sys.argv[2], sys.argv[3]
 with open(sys.argv[4]) as f:
@@ -43,7 +44,7 @@ elif arch == "qwen3":
 else:
     raise SystemExit(f"no Hugging Face class for {arch}")
 
-tensors = {t.name: t for t in GGUFReader(gguf_path).tensors}
+tensors = {t.name: t for t in open_gguf(gguf_path).tensors}
 
 
 def w(name):

@@ -36,32 +36,121 @@ class GgufBase:
         return shapes
 
 
-def _transformers_config(path: str):
-    from transformers import AutoConfig
+def _field(reader, key: str, default=None):
+    field = reader.fields.get(key)
+    return default if field is None else field.contents()
+
+
+def open_gguf(path: str):
+    """gguf-py's reader, except that it steps over long arrays (a tokenizer's 262k tokens and
+    merges) instead of making two numpy views per entry, which takes minutes. Their entries stay
+    counted (len(field.data)) but unreadable; svc reads only the model's own metadata and the
+    tensors, and llama.cpp reads the tokenizer."""
+    import struct
+
+    from gguf import GGUFReader, GGUFValueType
+
+    class Reader(GGUFReader):
+        LONG = 1024
+
+        def _get_field_parts(self, orig_offs, raw_type):
+            if GGUFValueType(raw_type) != GGUFValueType.ARRAY:
+                return super()._get_field_parts(orig_offs, raw_type)
+            item_type = self._get(orig_offs, np.uint32)
+            count = self._get(orig_offs + 4, np.uint64)
+            if int(count[0]) <= self.LONG:
+                return super()._get_field_parts(orig_offs, raw_type)
+            offs = orig_offs + 12
+            kind = GGUFValueType(int(item_type[0]))
+            if kind == GGUFValueType.STRING:
+                view = memoryview(self.data)
+                for _ in range(int(count[0])):
+                    offs += 8 + struct.unpack_from("<Q", view, offs)[0]
+            else:
+                offs += int(count[0]) * np.dtype(self.gguf_scalar_to_np[kind]).itemsize
+            return offs - orig_offs, [item_type, count], list(range(int(count[0]))), [GGUFValueType.ARRAY, kind]
+
+    return Reader(path)
+
+
+class _MetadataOnly:
+    """The reader as transformers' config parser sees it: without the tokenizer's arrays, which
+    it would turn into Python objects one entry at a time (seconds for a 262k vocabulary)."""
+
+    def __init__(self, reader):
+        self.fields = {k: v for k, v in reader.fields.items() if not k.startswith("tokenizer.")}
+        self.tensors = reader.tensors
+
+
+def _transformers_config(reader, path: str) -> dict:
+    """transformers' own reading of the GGUF's metadata into its config fields (one parse of the file)."""
+    import gguf
     from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES, load_gguf_checkpoint
 
+    opened = gguf.GGUFReader
+    gguf.GGUFReader = lambda _path: _MetadataOnly(reader)  # load_gguf_checkpoint imports it from gguf when called
     try:
-        parsed = load_gguf_checkpoint(path, return_tensors=False)
+        raw = dict(load_gguf_checkpoint(path, return_tensors=False)["config"])
     except ValueError as err:
         raise ValueError(f"{path}: {err} (transformers reads GGUF for: {', '.join(sorted(GGUF_SUPPORTED_ARCHITECTURES))})") from None
-    config = dict(parsed["config"])
-    model_type = config.pop("model_type")
-    return AutoConfig.for_model(model_type, **config), parsed["config"]
+    finally:
+        gguf.GGUFReader = opened
+    if "vocab_size" not in raw and "tokenizer.ggml.tokens" in reader.fields:
+        raw["vocab_size"] = len(reader.fields["tokenizer.ggml.tokens"].data)
+    return raw
 
 
-def _field(reader, key: str):
-    field = reader.fields.get(key)
-    return None if field is None else field.contents()
+def _complete_config(raw: dict, reader, architecture: str) -> None:
+    """What transformers' GGUF reader leaves out (or cannot take) but llama.cpp reads from the same file."""
+    get = lambda key, default=None: _field(reader, f"{architecture}.{key}", default)  # noqa: E731
+    layers = int(raw["num_hidden_layers"])
+    head_dim = get("attention.key_length")
+    if head_dim and architecture in ("llama", "qwen2", "qwen3"):
+        raw["head_dim"] = int(head_dim)  # Qwen3's class default (128) is not every file's
+    if get("final_logit_softcapping"):
+        raw["final_logit_softcapping"] = float(get("final_logit_softcapping"))
+    if architecture == "gemma3":
+        # llama.cpp scales scores by 1/sqrt(head width), puts a global layer every 6th (the file
+        # records no pattern) and gives the local layers RoPE base 10000.
+        raw["query_pre_attn_scalar"] = int(head_dim)
+        raw["layer_types"] = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(layers)]
+        full = {"rope_type": "default", "rope_theta": float(get("rope.freq_base", 1_000_000.0))}
+        if get("rope.scaling.type") == "linear":
+            full = {**full, "rope_type": "linear", "factor": float(get("rope.scaling.factor"))}
+        raw["rope_parameters"] = {"full_attention": full, "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0}}
+        raw.pop("rope_theta", None)
+    elif architecture == "gemma4":
+        feed_forward = get("feed_forward_length")
+        if isinstance(feed_forward, list):  # per layer when the shared-KV layers' MLPs are double width
+            raw["intermediate_size"] = int(feed_forward[0])
+            raw["use_double_wide_mlp"] = any(int(v) != int(feed_forward[0]) for v in feed_forward)
+        sliding = [bool(v) for v in get("attention.sliding_window_pattern")]
+        raw["layer_types"] = ["sliding_attention" if v else "full_attention" for v in sliding]
+        kv_heads = get("attention.head_count_kv")
+        if isinstance(kv_heads, list):
+            raw["num_key_value_heads"] = int(next(v for v, s in zip(kv_heads, sliding) if s))
+            raw["num_global_key_value_heads"] = int(next(v for v, s in zip(kv_heads, sliding) if not s))
+        raw["head_dim"] = int(get("attention.key_length_swa"))
+        raw["global_head_dim"] = int(head_dim)
+        raw["num_kv_shared_layers"] = int(get("attention.shared_kv_layers", 0))
+        raw["hidden_size_per_layer_input"] = int(get("embedding_length_per_layer_input", 0))
+        # Global layers rotate only the pairs rope_freqs leaves at 1 (the converter writes 1e30 for
+        # the rest): that share of the head is the proportional RoPE's factor.
+        freqs = next((t for t in reader.tensors if t.name == "rope_freqs.weight"), None)
+        rotated = int(np.sum(np.asarray(freqs.data) == 1.0)) if freqs is not None else raw["global_head_dim"] // 2
+        raw["rope_parameters"] = {
+            "full_attention": {"rope_type": "proportional", "rope_theta": float(get("rope.freq_base")),
+                               "partial_rotary_factor": 2 * rotated / raw["global_head_dim"]},
+            "sliding_attention": {"rope_type": "default", "rope_theta": float(get("rope.freq_base_swa"))},
+        }
+        per_layer = next((t for t in reader.tensors if t.name == "per_layer_token_embd.weight"), None)
+        if per_layer is not None:
+            raw["vocab_size_per_layer_input"] = int(per_layer.shape[-1])
 
 
-def _complete_config(config, reader, architecture: str) -> None:
-    """What transformers' GGUF reader leaves out but llama.cpp reads from the same file."""
-    head_dim = _field(reader, f"{architecture}.attention.key_length")
-    if head_dim and architecture in ("qwen2", "qwen3", "llama"):
-        config.head_dim = int(head_dim)  # Qwen3's class default (128) is not every file's
-    if architecture == "gemma3" and head_dim:
-        config.query_pre_attn_scalar = int(head_dim)  # llama.cpp scales scores by 1/sqrt(head width)
-    if _field(reader, f"{architecture}.rope.scaling.type") == "linear":
+def _complete_built_config(config, reader, architecture: str) -> None:
+    """Linear RoPE scaling for the llama family, set on the built config (transformers 5's rope_parameters)."""
+    if architecture in ("llama", "qwen2", "qwen3") and _field(reader, f"{architecture}.rope.scaling.type") == "linear":
         factor = float(_field(reader, f"{architecture}.rope.scaling.factor") or 1.0)
         params = dict(getattr(config, "rope_parameters", None) or {})
         config.rope_parameters = {**params, "rope_type": "linear", "factor": factor}
@@ -86,49 +175,74 @@ def _apply_rope_factors(model: torch.nn.Module, factors: np.ndarray) -> None:
                 module.original_inv_freq = module.inv_freq
 
 
+def _fill_shared_kv(model: torch.nn.Module, config, device: torch.device, dtype: torch.dtype) -> None:
+    """Layers that reuse an earlier layer's keys and values (Gemma 4's last num_kv_shared_layers)
+    have k/v projections in transformers' module that they never use; the GGUF holds none."""
+    from accelerate.utils import set_module_tensor_to_device
+
+    shared = int(getattr(config, "num_kv_shared_layers", 0) or 0)
+    if not shared:
+        return
+    first = int(config.num_hidden_layers) - shared
+    for name, p in model.named_parameters():
+        parts = name.split(".")
+        if p.device.type == "meta" and "layers" in parts and int(parts[parts.index("layers") + 1]) >= first and any(k in name for k in ("k_proj", "v_proj", "k_norm", "v_norm")):
+            set_module_tensor_to_device(model, name, device, value=torch.zeros(p.shape), dtype=dtype)
+
+
 def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attention: str,
                    on_tensor: Callable[[str, int, int], None]) -> GgufBase:
     """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor."""
     from accelerate import init_empty_weights
     from accelerate.utils import set_module_tensor_to_device
-    from gguf import GGUFReader, dequantize
-    from transformers import AutoModelForCausalLM
+    from gguf import dequantize
+    from transformers import AutoConfig, AutoModelForCausalLM
     from transformers.modeling_gguf_pytorch_utils import TENSOR_PROCESSORS, TensorProcessor, get_gguf_hf_weights_map
 
-    config, raw_config = _transformers_config(path)
-    reader = GGUFReader(path)
+    reader = open_gguf(path)
     architecture = str(_field(reader, "general.architecture"))
-    _complete_config(config, reader, architecture)
+    raw_config = _transformers_config(reader, path)
+    _complete_config(raw_config, reader, architecture)
+    fields = dict(raw_config)
+    config = AutoConfig.for_model(fields.pop("model_type"), **fields)
+    _complete_built_config(config, reader, architecture)
     with init_empty_weights():  # parameters on the meta device, buffers (RoPE tables) real
         model = AutoModelForCausalLM.from_config(config, attn_implementation=attention, dtype=dtype)
     processor = TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=raw_config)
-    gguf_to_hf = get_gguf_hf_weights_map(model, processor)
+    present = {t.name for t in reader.tensors}
+    gguf_to_hf = {k: v for k, v in get_gguf_hf_weights_map(model, processor).items() if k in present}
+    buffers = dict(model.named_buffers())
+    for name in present:  # per-layer output scales are buffers transformers' map does not name (Gemma 4)
+        if name.endswith(".layer_output_scale.weight"):
+            layer = name.split(".")[1]
+            gguf_to_hf.setdefault(name, next((b for b in buffers if b.endswith(f"layers.{layer}.layer_scalar")), name))
 
     total = sum(4 * int(t.n_elements) for t in reader.tensors)
     loaded = 0
-    expected = dict(model.named_parameters())
+    expected = {**dict(model.named_parameters()), **buffers}
     for tensor in reader.tensors:
         hf_name = gguf_to_hf.get(tensor.name)
         if hf_name is not None and hf_name in expected:
             weights = processor.process(weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name,
                                         tensor_key_mapping=gguf_to_hf, parsed_parameters={}).weights
             want = tuple(expected[hf_name].shape)
-            if tuple(weights.shape) != want:
+            if int(np.prod(weights.shape)) != int(np.prod(want)) or (hf_name not in buffers and tuple(weights.shape) != want):
                 raise ValueError(f"tensor {tensor.name} has shape {list(weights.shape)}, expected {list(want)} for {hf_name}")
-            value = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float32))
-            set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype)
+            value = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float32)).reshape(want)
+            set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype if hf_name not in buffers else None)
             del weights, value
         loaded += 4 * int(tensor.n_elements)
         on_tensor(tensor.name, loaded, total)
 
     model.tie_weights()
+    _fill_shared_kv(model, config, device, dtype)
     missing = [name for name, p in model.named_parameters() if p.device.type == "meta"]
     if missing:
         raise ValueError(f"GGUF {path} is missing tensor for {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
     for buffer_name, buffer in model.named_buffers():
         if buffer.device != device:
             set_module_tensor_to_device(model, buffer_name, device, value=buffer)
-    factors = _rope_factors(reader)
+    factors = _rope_factors(reader) if architecture in ("llama", "qwen2", "qwen3") else None
     if factors is not None:
         _apply_rope_factors(model, factors)
     model.requires_grad_(False)
