@@ -16,8 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../../sdk/packageRoot.js';
 import { readChatJsonl, tokenizeExamples } from '../../data/chat-jsonl.js';
-import { str } from '../../gguf/format.js';
-import { readModelConfig } from '../../gguf/model-file.js';
+import { modelMetadata, readModelConfig } from '../../gguf/model-file.js';
 import { writeGgufFile } from '../../gguf/writer.js';
 import { initLoraTensors, loraSpec, type LoraConfig } from '../../lora.js';
 import { llamaConfig, type ModelConfig } from '../../model/config.js';
@@ -97,7 +96,7 @@ export async function writeRandomModelGguf(file: string, config: ModelConfig): P
     const dims = shape.length === 1 ? shape : name === 'token_embd.weight' ? [shape[1], shape[0]] : shape;
     return { name, dims, data };
   });
-  await writeGgufFile(file, { metadata: new Map([['general.architecture', str(config.architecture)]]), tensors });
+  await writeGgufFile(file, { metadata: new Map(modelMetadata(config)), tensors });
 }
 
 /** Loads the case's model on `backend`, then times its training steps (after `warmup` untimed ones). */
