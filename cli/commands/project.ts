@@ -8,6 +8,8 @@ import { CliError } from "../output.js";
 import { buildTrainerBundle } from "../project/bundle.js";
 import { loadTrainer, manifestText } from "../project/manifest.js";
 import type { Trainer } from "../../sdk/trainer/trainer.js";
+import { changedBuildSources } from "../../sdk/buildFreshness.js";
+import { staleBuildText } from "../../sdk/manifest.js";
 import { dryRunJsonLines, dryRunText } from "../../sdk/trainer/dryRunReport.js";
 
 export const buildCommand: Command = {
@@ -52,6 +54,7 @@ export const startCommand: Command = {
     const json = Boolean(values.json);
     // The trainer's code runs in this process: its console.log must not land between JSON lines.
     if (json) globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
+    if (!values.rebuild) warnIfStale(process.cwd());
     const { manifest, trainer } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
     if (!trainer) throw new CliError(manifestText(manifest));
     if (values["dry-run"] || trainer.isDryRun) return printDryRun(trainer, { json, modelFile: values["model-file"], preview: Boolean(values.preview) });
@@ -128,6 +131,12 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** The bundle is reused as it is (SPEC section 4): one line when it is older than its sources, so no edit is ignored unseen. */
+function warnIfStale(projectDir: string): void {
+  const changed = changedBuildSources(projectDir);
+  if (changed?.length) process.stderr.write(`svc: ${staleBuildText(changed)} Run \`svc start --rebuild\` to train your edits.\n`);
 }
 
 function help(command: Command): number {

@@ -1,0 +1,85 @@
+/**
+ * Issue 31: the studio as a newcomer meets it, round 2, in a real browser against the real studio and a real
+ * cloud, with the real CLI. Each test failed before its fix.
+ * Screenshots go to test-results/screenshots/studio-newcomer-*.png.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import path from "node:path";
+import type { Page } from "playwright-core";
+import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
+import { replaceOnce } from "../../support/text.js";
+import { screenshotBothThemes, watchConsole } from "./support/pages.js";
+import { copyQuickstart, startStudioStack, type StudioStack } from "./support/studioStack.js";
+import { cliPath } from "../../integration/harness/cloud.js";
+
+const STALE_LINE = "src/svc/index.ts changed since the last build: a run now trains the old build (.svc/build/index.mjs).";
+
+describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", function () {
+  this.timeout(180_000);
+  let stack: StudioStack;
+  let browser: ChromiumSession;
+  let page: Page;
+
+  before(async () => {
+    [stack, browser] = await Promise.all([startStudioStack({ workers: 0 }), launchChromium()]);
+    page = browser.page;
+    watchConsole(page);
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  const svc = (dir: string, ...args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { cwd: dir, encoding: "utf8", env: process.env });
+  const editSource = (dir: string, from: string, to: string) => {
+    const file = path.join(dir, "src", "svc", "index.ts");
+    writeFileSync(file, replaceOnce(readFileSync(file, "utf8"), from, to));
+  };
+  const bundleText = (dir: string) => readFileSync(path.join(dir, ".svc", "build", "index.mjs"), "utf8");
+
+  it("svc start says in one line that the sources changed since the build, and --rebuild trains the edits", async () => {
+    const dir = copyQuickstart(await mkdtemp(path.join(stack.tmp.path, "cli-stale-")));
+    assert.equal(svc(dir, "build").status, 0);
+    editSource(dir, "learningRate: 3e-3", "learningRate: 7e-3");
+    // A preview checks the datasets and trains nothing: enough to see which trainer `svc start` loaded.
+    const stale = svc(dir, "start", "--dry-run", "--preview", "--json");
+    assert.equal(stale.status, 0, stale.stdout + stale.stderr);
+    const warnings = stale.stderr.split("\n").filter((line) => line.includes("changed since the last build"));
+    assert.deepEqual(warnings, [`svc: ${STALE_LINE} Run \`svc start --rebuild\` to train your edits.`]);
+    assert.match(bundleText(dir), /learningRate: 3e-3/, "without --rebuild the bundle is reused, as SPEC says");
+
+    const rebuilt = svc(dir, "start", "--rebuild", "--dry-run", "--preview", "--json");
+    assert.equal(rebuilt.status, 0, rebuilt.stdout + rebuilt.stderr);
+    assert.doesNotMatch(rebuilt.stderr, /changed since the last build/);
+    assert.match(bundleText(dir), /learningRate: 7e-3/);
+    const again = svc(dir, "start", "--dry-run", "--preview", "--json");
+    assert.doesNotMatch(again.stderr, /changed since the last build/, "an up-to-date build says nothing");
+  });
+
+  it("Overview: an edit after the build shows a banner whose Rebuild picks it up; reloading the panel rebuilds", async () => {
+    const dir = copyQuickstart(await mkdtemp(path.join(stack.tmp.path, "ui-stale-")));
+    const studio = await stack.studioFor(dir);
+    const label = page.getByTestId("run-training-label");
+    await page.goto(`${studio.url}/#/`);
+    await label.getByText("Run training: quickstart-json-answers", { exact: true }).waitFor({ timeout: 60_000 });
+    const banner = page.getByTestId("stale-build");
+    assert.equal(await banner.count(), 0, "a fresh build shows no banner");
+
+    editSource(dir, `name: "quickstart-json-answers"`, `name: "quickstart-edited"`);
+    await banner.getByText(STALE_LINE).waitFor({ timeout: 15_000 });
+    await screenshotBothThemes(page, "newcomer-stale-build-banner");
+    await banner.getByRole("button", { name: "Rebuild" }).click();
+    await label.getByText("Run training: quickstart-edited", { exact: true }).waitFor({ timeout: 60_000 });
+    await banner.waitFor({ state: "detached" });
+    assert.match(bundleText(dir), /quickstart-edited/);
+
+    // Reloading the panel rebuilds (SPEC section 4): the label names the edited trainer, no banner.
+    editSource(dir, `name: "quickstart-edited"`, `name: "quickstart-reloaded"`);
+    await page.reload();
+    await label.getByText("Run training: quickstart-reloaded", { exact: true }).waitFor({ timeout: 60_000 });
+    assert.equal(await banner.count(), 0);
+  });
+});
