@@ -12,7 +12,8 @@ import type { Page } from "playwright-core";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { replaceOnce } from "../../support/text.js";
 import { screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { copyQuickstart, startStudioStack, type StudioStack } from "./support/studioStack.js";
+import { copyQuickstart, projectClient, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { openRoute } from "./support/pages.js";
 import { cliPath } from "../../integration/harness/cloud.js";
 
 const STALE_LINE = "src/svc/index.ts changed since the last build: a run now trains the old build (.svc/build/index.mjs).";
@@ -82,4 +83,50 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     await label.getByText("Run training: quickstart-reloaded", { exact: true }).waitFor({ timeout: 60_000 });
     assert.equal(await banner.count(), 0);
   });
+
+  it("runs of one trainer can be told apart: short id and differing config by eye, in accessible names too", async () => {
+    // The project scope, then three runs of one trainer that differ only in their learning rate (listed, not trained).
+    const scope = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "tell-apart", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" } });
+    assert.equal(scope.status, 201, scope.text);
+    const client = projectClient(stack);
+    const dataset = await client.uploadDataset("train.jsonl", readFileSync(path.join(stack.projectDir, "data", "train.jsonl")));
+    const config = { name: "same-name", model: "svc-tiny", maxSteps: 1, batchSize: 1, evalSteps: 0, saveSteps: 0, seed: 1, schedule: "cosine", lora: { r: 2, alpha: 4, targetModules: ["q_proj"] } };
+    const rates = [0.001, 0.002, 0.003];
+    const jobs = [];
+    for (const learningRate of rates) {
+      const job = await client.createJob({ name: "same-name", config: { ...config, learningRate }, datasetId: dataset.id });
+      jobs.push(await client.cancelJob(job.id));
+    }
+
+    await openRoute(page, stack.studio.url, "#/");
+    const rows = page.getByTestId("recent-jobs").locator("li");
+    await rows.first().waitFor({ timeout: 15_000 });
+    for (const [i, job] of jobs.entries()) {
+      const row = page.getByTestId("recent-jobs").locator(`li[data-job-id="${job.id}"]`);
+      assert.equal(await row.getByTestId("recent-job-detail").textContent(), `${job.id.slice(0, 8)} · learningRate ${rates[i]}`);
+      const name = await row.getByRole("link").getAttribute("aria-label");
+      assert.match(name!, new RegExp(`^same-name, ${job.id.slice(0, 8)}, created .+, learningRate ${rates[i]}$`));
+    }
+    await screenshotBothThemes(page, "newcomer-recent-jobs-distinct");
+
+    await openRoute(page, stack.studio.url, "#/jobs");
+    const boxes = page.getByTestId("compare-select");
+    await pollUntilCount(() => boxes.count(), jobs.length);
+    const boxNames = await boxes.evaluateAll((els) => els.map((el) => el.getAttribute("aria-label")));
+    assert.equal(new Set(boxNames).size, boxNames.length, `checkbox names differ: ${boxNames.join(" | ")}`);
+    for (const job of jobs) await page.getByRole("checkbox", { name: `Select same-name, ${job.id.slice(0, 8)}, created`, exact: false }).waitFor();
+
+    await openRoute(page, stack.studio.url, `#/compare?ids=${jobs.map((j) => j.id).join(",")}`);
+    const columns = page.getByTestId("compare-column");
+    await columns.first().waitFor();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="compare-column"]').length === n, jobs.length);
+    const headers = (await columns.allTextContents()).map((t) => t.replace(/\s+/g, " ").trim());
+    assert.deepEqual(headers, jobs.map((j) => `same-name ${j.id.slice(0, 8)}`));
+    await screenshotBothThemes(page, "newcomer-compare-columns");
+  });
 });
+
+async function pollUntilCount(count: () => Promise<number>, expected: number): Promise<void> {
+  const { pollUntil } = await import("../../support/poll.js");
+  await pollUntil(async () => ((await count()) >= expected ? true : undefined), { timeoutMs: 15_000, description: `${expected} rows` });
+}
