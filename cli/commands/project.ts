@@ -89,8 +89,10 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
   let job: Job | undefined;
   let interrupted = false;
   const beforeJob = new AbortController();
+  // SIGTERM is a program's stop (the studio's Stop button), where "Ctrl-C again" means nothing.
+  let hint = " (Ctrl-C again to exit now)";
   const cancel = (created: Job) => {
-    process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
+    process.stderr.write(`svc: cancelling the job${hint}\n`);
     trainer.cancel().catch((err: unknown) => {
       // The cloud is down (or refused): waiting on would only retry its event stream, and the
       // user asked to stop, so say what happened in one line and leave.
@@ -98,12 +100,13 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
       process.exit(130);
     });
   };
-  const onSignal = () => {
+  const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) process.exit(130);
     interrupted = true;
+    if (signal === "SIGTERM") hint = "";
     if (job) cancel(job);
     else {
-      process.stderr.write("svc: stopping before the job is created (Ctrl-C again to exit now)\n");
+      process.stderr.write(`svc: stopping before the job is created${hint}\n`);
       beforeJob.abort();
     }
   };

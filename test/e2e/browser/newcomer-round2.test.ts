@@ -4,7 +4,7 @@
  * Screenshots go to test-results/screenshots/studio-newcomer-*.png.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import path from "node:path";
@@ -130,3 +130,49 @@ async function pollUntilCount(count: () => Promise<number>, expected: number): P
   const { pollUntil } = await import("../../support/poll.js");
   await pollUntil(async () => ((await count()) >= expected ? true : undefined), { timeoutMs: 15_000, description: `${expected} rows` });
 }
+
+describe("studio in the browser: a trained run as a newcomer reads it (issue 31)", function () {
+  this.timeout(240_000);
+  let stack: StudioStack;
+  let browser: ChromiumSession;
+  let page: Page;
+
+  before(async () => {
+    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 4, evalSteps: 2, saveSteps: 2 }), launchChromium()]);
+    page = browser.page;
+    watchConsole(page);
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it("Run training's log says how training started in words, not JSON; the count says `1 job`", async () => {
+    await openRoute(page, stack.studio.url, "#/");
+    await page.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers").waitFor({ timeout: 60_000 });
+    await page.locator("vscode-button", { hasText: "Run training" }).click();
+    await page.getByText("The run finished.").waitFor({ timeout: 120_000 });
+    const text = (await page.getByLabel("Training output").textContent())!;
+    assert.match(text, /^training started: svc-tiny on \S+, .+, \d+ training and \d+ eval examples$/m, text);
+    assert.doesNotMatch(text, /^\{/m, "no raw JSON line");
+    await screenshotBothThemes(page, "newcomer-run-log");
+
+    await openRoute(page, stack.studio.url, "#/jobs");
+    await page.locator(".count").getByText("1 job", { exact: true }).waitFor({ timeout: 15_000 });
+  });
+
+  it("the studio's Stop (SIGTERM) cancels without CLI wording; Ctrl-C keeps its hint", async () => {
+    const dir = copyQuickstart(await mkdtemp(path.join(stack.tmp.path, "stop-")), { maxSteps: 5000 });
+    const child = spawn(process.execPath, [cliPath, "start"], { cwd: dir, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+    const { pollUntil } = await import("../../support/poll.js");
+    await pollUntil(async () => (/job \S+ queued/.test(stdout) ? true : undefined), { timeoutMs: 60_000, description: "the job to be queued" });
+    child.kill("SIGTERM");
+    await exited;
+    assert.equal(stderr.split("\n").find((line) => line.startsWith("svc: cancelling")), "svc: cancelling the job");
+  });
+});
