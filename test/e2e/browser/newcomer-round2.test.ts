@@ -124,6 +124,19 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     assert.deepEqual(headers, jobs.map((j) => `same-name ${j.id.slice(0, 8)}`));
     await screenshotBothThemes(page, "newcomer-compare-columns");
   });
+
+  it("the create-endpoint hint shows the URL the slug typed gets, not `<slug>.<deploy domain>`", async () => {
+    const existing = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "hint-host", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" } });
+    assert.equal(existing.status, 201, existing.text);
+    const domain = new URL(existing.json.url as string).host.slice("hint-host.".length);
+    await openRoute(page, stack.studio.url, "#/endpoints");
+    await page.getByRole("list", { name: "Endpoints" }).getByText("hint-host").waitFor();
+    await page.locator("vscode-button", { hasText: "New endpoint" }).click();
+    await page.getByRole("textbox", { name: "Slug" }).fill("my-bot");
+    const help = page.locator("#slug-help");
+    assert.equal((await help.textContent())!.replace(/\s+/g, " ").trim(), `The endpoint is served at my-bot.${domain}; the slug stays reserved even while disabled.`);
+    await screenshotBothThemes(page, "newcomer-create-endpoint-hint");
+  });
 });
 
 async function pollUntilCount(count: () => Promise<number>, expected: number): Promise<void> {
@@ -159,6 +172,19 @@ describe("studio in the browser: a trained run as a newcomer reads it (issue 31)
 
     await openRoute(page, stack.studio.url, "#/jobs");
     await page.locator(".count").getByText("1 job", { exact: true }).waitFor({ timeout: 15_000 });
+  });
+
+  it("Recent jobs says running as soon as the run's steps stream, not queued until its next poll", async () => {
+    const dir = copyQuickstart(await mkdtemp(path.join(stack.tmp.path, "chip-")), { maxSteps: 5000 });
+    const studio = await stack.studioFor(dir);
+    await page.goto(`${studio.url}/#/`);
+    await page.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers").waitFor({ timeout: 60_000 });
+    await page.locator("vscode-button", { hasText: "Run training" }).click();
+    await page.getByLabel("Training output").getByText(/^step=1 /m).waitFor({ timeout: 120_000 });
+    // Well inside the card's 5 s poll: only a reload on the first step can show it.
+    await page.getByTestId("recent-jobs").locator('[data-status="running"]').waitFor({ timeout: 1_500 });
+    const stopped = await studioRequest(studio, "DELETE", "/api/train");
+    assert.equal(stopped.status, 200, stopped.text);
   });
 
   it("the studio's Stop (SIGTERM) cancels without CLI wording; Ctrl-C keeps its hint", async () => {
