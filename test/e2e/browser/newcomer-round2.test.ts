@@ -137,6 +137,26 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     assert.equal((await help.textContent())!.replace(/\s+/g, " ").trim(), `The endpoint is served at my-bot.${domain}; the slug stays reserved even while disabled.`);
     await screenshotBothThemes(page, "newcomer-create-endpoint-hint");
   });
+
+  it("after issuing a key, the Quick start offers to fill it in; YOUR_API_KEY stays the default", async () => {
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "fill-key", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" } });
+    assert.equal(created.status, 201, created.text);
+    await openRoute(page, stack.studio.url, `#/endpoints/${created.json.id}`);
+    const code = page.getByTestId("quickstart-code");
+    await code.getByText("YOUR_API_KEY", { exact: false }).waitFor();
+    const fill = page.getByRole("checkbox", { name: "Fill in the key just issued" });
+    assert.equal(await fill.count(), 0, "nothing to fill in before a key is issued");
+    await page.locator('input[name="label"]').fill("laptop");
+    await page.locator("vscode-button", { hasText: "Issue key" }).click();
+    await page.getByTestId("issued-key-plaintext").waitFor();
+    const key = (await page.getByTestId("issued-key-plaintext").textContent())!.trim();
+    assert.match((await code.textContent())!, /Bearer YOUR_API_KEY/, "the SPEC's sample stays the default");
+    await fill.check();
+    const sample = (await code.textContent())!;
+    assert.ok(sample.includes(`Bearer ${key}`), sample);
+    assert.doesNotMatch(sample, /YOUR_API_KEY/);
+    await screenshotBothThemes(page, "newcomer-quickstart-key");
+  });
 });
 
 async function pollUntilCount(count: () => Promise<number>, expected: number): Promise<void> {
