@@ -44,6 +44,9 @@ describe("training", () => {
     assert.match(String(item.tooltip), new RegExp(`ID: ${outcome.jobId}`));
     assert.equal((item.iconPath as vscode.ThemeIcon).id, "pass");
     assert.equal(item.command?.command, "svc.openJob");
+    // Every run of the trainer has its name: the short id tells the rows apart, by eye and by screen reader.
+    assert.match(String(item.description), new RegExp(`^${outcome.jobId.slice(0, 8)} · `));
+    assert.match(item.accessibilityInformation?.label ?? "", new RegExp(`^quickstart-json-answers, ${outcome.jobId.slice(0, 8)}, completed, `));
   });
 
   it("a second Run Training while one is in flight shows the studio's 409 message", async () => {
