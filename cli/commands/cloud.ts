@@ -17,8 +17,8 @@ const USAGE = `svc cloud <serve|start|stop|status> [options]
   status   show whether the daemon runs, and its URLs
 
 options (serve, start):
-  --port P         control-plane port (default ${DEFAULT_CLOUD_PORT}; 0 picks a free port)
-  --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}; 0 picks a free port)
+  --port P         control-plane port (default ${DEFAULT_CLOUD_PORT}, or SVC_CLOUD_PORT; start: the last one chosen; 0 picks a free port)
+  --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}, or SVC_EDGE_PORT; start: the last one chosen; 0 picks a free port)
   --data DIR       data dir (default $SVC_HOME/cloud)
   --workers N      local training workers to start (default 1; 0 for none)
   --retain-jobs D  delete finished jobs (events, artifacts, datasets only they use) that ended
@@ -68,7 +68,12 @@ export const cloudCommand: Command = {
         }
         // Checked here, so a typo is told in this terminal rather than in the daemon's log.
         if (values["retain-jobs"] !== undefined) retentionOption(values["retain-jobs"]);
-        const started = await startDaemon({ dataDir, port, edgePort, extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
+        // Ports not given are chosen by startDaemon: SVC_CLOUD_PORT / SVC_EDGE_PORT, else the last ones chosen here.
+        const started = await startDaemon({
+          dataDir,
+          port: values.port === undefined ? undefined : port,
+          edgePort: values["edge-port"] === undefined ? undefined : edgePort,
+          extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
         process.stdout.write(`svc cloud started (pid ${started.pid})\n  control plane ${started.cloudUrl}\n  edge          ${started.edgeUrl}\n`);
         return 0;
       }

@@ -9,6 +9,7 @@ import { build, type Plugin } from "esbuild";
 import { packageRoot } from "../../sdk/packageRoot.js";
 import { importSpecifier } from "../../sdk/platform/fileNames.js";
 import { trainerBundlePath } from "../../sdk/paths.js";
+import { recordBuildInputs } from "../../sdk/buildFreshness.js";
 
 export const trainerSourcePath = (projectDir: string): string => path.join(projectDir, "src", "svc", "index.ts");
 
@@ -34,7 +35,7 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
     },
   };
   try {
-    await build({
+    const result = await build({
       entryPoints: [entry],
       outfile,
       bundle: true,
@@ -44,7 +45,11 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
       sourcemap: "inline",
       logLevel: "silent",
       plugins: [resolveSvc],
+      // The files it read, so a later run can tell the bundle is older than its sources (sdk/buildFreshness.ts).
+      metafile: true,
+      absWorkingDir: path.resolve(projectDir),
     });
+    recordBuildInputs(projectDir, Object.keys(result.metafile.inputs));
   } catch (err) {
     // A failed build must not leave the previous bundle behind: `svc manifest` and `svc start`
     // reuse an existing bundle, so the studio would show, and train, the old trainer with no

@@ -28,6 +28,10 @@ const TrainingStatus = T.Object({
 });
 export type TrainingStatus = Static<typeof TrainingStatus>;
 
+/** `GET /api/build`: the sources changed since `.svc/build/index.mjs` was built (empty: up to date, or no build yet). */
+const BuildStatus = T.Object({ changed: T.Array(T.String()) });
+export type BuildStatus = Static<typeof BuildStatus>;
+
 /** Header of `POST /api/train` naming the run, so its client can ask `GET /api/train` how it ended. */
 export const RUN_ID_HEADER = "x-svc-run-id";
 
@@ -53,6 +57,10 @@ const DatasetPreviewAnswer = T.Unsafe<DatasetPreview>({ type: "object" });
 /** The JSON routes: one Transport method each, named by its key. */
 export const studioApi = {
   getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
+  /** Cheap (hashes the sources the last build read): the Run training panel asks it to show its stale-build banner. */
+  getBuildStatus: route({ method: "GET", path: "/api/build", response: BuildStatus }),
+  /** Rebuilds the trainer bundle and answers the fresh manifest (the banner's Rebuild). */
+  rebuild: route({ method: "POST", path: "/api/build", response: Manifest }),
   getDatasetPreview: route({ method: "GET", path: "/api/datasets/preview", response: DatasetPreviewAnswer }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),

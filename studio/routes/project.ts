@@ -6,14 +6,17 @@ import type { StudioContext, StudioHandlers } from "../context.js";
 import { cloudChatBody } from "../chatBody.js";
 import { localhostSubdomainsResolve } from "../localhostNames.js";
 import { readManifest } from "../manifest.js";
+import { changedBuildSources } from "../../sdk/buildFreshness.js";
 import { RUN_ID_HEADER } from "../../sdk/api/studio.js";
 import { relayStream } from "../relay.js";
 
-type ProjectRoutes = "getManifest" | "getDatasetPreview" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
+type ProjectRoutes = "getManifest" | "getBuildStatus" | "rebuild" | "getDatasetPreview" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
 
 export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, ProjectRoutes> {
   return {
     getManifest: () => readManifest(ctx.svcCommand, ctx.projectDir, ctx.childEnv),
+    getBuildStatus: async () => ({ changed: changedBuildSources(ctx.projectDir) ?? [] }),
+    rebuild: () => readManifest(ctx.svcCommand, ctx.projectDir, ctx.childEnv, { rebuild: true }),
     /** The datasets as a dry run reads them, in a subprocess (datasetPreview.ts): the Datasets view, before a run. */
     getDatasetPreview: () => ctx.datasetPreviews.read(),
     /** Facts about the studio's machine the UI cannot learn itself (a browser resolves `*.localhost` on its own). */
