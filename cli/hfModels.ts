@@ -11,6 +11,7 @@ import { convertHfFolder } from "../engine/hf/convert.js";
 import { inspectHfFolder } from "../engine/hf/hfFolder.js";
 import { huggingFaceHubDir, type Env } from "./discoverSources.js";
 import { CliError } from "./output.js";
+import { safeFileName } from "../sdk/platform/fileNames.js";
 
 export function isDirectory(target: string): boolean {
   try {
@@ -38,7 +39,8 @@ export async function ggufForHfFolder(folder: string, name: string, dataDir: str
   const facts = await inspectHfFolder(folder).catch((err: Error) => {
     throw new CliError(err.message);
   });
-  const out = path.join(dataDir, "converted", `${name}.gguf`);
+  // A model name may hold characters Windows gives a meaning (`qwen3:0.6b`: an NTFS stream).
+  const out = path.join(dataDir, "converted", `${safeFileName(name)}.gguf`);
   if (existsSync(out) && !replace) {
     process.stderr.write(`svc: using ${out}, converted from ${facts.folder} before (--replace converts again)\n`);
     return out;

@@ -10,11 +10,12 @@ import { newRequestId, REQUEST_ID_HEADER, requestId } from "./http/requestIds.js
 import { accountRoutes } from "./routes/accounts.js";
 import { datasetRoutes } from "./routes/datasets.js";
 import { deploymentRoutes } from "./routes/deployments.js";
-import { healthRoutes } from "./routes/health.js";
+import { healthRoutes, type DrainListener } from "./routes/health.js";
 import { jobRoutes, type JobCanceller } from "./routes/jobs.js";
 import { jobListWatchRoutes } from "./routes/jobListWatch.js";
 import { modelRoutes } from "./routes/models.js";
 import { workerFileRoutes } from "./routes/workerFiles.js";
+import { workerCompletionRoutes } from "./routes/workerCompletion.js";
 import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
 import { contractValidation } from "../server-shared/serveRoute.js";
@@ -68,11 +69,11 @@ function countRequests(app: FastifyInstance, ctx: CloudContext, listener: string
   });
 }
 
-export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService }): FastifyInstance {
+export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService; drain?: DrainListener }): FastifyInstance {
   const app = baseFastify(options.logger, controlEnvelope);
   installErrorHandler(app, ctx.storage);
   countRequests(app, ctx, "control");
-  healthRoutes(app, ctx, options.isReady);
+  healthRoutes(app, ctx, options.isReady, options.drain);
   accountRoutes(app, ctx);
   jobRoutes(app, ctx, workers);
   jobListWatchRoutes(app, ctx);
@@ -80,6 +81,7 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   deploymentRoutes(app, ctx);
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
+  workerCompletionRoutes(app, ctx);
   inferenceRoutes(app, ctx, options.inference);
   return app;
 }

@@ -25,6 +25,7 @@ import { DeploymentChangeNotifier } from "./edge/changeNotifier.js";
 import { OpenStreams } from "./http/openStreams.js";
 import { startInferenceService, type InferenceService } from "./inference/index.js";
 import { writeFileAtomic } from "../sdk/files.js";
+import { drainTokenFile } from "../sdk/platform/daemonDrain.js";
 import { probeDataDir, StorageHealth } from "./http/storageHealth.js";
 import { startJobRetention } from "./domain/jobRetention.js";
 
@@ -56,6 +57,8 @@ export interface RunningCloud extends DaemonInfo {
   hub: WorkerHub;
   /** Token local worker processes authenticate with. */
   workerToken: string;
+  /** Resolves when `svc cloud stop` asks over HTTP (`POST /drainz`, sdk/platform/daemonDrain.ts). */
+  drainRequested: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -101,7 +104,12 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
   };
   const hub = new WorkerHub(ctx);
   const inference = await startInferenceService(ctx);
-  const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready, inference });
+  // A new drain token each start, written before the port opens, so only this daemon's owner can stop it over HTTP.
+  let onDrain!: () => void;
+  const drainRequested = new Promise<void>((resolve) => (onDrain = resolve));
+  const drainToken = randomToken("svc_drain_");
+  await writeFileAtomic(drainTokenFile(options.dataDir), drainToken + "\n");
+  const control = buildControlPlane(ctx, hub, { logger: options.logger ?? false, isReady: () => ready, inference, drain: { token: drainToken, onDrain } });
   ctx.tokenResolvers.push(await mountOAuth(control, ctx));
   const edge = buildEdge(ctx, { logger: options.logger ?? false });
   const edgeRoutes = await mountEdge(edge, ctx, inference);
@@ -149,7 +157,7 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
       await removeOwnDaemonFile(options.dataDir);
       await releaseLock();
     })());
-  return { ...info, ctx, hub, inference, workerToken, close };
+  return { ...info, ctx, hub, inference, workerToken, drainRequested, close };
 }
 
 /** Another instance sharing the data dir (PostgreSQL) may have written daemon.json since: keep theirs. */

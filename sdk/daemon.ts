@@ -3,13 +3,13 @@
  * daemon recorded in `$SVC_HOME/cloud/daemon.json`; when none answers, they start one in the
  * background and wait for `/readyz`.
  */
-import { spawn } from "node:child_process";
-import { openSync, closeSync } from "node:fs";
+import { openSync, closeSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { nodeExecutable } from "./nodeRuntime.js";
+import { nodeScriptCommand, spawnNodeCommand } from "./platform/nodeChild.js";
 import { packageRoot } from "./packageRoot.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "./paths.js";
 import { readJsonFile } from "./files.js";
+import { isLoopbackUrl } from "./errors.js";
 
 export interface DaemonFile {
   cloudUrl: string;
@@ -50,21 +50,43 @@ export interface StartDaemonOptions {
   extraArgs?: string[];
 }
 
-/** Starts `svc cloud serve` detached, logging to `<data>/cloud.log`, and waits until it is ready. */
+/**
+ * The ports the daemon of a data dir was last started with (`svc cloud start --port`), so a daemon a client starts
+ * later listens where the user chose, and where the credentials minted against it point.
+ */
+const daemonPortsPath = (dataDir: string): string => path.join(dataDir, "daemon-ports.json");
+
+function recordedPorts(dataDir: string): { port?: number; edgePort?: number } {
+  try {
+    return JSON.parse(readFileSync(daemonPortsPath(dataDir), "utf8")) as { port?: number; edgePort?: number };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Starts `svc cloud serve` detached, logging to `<data>/cloud.log`, and waits until it is ready. Ports: the ones
+ * given, else SVC_CLOUD_PORT / SVC_EDGE_PORT, else the ones it was last started with, else the defaults.
+ */
 export async function startDaemon(options: StartDaemonOptions = {}): Promise<DaemonFile> {
   const dataDir = options.dataDir ?? defaultCloudDataDir();
   const { mkdirSync } = await import("node:fs");
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const recorded = recordedPorts(dataDir);
+  const port = options.port ?? envPort("SVC_CLOUD_PORT") ?? recorded.port ?? DEFAULT_CLOUD_PORT;
+  const edgePort = options.edgePort ?? envPort("SVC_EDGE_PORT") ?? recorded.edgePort ?? DEFAULT_EDGE_PORT;
+  // Port 0 (any free port) is no choice to repeat: the next start keeps what was recorded before.
+  if (port !== 0 && edgePort !== 0) writeFileSync(daemonPortsPath(dataDir), JSON.stringify({ port, edgePort }) + "\n");
   const log = openSync(path.join(dataDir, "cloud.log"), "a");
   const cli = path.join(packageRoot(), "dist", "cli.mjs");
   const args = [
-    cli, "cloud", "serve",
+    "cloud", "serve",
     "--data", dataDir,
-    "--port", String(options.port ?? envPort("SVC_CLOUD_PORT") ?? DEFAULT_CLOUD_PORT),
-    "--edge-port", String(options.edgePort ?? envPort("SVC_EDGE_PORT") ?? DEFAULT_EDGE_PORT),
+    "--port", String(port),
+    "--edge-port", String(edgePort),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(nodeExecutable(), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
+  const child = spawnNodeCommand(nodeScriptCommand(cli), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
   closeSync(log);
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? 1));
@@ -93,4 +115,16 @@ export async function resolveCloudUrl(configured?: string): Promise<string> {
   const live = await liveDaemon();
   if (live) return live.cloudUrl;
   return (await startDaemon()).cloudUrl;
+}
+
+/**
+ * Starts the local daemon when `cloudUrl` (what the credentials name) is this machine's and does not answer, on that
+ * URL's port so the credentials stay good: clients start the daemon they need (README). Not when SVC_CLOUD_URL names
+ * a cloud: that one is someone else's to start.
+ */
+export async function ensureLocalDaemon(cloudUrl: string): Promise<void> {
+  if (process.env.SVC_CLOUD_URL || !isLoopbackUrl(cloudUrl) || (await isReady(cloudUrl))) return;
+  const live = await liveDaemon();
+  if (live) return; // running on other ports: the caller's own request says where it is not
+  await startDaemon({ port: Number(new URL(cloudUrl).port) || DEFAULT_CLOUD_PORT });
 }

@@ -46,7 +46,8 @@ const ERROR_BY_STATUS: Record<number, typeof ApiError> = {
 /** The cloud could not be reached at all (no HTTP status to keep). */
 export class ConnectionError extends Error {
   constructor(readonly url: string, cause: unknown) {
-    super(`cannot reach the svc cloud at ${url}: ${(cause as Error)?.message ?? cause}`);
+    // A cloud on this machine is the user's to start: say how, in every view and command that shows this.
+    super(`cannot reach the svc cloud at ${url}: ${(cause as Error)?.message ?? cause}${isLoopbackUrl(url) ? ". Is it running? Start it with `svc cloud start`." : ""}`);
     this.name = "ConnectionError";
   }
 }
@@ -61,5 +62,14 @@ export class MissingStateError extends Error {
         "(`svc whoami` lists your orgs and projects with their ids).",
     );
     this.name = "MissingStateError";
+  }
+}
+
+/** Whether `url` names a cloud on this machine (the daemon `svc cloud start` runs), which the user can start. */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    return ["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname);
+  } catch {
+    return false;
   }
 }

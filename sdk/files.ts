@@ -2,6 +2,7 @@
 import { promises as fs, readFileSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { renameReplacing } from "./platform/rename.js";
 
 /**
  * Writes via a temp file in the same folder and a rename, so readers see the old or the new file,
@@ -13,7 +14,7 @@ export async function writeFileAtomic(file: string, content: string, mode = 0o60
   try {
     await fs.writeFile(temp, content, { mode });
     await fs.chmod(temp, mode);
-    await fs.rename(temp, file);
+    await renameReplacing(temp, file);
   } catch (err) {
     await fs.rm(temp, { force: true });
     throw err;

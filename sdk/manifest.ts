@@ -30,3 +30,12 @@ export function manifestText(manifest: Manifest): string {
   if (manifest.status === "none") return NO_TRAINER_TEXT;
   return manifestErrorText(manifest.error);
 }
+
+/**
+ * One line saying the build is older than its sources, so a run trains the old trainer: the CLI prints it before
+ * `svc start` trains, the Run training panel shows it as a banner with Rebuild.
+ */
+export function staleBuildText(changed: string[]): string {
+  const files = changed.length === 1 ? `${changed[0]} changed` : `${changed[0]} and ${changed.length - 1} other source file${changed.length === 2 ? "" : "s"} changed`;
+  return `${files} since the last build: a run now trains the old build (.svc/build/index.mjs).`;
+}

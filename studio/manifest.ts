@@ -4,14 +4,20 @@
  * `error` state, so the Run training panel reads `Couldn't read manifest: <error>`.
  */
 import type { Manifest } from "../sdk/manifest.js";
+import { changedBuildSources } from "../sdk/buildFreshness.js";
 import { firstErrorLine, runSvcToEnd, type SvcCommand } from "./svcCommand.js";
 
 const MANIFEST_TIMEOUT_MS = 60_000;
 // stdout is the manifest line, and whatever the trainer's code prints while it is imported.
 const OUTPUT_LIMIT = 8 * 2 ** 20;
 
-export async function readManifest(command: SvcCommand, projectDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Manifest> {
-  const output = await runSvcToEnd(command, ["manifest", "--json"], projectDir, env, { timeoutMs: MANIFEST_TIMEOUT_MS, stdoutLimit: OUTPUT_LIMIT });
+/**
+ * `rebuild`: build the bundle first. Without it the bundle is rebuilt only when its sources changed since it was
+ * built, so reloading the panel picks up edits (SPEC section 4) and an unchanged project is not rebuilt.
+ */
+export async function readManifest(command: SvcCommand, projectDir: string, env: NodeJS.ProcessEnv = process.env, options: { rebuild?: boolean } = {}): Promise<Manifest> {
+  const rebuild = options.rebuild || Boolean(changedBuildSources(projectDir)?.length);
+  const output = await runSvcToEnd(command, ["manifest", "--json", ...(rebuild ? ["--rebuild"] : [])], projectDir, env, { timeoutMs: MANIFEST_TIMEOUT_MS, stdoutLimit: OUTPUT_LIMIT });
   if (output.kind === "failed") return { status: "error", error: output.error };
   return parseManifestOutput(output.stdout, output.stderr, output.code);
 }

@@ -3,23 +3,26 @@
  * esbuild in its own process (it may be VS Code's extension host): the manifest and training runs
  * happen in `svc manifest --json` / `svc start` children (DESIGN.md section 8).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
-import { nodeExecutable } from "../sdk/nodeRuntime.js";
 import { packageRoot } from "../sdk/packageRoot.js";
+import { nodeScriptCommand, spawnNodeCommand, type NodeScriptCommand, type SpawnFunction } from "../sdk/platform/nodeChild.js";
 
-/** argv prefix that runs the CLI, e.g. `[node, .../dist/cli.mjs]` or `[<workspace>/node_modules/.bin/svc]`. */
-export type SvcCommand = readonly [string, ...string[]];
+/** argv prefix that runs the CLI: `[node, .../dist/cli.mjs]` (never a `.bin` shim, which Windows cannot spawn without a shell). */
+export type SvcCommand = NodeScriptCommand;
 
 /** This package's own built CLI under the user's Node (never VS Code's Electron). */
 export function defaultSvcCommand(): SvcCommand {
-  return [nodeExecutable(), path.join(packageRoot(), "dist", "cli.mjs")];
+  return nodeScriptCommand(path.join(packageRoot(), "dist", "cli.mjs"));
 }
 
-export function spawnSvc(command: SvcCommand, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  const [file, ...prefix] = command;
+/**
+ * Starts `svc <args>` with an IPC channel, so the child can be asked to stop (`stopChild`, sdk/platform/stop.ts)
+ * where a signal would kill it outright (Windows).
+ */
+export function spawnSvc(command: SvcCommand, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, spawnFn?: SpawnFunction): ChildProcess {
   // NO_COLOR: the output is shown as plain text in the browser, escape codes would be noise.
-  return spawn(file, [...prefix, ...args], { cwd, env: { ...env, NO_COLOR: "1", FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+  return spawnNodeCommand(command, args, { cwd, env: { ...env, NO_COLOR: "1", FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe", "ipc"] }, spawnFn);
 }
 
 /** Resolves once the child really started, or rejects with the spawn error (ENOENT, EACCES). */

@@ -6,12 +6,13 @@
  * only the output after that point is discarded. Killing it would send `svc start` a signal that
  * cancels the job, and an accidental reload must not throw away a training run. The next
  * `POST /api/train` gets 409 until the run ends. `stop()` (the Stop button's `DELETE /api/train`,
- * or the studio closing) sends SIGTERM, which makes `svc start` cancel its job cleanly (as on
- * Ctrl-C) instead of leaving an orphan process.
+ * or the studio closing) asks `svc start` to stop over its IPC channel (a signal on Windows would kill it
+ * outright), which makes it cancel its job cleanly (as on Ctrl-C) instead of leaving an orphan process.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { TrainingStatus } from "../sdk/api/studio.js";
+import { stopChild } from "../sdk/platform/stop.js";
 import { StudioError } from "./errors.js";
 import { spawnSvc, spawned, type SvcCommand } from "./svcCommand.js";
 
@@ -82,12 +83,11 @@ export class TrainingRunner {
     return run;
   }
 
-  /** Ends a run in flight (SIGTERM: `svc start` cancels its job) and waits for it to exit. */
+  /** Ends a run in flight (a drain request: `svc start` cancels its job) and waits for it to exit. */
   async stop(): Promise<void> {
     const run = this.active;
     if (!run) return;
-    run.child.kill("SIGTERM");
-    const timer = setTimeout(() => run.child.kill("SIGKILL"), 10_000);
-    await run.finished.finally(() => clearTimeout(timer));
+    await stopChild(run.child, { graceMs: 10_000 });
+    await run.finished;
   }
 }

@@ -16,7 +16,7 @@ export interface AdapterOffer {
   peftBytes: number | null;
 }
 
-/** The final adapter first, then the checkpoints, latest first. */
+/** The final adapter first, then the checkpoints before it, latest first. */
 export function adapterOffers(artifacts: readonly Artifact[]): AdapterOffer[] {
   const sizes = new Map(artifacts.map((a) => [a.name, a.sizeBytes]));
   const offer = (step: number | undefined, label: string): AdapterOffer | null => {
@@ -27,6 +27,7 @@ export function adapterOffers(artifacts: readonly Artifact[]): AdapterOffer[] {
     return { ...(step === undefined ? {} : { step }), label, ggufBytes: gguf, peftBytes: weights !== undefined && config !== undefined ? weights + config : null };
   };
   const final = artifacts.find((a) => a.kind === "adapter");
-  const checkpoints = [...new Set(artifacts.filter((a) => a.kind === "checkpoint").map((a) => a.step))].sort((a, b) => b - a);
+  // A checkpoint saved at the last step holds the final adapter's weights: offered once, as the final adapter.
+  const checkpoints = [...new Set(artifacts.filter((a) => a.kind === "checkpoint" && a.step !== final?.step).map((a) => a.step))].sort((a, b) => b - a);
   return [final ? offer(undefined, `Final adapter (step ${final.step})`) : null, ...checkpoints.map((step) => offer(step, `Checkpoint, step ${step}`))].filter((o): o is AdapterOffer => o !== null);
 }

@@ -19,10 +19,11 @@ export interface ReplyStats {
   /** Time to first token, ms; null before it came. */
   timeToFirstTokenMs: number | null;
   /**
-   * The reply's tokens over its whole time, from the send to the end. Not the time after the first
-   * token: the cloud sends text in pieces of several tokens (at most one write per 8 ms), so a
-   * short reply's later tokens can arrive in one piece and a rate over them alone reads as
-   * thousands per second. Null while streaming, or without a token count.
+   * The decoding speed: the tokens after the first over the time from the first token to the end, so the wait
+   * before it (a cold model's load) is not counted in (that is the time to first token). Over the whole time when
+   * the reply took under MEASURABLE_MS after its first token: the cloud sends text in pieces of several tokens (at
+   * most one write per 8 ms), so such a reply's tokens arrive in one or two pieces and a rate over that alone
+   * would read as thousands per second. Null while streaming, or without a token count.
    */
   tokensPerSecond: number | null;
   tokens: number | null;
@@ -30,11 +31,17 @@ export interface ReplyStats {
   totalMs: number | null;
 }
 
+/** Shortest time after the first token over which a decoding rate means something (several pieces of text). */
+const MEASURABLE_MS = 100;
+
 export function replyStats(timing: ReplyTiming): ReplyStats {
   const { sentAt, firstTokenAt, endedAt, completionTokens } = timing;
   const tokens = completionTokens ?? null;
   let tokensPerSecond: number | null = null;
-  if (endedAt !== undefined && tokens !== null && tokens > 0 && endedAt > sentAt) tokensPerSecond = tokens / ((endedAt - sentAt) / 1000);
+  if (endedAt !== undefined && tokens !== null && tokens > 0 && endedAt > sentAt) {
+    const decodingMs = firstTokenAt !== undefined ? endedAt - firstTokenAt : 0;
+    tokensPerSecond = tokens > 1 && decodingMs >= MEASURABLE_MS ? (tokens - 1) / (decodingMs / 1000) : tokens / ((endedAt - sentAt) / 1000);
+  }
   return {
     timeToFirstTokenMs: firstTokenAt !== undefined ? Math.max(0, firstTokenAt - sentAt) : null,
     tokensPerSecond,

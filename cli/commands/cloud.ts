@@ -4,6 +4,7 @@ import { startCloud, type RunningCloud } from "../../cloud/serve.js";
 import { parseRetention } from "../../cloud/domain/jobRetention.js";
 import { startLocalWorkers } from "../../cloud/workers/localWorkers.js";
 import { liveDaemon, readDaemonFile, startDaemon } from "../../sdk/daemon.js";
+import { requestDaemonDrain } from "../../sdk/platform/daemonDrain.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "../../sdk/paths.js";
 import { type Command, parse, portOption } from "../command.js";
 import { CliError } from "../output.js";
@@ -16,8 +17,8 @@ const USAGE = `svc cloud <serve|start|stop|status> [options]
   status   show whether the daemon runs, and its URLs
 
 options (serve, start):
-  --port P         control-plane port (default ${DEFAULT_CLOUD_PORT}; 0 picks a free port)
-  --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}; 0 picks a free port)
+  --port P         control-plane port (default ${DEFAULT_CLOUD_PORT}, or SVC_CLOUD_PORT; start: the last one chosen; 0 picks a free port)
+  --edge-port E    edge port (default ${DEFAULT_EDGE_PORT}, or SVC_EDGE_PORT; start: the last one chosen; 0 picks a free port)
   --data DIR       data dir (default $SVC_HOME/cloud)
   --workers N      local training workers to start (default 1; 0 for none)
   --retain-jobs D  delete finished jobs (events, artifacts, datasets only they use) that ended
@@ -67,7 +68,12 @@ export const cloudCommand: Command = {
         }
         // Checked here, so a typo is told in this terminal rather than in the daemon's log.
         if (values["retain-jobs"] !== undefined) retentionOption(values["retain-jobs"]);
-        const started = await startDaemon({ dataDir, port, edgePort, extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
+        // Ports not given are chosen by startDaemon: SVC_CLOUD_PORT / SVC_EDGE_PORT, else the last ones chosen here.
+        const started = await startDaemon({
+          dataDir,
+          port: values.port === undefined ? undefined : port,
+          edgePort: values["edge-port"] === undefined ? undefined : edgePort,
+          extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
         process.stdout.write(`svc cloud started (pid ${started.pid})\n  control plane ${started.cloudUrl}\n  edge          ${started.edgeUrl}\n`);
         return 0;
       }
@@ -141,6 +147,7 @@ async function serve(options: { dataDir: string; port: number; edgePort: number;
     log: (line) => process.stderr.write(`svc cloud: ${line}\n`),
   });
   process.stdout.write(JSON.stringify({ cloudUrl: cloud.cloudUrl, edgeUrl: cloud.edgeUrl, deployDomain: cloud.deployDomain }) + "\n");
+  void cloud.drainRequested.then(() => stopRequested());
   await stopSignal;
   await workers.stop();
   // A second Ctrl-C while draining falls back to the default: exit now.
@@ -156,7 +163,11 @@ async function stop(dataDir: string): Promise<number> {
     process.stdout.write("svc cloud is not running\n");
     return 0;
   }
-  process.kill(file.pid, "SIGTERM");
+  // Asked over HTTP first: the way that works on Windows, where a signal would kill it without its cleanup.
+  if (!(await requestDaemonDrain(file.cloudUrl, dataDir))) {
+    if (process.platform === "win32") throw new CliError(`the daemon (pid ${file.pid}) did not answer the drain request at ${file.cloudUrl}; end it in Task Manager`);
+    process.kill(file.pid, "SIGTERM");
+  }
   const deadline = Date.now() + 15_000;
   while (isAlive(file.pid)) {
     if (Date.now() > deadline) throw new CliError(`the daemon (pid ${file.pid}) did not stop within 15 s`);

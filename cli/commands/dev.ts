@@ -45,7 +45,7 @@ function openBrowser(url: string): void {
     process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["cmd", ["/c", "start", "", url]] : ["xdg-open", [url]];
   const report = (reason: string) => process.stderr.write(`svc: could not open a browser (${reason}); open ${url} yourself\n`);
   try {
-    const child = spawn(command, args, { stdio: "ignore", detached: true });
+    const child = spawn(command, args, { stdio: "ignore", detached: true, windowsHide: true });
     child.once("error", (err) => report(err.message));
     child.once("exit", (code) => code !== 0 && code !== null && report(`${command} exited with code ${code}`));
     child.unref();

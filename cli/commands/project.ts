@@ -8,7 +8,10 @@ import { CliError } from "../output.js";
 import { buildTrainerBundle } from "../project/bundle.js";
 import { loadTrainer, manifestText } from "../project/manifest.js";
 import type { Trainer } from "../../sdk/trainer/trainer.js";
+import { changedBuildSources } from "../../sdk/buildFreshness.js";
+import { staleBuildText } from "../../sdk/manifest.js";
 import { dryRunJsonLines, dryRunText } from "../../sdk/trainer/dryRunReport.js";
+import { onStopRequest, type StopRequest } from "../../sdk/platform/stop.js";
 
 export const buildCommand: Command = {
   name: "build",
@@ -52,6 +55,7 @@ export const startCommand: Command = {
     const json = Boolean(values.json);
     // The trainer's code runs in this process: its console.log must not land between JSON lines.
     if (json) globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
+    if (!values.rebuild) warnIfStale(process.cwd());
     const { manifest, trainer } = await loadTrainer(process.cwd(), { rebuild: Boolean(values.rebuild) });
     if (!trainer) throw new CliError(manifestText(manifest));
     if (values["dry-run"] || trainer.isDryRun) return printDryRun(trainer, { json, modelFile: values["model-file"], preview: Boolean(values.preview) });
@@ -79,15 +83,17 @@ async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile
 }
 
 async function train(trainer: Trainer, json: boolean): Promise<number> {
-  // Ctrl-C (or the studio's Stop: SIGTERM) cancels the job; the worker stops within a second; a
+  // Ctrl-C (or the studio's Stop: a drain request, sdk/platform/stop.ts) cancels the job; the worker stops within a second; a
   // second Ctrl-C exits at once. Listening from the start: a signal while the datasets upload
   // stops before the job is created, and one while it is being created cancels it once it exists,
   // so no job trains with nobody watching.
   let job: Job | undefined;
   let interrupted = false;
   const beforeJob = new AbortController();
+  // SIGTERM is a program's stop (the studio's Stop button), where "Ctrl-C again" means nothing.
+  let hint = " (Ctrl-C again to exit now)";
   const cancel = (created: Job) => {
-    process.stderr.write("svc: cancelling the job (Ctrl-C again to exit now)\n");
+    process.stderr.write(`svc: cancelling the job${hint}\n`);
     trainer.cancel().catch((err: unknown) => {
       // The cloud is down (or refused): waiting on would only retry its event stream, and the
       // user asked to stop, so say what happened in one line and leave.
@@ -95,17 +101,18 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
       process.exit(130);
     });
   };
-  const onSignal = () => {
+  const onSignal = (how: StopRequest) => {
     if (interrupted) process.exit(130);
     interrupted = true;
+    // Only a Ctrl-C can be pressed again; the studio's Stop (a drain request or SIGTERM) cannot.
+    if (how !== "SIGINT") hint = "";
     if (job) cancel(job);
     else {
-      process.stderr.write("svc: stopping before the job is created (Ctrl-C again to exit now)\n");
+      process.stderr.write(`svc: stopping before the job is created${hint}\n`);
       beforeJob.abort();
     }
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const stopListening = onStopRequest(onSignal);
   try {
     try {
       job = await trainer.start({ signal: beforeJob.signal });
@@ -125,9 +132,14 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
     if (final.status === "completed") return 0;
     return interrupted ? 130 : 1;
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stopListening();
   }
+}
+
+/** The bundle is reused as it is (SPEC section 4): one line when it is older than its sources, so no edit is ignored unseen. */
+function warnIfStale(projectDir: string): void {
+  const changed = changedBuildSources(projectDir);
+  if (changed?.length) process.stderr.write(`svc: ${staleBuildText(changed)} Run \`svc start --rebuild\` to train your edits.\n`);
 }
 
 function help(command: Command): number {

@@ -3,6 +3,7 @@ import { runTrainerWorker } from "../../cloud/workers/trainerWorker.js";
 import { parseBackendChoice, type BackendChoice } from "../../engine/backends/select.js";
 import { type Command, parse } from "../command.js";
 import { CliError } from "../output.js";
+import { onStopRequest } from "../../sdk/platform/stop.js";
 
 const USAGE = `svc worker --cloud URL [--token T] [--name N] [--work-dir DIR] [--backend auto|torch|tfjs] [--device D] [--shared-files]
 
@@ -41,10 +42,10 @@ export const workerCommand: Command = {
     const device = values.device ?? process.env.SVC_TORCH_DEVICE;
     const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"], backend, device, sharedFiles: values["shared-files"] === true });
     process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend})\n`);
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+    // Ctrl-C, SIGTERM, or the daemon's drain request (its way to ask on Windows, where a signal kills).
+    let stopListening = () => {};
+    await new Promise<void>((resolve) => (stopListening = onStopRequest(() => resolve())));
+    stopListening();
     worker.stop();
     return 0;
   },

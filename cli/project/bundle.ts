@@ -7,17 +7,26 @@ import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { build, type Plugin } from "esbuild";
 import { packageRoot } from "../../sdk/packageRoot.js";
+import { importSpecifier } from "../../sdk/platform/fileNames.js";
 import { trainerBundlePath } from "../../sdk/paths.js";
+import { recordBuildInputs } from "../../sdk/buildFreshness.js";
 
 export const trainerSourcePath = (projectDir: string): string => path.join(projectDir, "src", "svc", "index.ts");
 
 export class TrainerBuildError extends Error {}
 
+/**
+ * How the bundle imports the CLI's own SDK: a `file:` URL, since Node's ESM loader refuses a plain Windows path
+ * (`C:\...\sdk.mjs`) as an import specifier.
+ */
+export const sdkImportSpecifier = (root: string = packageRoot(), pathModule: path.PlatformPath = path): string =>
+  importSpecifier(pathModule.join(root, "dist", "sdk.mjs"), pathModule);
+
 export async function buildTrainerBundle(projectDir: string): Promise<string> {
   const entry = trainerSourcePath(projectDir);
   if (!existsSync(entry)) throw new TrainerBuildError(`${path.relative(process.cwd(), entry) || entry} does not exist; run \`svc init\` to create a project`);
   const outfile = trainerBundlePath(projectDir);
-  const sdk = path.join(packageRoot(), "dist", "sdk.mjs");
+  const sdk = sdkImportSpecifier();
   const resolveSvc: Plugin = {
     name: "svc-sdk",
     setup(b) {
@@ -26,7 +35,7 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
     },
   };
   try {
-    await build({
+    const result = await build({
       entryPoints: [entry],
       outfile,
       bundle: true,
@@ -36,7 +45,11 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
       sourcemap: "inline",
       logLevel: "silent",
       plugins: [resolveSvc],
+      // The files it read, so a later run can tell the bundle is older than its sources (sdk/buildFreshness.ts).
+      metafile: true,
+      absWorkingDir: path.resolve(projectDir),
     });
+    recordBuildInputs(projectDir, Object.keys(result.metafile.inputs));
   } catch (err) {
     // A failed build must not leave the previous bundle behind: `svc manifest` and `svc start`
     // reuse an existing bundle, so the studio would show, and train, the old trainer with no

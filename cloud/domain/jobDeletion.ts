@@ -26,7 +26,8 @@ export async function deleteJob(ctx: CloudContext, jobId: string): Promise<void>
     const serving = await servingDeployments(trx, job.id);
     if (serving.length > 0) {
       const names = serving.map((slug) => `"${slug}"`).join(", ");
-      throw conflict("job_deployed", `job ${job.id} is served by deployment ${names}; delete the deployment or point it at another target first`);
+      const what = serving.length === 1 ? `deployment ${names}` : `deployments ${names}`;
+      throw conflict("job_deployed", `job ${job.id} is served by ${what}; delete ${serving.length === 1 ? "it" : "them"} or point ${serving.length === 1 ? "it" : "them"} at another target first`);
     }
     return removeRows(trx, job);
   });

@@ -12,12 +12,13 @@ import { answerChat } from "../inference/answerChat.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
 import type { DeploymentCache, DeploymentState } from "./deploymentCache.js";
 import { EdgeError } from "./errors.js";
+import { answerWithKey, tokenReserve, type KeyedServices } from "./keyedAnswer.js";
 import { slugReaders } from "./hostRouting.js";
 
 /** Names the top-level request fields the edge accepted but does not know (comma-separated). */
 export const IGNORED_FIELDS_HEADER = "x-svc-ignored-fields";
 
-export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService): void {
+export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService, keyed: KeyedServices): void {
   const { hostSlug, pathSlug } = slugReaders(ctx);
 
   const modelObject = (deployment: DeploymentState) => ({ id: deployment.slug, object: "model", created: Math.floor(Date.parse(deployment.createdAt) / 1000), owned_by: "svc" });
@@ -34,7 +35,7 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
   };
 
   const completions = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const deployment = await auth.authorize(request, slugOf(request));
+    const { deployment, key } = await auth.authorizeKey(request, slugOf(request));
     const chat = parseChatRequest(request.body);
     if (chat.ignored.length > 0) {
       // Accepted as vLLM accepts them, but visible: a client can see its field had no effect.
@@ -42,7 +43,9 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
       request.log.warn({ ignored: chat.ignored }, "request fields ignored");
     }
     const backend = deployment.backend ?? (await cache.backend(deployment));
-    await answerChat(reply, inference, backend, chat, { model: deployment.slug, queueKey: deployment.id });
+    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key }, inference, tokenReserve(chat.params, chat.choices), (metered) =>
+      answerChat(reply, metered, backend, chat, { model: deployment.slug, queueKey: deployment.id }),
+    );
   };
 
   app.get("/v1/models", models(hostSlug));

@@ -1,14 +1,15 @@
 /**
  * Decides whether a request may use a deployment: it must exist, be enabled and not deleted
  * (else 404, the same answer as an unknown slug, so slugs cannot be probed), and under
- * `fixed_api_key` carry `Authorization: Bearer <key>` of one of its enabled keys (else 401).
+ * `fixed_api_key` carry `Authorization: Bearer <key>` of one of its enabled keys (else 401), not
+ * past its expiry (else 401 `expired`, also a rotated key after its grace).
  * Failed attempts are rate limited (429) per client address and presented key: see limiterBucket.
  */
 import type { FastifyRequest } from "fastify";
 import { sha256Hex } from "../domain/ids.js";
 import { DISPLAY_PREFIX_LENGTH, hashesEqual } from "../domain/keys.js";
 import type { AuthFailureLimiter } from "./authFailureLimiter.js";
-import type { DeploymentCache, DeploymentState } from "./deploymentCache.js";
+import type { CachedKey, DeploymentCache, DeploymentState } from "./deploymentCache.js";
 import { EdgeError, edgeNotFound } from "./errors.js";
 import type { LastUsedRecorder } from "./lastUsedRecorder.js";
 
@@ -17,12 +18,18 @@ export class DeploymentAuth {
     private readonly cache: DeploymentCache,
     private readonly limiter: AuthFailureLimiter,
     private readonly lastUsed: LastUsedRecorder,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async authorize(request: FastifyRequest, slug: string): Promise<DeploymentState> {
+    return (await this.authorizeKey(request, slug)).deployment;
+  }
+
+  /** As `authorize`, with the key the request used (null when the deployment needs none). */
+  async authorizeKey(request: FastifyRequest, slug: string): Promise<{ deployment: DeploymentState; key: CachedKey | null }> {
     const deployment = await this.cache.get(slug);
     if (!deployment) throw edgeNotFound(`deployment "${slug}" not found`);
-    if (deployment.authMode === "none") return deployment;
+    if (deployment.authMode === "none") return { deployment, key: null };
 
     const key = bearer(request.headers.authorization);
     const bucket = limiterBucket(request.ip, deployment, key);
@@ -40,8 +47,11 @@ export class DeploymentAuth {
       this.limiter.recordFailure(bucket);
       throw new EdgeError(401, "invalid_api_key", `Incorrect API key provided: ${redact(key)}`);
     }
+    if (stored.expiresAtMs !== null && this.now() >= stored.expiresAtMs) {
+      throw new EdgeError(401, "expired", `This API key expired at ${new Date(stored.expiresAtMs).toISOString()}: issue a new key for this endpoint.`);
+    }
     this.lastUsed.note(stored.id);
-    return deployment;
+    return { deployment, key: stored };
   }
 }
 

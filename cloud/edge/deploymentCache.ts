@@ -19,6 +19,8 @@ import { SLUG_PATTERN } from "../../sdk/api/deployments.js";
 import type { CloudContext } from "../context.js";
 import { corsOriginsOf, targetOf } from "../domain/deployments.js";
 import type { Backend } from "../inference/index.js";
+import { budgetOf } from "../domain/deploymentKeys.js";
+import type { KeyRulesState } from "./keyMeter.js";
 
 export interface DeploymentState {
   id: string;
@@ -27,8 +29,8 @@ export interface DeploymentState {
   authMode: "fixed_api_key" | "none";
   target: DeploymentTarget;
   createdAt: string;
-  /** SHA-256 hex of each enabled key → that key. */
-  keys: Map<string, { id: string; hash: string }>;
+  /** SHA-256 hex of each enabled key → that key and its rules. */
+  keys: Map<string, CachedKey>;
   /** Display prefixes of the enabled keys (the failed-auth limiter keys its buckets by them). */
   keyPrefixes: Set<string>;
   /** Browser origins allowed by this deployment (CORS); null: the edge's default. */
@@ -39,6 +41,8 @@ export interface DeploymentState {
    */
   backend?: Backend;
 }
+
+export type CachedKey = KeyRulesState & { hash: string };
 
 const POSSIBLE_SLUG = new RegExp(SLUG_PATTERN);
 const NO_DEPLOYMENT: Promise<DeploymentState | null> = Promise.resolve(null);
@@ -129,7 +133,7 @@ export class DeploymentCache {
     if (!row || row.deleted_at !== null || !Number(row.enabled)) return null;
     const keys = await this.ctx.db
       .selectFrom("deployment_keys")
-      .select(["id", "key_hash", "prefix"])
+      .select(["id", "key_hash", "prefix", "expires_at", "requests_per_minute", "tokens_per_minute", "budget_tokens", "budget_period"])
       .where("deployment_id", "=", row.id)
       .where("enabled", "=", 1)
       .execute();
@@ -141,7 +145,20 @@ export class DeploymentCache {
       authMode: row.auth_mode === "none" ? "none" : "fixed_api_key",
       target,
       createdAt: row.created_at,
-      keys: new Map(keys.map((k) => [k.key_hash, { id: k.id, hash: k.key_hash }])),
+      keys: new Map(
+        keys.map((k) => [
+          k.key_hash,
+          {
+            id: k.id,
+            hash: k.key_hash,
+            prefix: k.prefix,
+            expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at),
+            requestsPerMinute: k.requests_per_minute === null ? null : Number(k.requests_per_minute),
+            tokensPerMinute: k.tokens_per_minute === null ? null : Number(k.tokens_per_minute),
+            budget: budgetOf(k),
+          },
+        ]),
+      ),
       keyPrefixes: new Set(keys.map((k) => k.prefix)),
       corsOrigins: corsOriginsOf(row),
       // Not resolvable now is not a failed load: the request resolves it again and answers why.

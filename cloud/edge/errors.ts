@@ -14,6 +14,10 @@ export class EdgeError extends Error {
     message: string,
     readonly param: string | null = null,
     readonly retryAfter?: number,
+    /** OpenAI's `type` when it is not the status's usual one (`insufficient_quota`, `requests`, `tokens`). */
+    readonly type?: string,
+    /** More response headers (the x-ratelimit-* of a refused key). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -31,10 +35,11 @@ function errorType(status: number): string {
 
 export function sendEdgeError(reply: FastifyReply, error: EdgeError): FastifyReply {
   if (error.retryAfter !== undefined) void reply.header("retry-after", String(error.retryAfter));
+  for (const [name, value] of Object.entries(error.headers ?? {})) void reply.header(name, value);
   return reply
     .status(error.status)
     .header("cache-control", "no-store")
-    .send({ error: { message: error.message, type: errorType(error.status), param: error.param, code: error.code } });
+    .send({ error: { message: error.message, type: error.type ?? errorType(error.status), param: error.param, code: error.code } });
 }
 
 export function toEdgeError(err: unknown): EdgeError {

@@ -12,7 +12,9 @@ import { pathSlug, slugFromHost } from "./hostRouting.js";
 import { DeploymentAuth } from "./deploymentAuth.js";
 import { DeploymentCache } from "./deploymentCache.js";
 import { installEdgeErrorHandlers } from "./errors.js";
+import { KeyMeter } from "./keyMeter.js";
 import { LastUsedRecorder } from "./lastUsedRecorder.js";
+import { UsageRecorder } from "./usageRecorder.js";
 import { responsesRoutes } from "./responsesRoutes.js";
 
 export interface Edge {
@@ -25,6 +27,8 @@ export interface EdgeSettings {
   authFailureBurst: number;
   authFailureRefillPerSecond: number;
   lastUsedFlushMs: number;
+  /** How often usage per key and minute is written. */
+  usageFlushMs: number;
 }
 
 export function edgeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EdgeSettings {
@@ -38,6 +42,7 @@ export function edgeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EdgeS
     authFailureBurst: num("SVC_EDGE_AUTH_FAILURE_BURST", 20),
     authFailureRefillPerSecond: num("SVC_EDGE_AUTH_FAILURE_REFILL", 1),
     lastUsedFlushMs: num("SVC_EDGE_LAST_USED_FLUSH_MS", 1000),
+    usageFlushMs: num("SVC_EDGE_USAGE_FLUSH_MS", 1000),
   };
 }
 
@@ -56,13 +61,15 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
   const auth = new DeploymentAuth(cache, limiter, lastUsed);
-  chatRoutes(app, ctx, auth, cache, inference);
-  responsesRoutes(app, ctx, auth, cache, inference);
+  const keyed = { meter: new KeyMeter(ctx), usage: new UsageRecorder(ctx, settings.usageFlushMs), metrics: ctx.metrics };
+  chatRoutes(app, ctx, auth, cache, inference, keyed);
+  responsesRoutes(app, ctx, auth, cache, inference, keyed);
   return {
     async close() {
       cache.close();
       limiter.close();
       await lastUsed.close();
+      await keyed.usage.close();
     },
   };
 }

@@ -12,12 +12,13 @@ import { IGNORED_FIELDS_HEADER } from "./chatRoutes.js";
 import type { DeploymentAuth } from "./deploymentAuth.js";
 import type { DeploymentCache } from "./deploymentCache.js";
 import { slugReaders } from "./hostRouting.js";
+import { answerWithKey, tokenReserve, type KeyedServices } from "./keyedAnswer.js";
 
-export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService): void {
+export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService, keyed: KeyedServices): void {
   const { hostSlug, pathSlug } = slugReaders(ctx);
 
   const create = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const deployment = await auth.authorize(request, slugOf(request));
+    const { deployment, key } = await auth.authorizeKey(request, slugOf(request));
     const parsed = parseResponsesRequest(request.body);
     if (parsed.chat.ignored.length > 0) {
       void reply.header(IGNORED_FIELDS_HEADER, parsed.chat.ignored.join(", "));
@@ -25,7 +26,9 @@ export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: D
     }
     // The backend is resolved once per deployment state and kept beside it, as for chat.
     const backend = deployment.backend ?? (await cache.backend(deployment));
-    await answerResponses(reply, inference, backend, parsed, { model: deployment.slug, queueKey: deployment.id });
+    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key }, inference, tokenReserve(parsed.chat.params, 1), (metered) =>
+      answerResponses(reply, metered, backend, parsed, { model: deployment.slug, queueKey: deployment.id }),
+    );
   };
 
   app.post("/v1/responses", create(hostSlug));

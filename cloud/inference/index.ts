@@ -13,7 +13,7 @@ import { BackendCache } from "./backendCache.js";
 import { FairQueue } from "./fairQueue.js";
 import { resolveBackend } from "./targets.js";
 import { localToolPlan } from "./tools.js";
-import type { Backend, ChatCall, ChatEvent, ChatStream } from "./types.js";
+import type { Backend, ChatCall, ChatEvent, ChatStream, Usage } from "./types.js";
 import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
 import { UpstreamPool } from "./upstreamPool.js";
 import { DEFAULT_INFERENCE_START_TIMEOUT_MS, InferenceWorkerProcess } from "./workerProcess.js";
@@ -27,6 +27,8 @@ export interface ChatOptions {
   queueKey: string;
   /** The client went away (an AbortSignal, or the cheaper ClientGone of clientGone.ts). */
   signal?: CancelSignal;
+  /** Hears the final usage of a generation its client abandoned (local backends report it). */
+  onAbandonedUsage?: (usage: Usage) => void;
 }
 
 export interface InferenceService {
@@ -104,7 +106,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
     // Tool messages and tool choices become plain chat + a grammar (cloud/inference/tools.ts).
     const { params, decode } = localToolPlan(call);
     const release = await queue.acquire(options.queueKey, options.signal);
-    const channel = worker.generate(backend.modelPath, backend.adapterPath, params, options.signal);
+    const channel = worker.generate(backend.modelPath, backend.adapterPath, params, options.signal, options.onAbandonedUsage);
     return decode(releasing(channel, release));
   }
 

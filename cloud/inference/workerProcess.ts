@@ -4,12 +4,14 @@
  * when the child dies fail with a readable 503 instead of hanging, and so do the requests waiting
  * on a start that never says "ready" (the child is killed after `startTimeoutMs`, then restarted).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { packageRoot } from "../../sdk/packageRoot.js";
+import { nodeScriptCommand, spawnNodeCommand } from "../../sdk/platform/nodeChild.js";
+import { stopChild } from "../../sdk/platform/stop.js";
 import { Channel } from "./channel.js";
 import type { CancelSignal } from "./clientGone.js";
-import { InferenceError, type ChatEvent, type ChatParams } from "./types.js";
+import { InferenceError, type ChatEvent, type ChatParams, type Usage } from "./types.js";
 import type { FromWorker, ToWorker } from "./worker/protocol.js";
 import type { InferenceWorkerSettings } from "./worker/inferenceChild.js";
 
@@ -24,6 +26,8 @@ export class InferenceWorkerProcess {
   private child: ChildProcess | null = null;
   private ready: Promise<void> | null = null;
   private readonly pending = new Map<number, Pending>();
+  /** Cancelled generations whose final usage someone waits for (the child still reports it). */
+  private readonly abandoned = new Map<number, (usage: Usage) => void>();
   private nextId = 1;
   private restarts = 0;
   private closing = false;
@@ -43,12 +47,17 @@ export class InferenceWorkerProcess {
     return this.child?.pid;
   }
 
-  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: CancelSignal): Channel<ChatEvent> {
+  /**
+   * `onAbandonedUsage` hears what a generation cancelled by its client still cost (the child
+   * reports the tokens it decoded before it stopped), so a client that leaves is charged for them.
+   */
+  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: CancelSignal, onAbandonedUsage?: (usage: Usage) => void): Channel<ChatEvent> {
     const id = this.nextId++;
     const channel = new Channel<ChatEvent>();
     this.pending.set(id, { channel });
     const cancel = () => {
       if (!this.pending.delete(id)) return;
+      if (onAbandonedUsage) this.abandoned.set(id, onAbandonedUsage);
       this.send({ type: "cancel", id });
       channel.end();
     };
@@ -70,11 +79,7 @@ export class InferenceWorkerProcess {
     const child = this.child;
     this.failAll(new InferenceError(503, "shutting_down", "the server is shutting down"));
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 3000).unref();
-    });
+    await stopChild(child, { graceMs: 3000 });
   }
 
   private send(message: ToWorker): void {
@@ -91,7 +96,7 @@ export class InferenceWorkerProcess {
     // Dynamic on purpose: it keeps inferenceChild.ts in its own bundle chunk, which the child runs as main.
     const { inferenceWorkerModuleUrl, CHILD_ENV } = await import("./worker/inferenceChild.js");
     const main = fileURLToPath(inferenceWorkerModuleUrl);
-    const child = spawn(process.execPath, [...(main.endsWith(".ts") ? ["--import", "tsx"] : []), main], {
+    const child = spawnNodeCommand(nodeScriptCommand(main, process.execPath), [], {
       cwd: packageRoot(),
       env: {
         ...process.env,
@@ -139,7 +144,14 @@ export class InferenceWorkerProcess {
       return;
     }
     const pending = this.pending.get(message.id);
-    if (!pending) return;
+    if (!pending) {
+      const heard = this.abandoned.get(message.id);
+      if (heard && message.type !== "text") {
+        this.abandoned.delete(message.id);
+        if (message.type === "done") heard(message.usage);
+      }
+      return;
+    }
     if (message.type === "text") {
       pending.channel.push({ type: "text", text: message.text, ...(message.logprobs ? { logprobs: message.logprobs } : {}) });
     } else if (message.type === "done") {
@@ -167,6 +179,8 @@ export class InferenceWorkerProcess {
   }
 
   private failAll(error: InferenceError): void {
+    // A dead child reports no more usage; the listeners fall back to what they counted.
+    this.abandoned.clear();
     for (const [id, pending] of this.pending) {
       this.pending.delete(id);
       pending.channel.fail(error);

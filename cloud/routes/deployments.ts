@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CloudContext } from "../context.js";
 import { createDeployment, deleteDeployment, listDeployments, requireDeployment, toDeployment, updateDeployment } from "../domain/deployments.js";
-import { createKey, listKeys, revokeKey } from "../domain/deploymentKeys.js";
+import { createKey, deploymentUsage, listKeys, revokeKey, rotateKey, ruleColumns, updateKey } from "../domain/deploymentKeys.js";
 import { badRequest } from "../http/errors.js";
 import { parseTarget } from "../http/target.js";
 import { isValidKeyLabel, normalizeKeyLabel } from "../../sdk/keyLabel.js";
@@ -49,10 +49,28 @@ export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext): void 
       if (!isValidKeyLabel(request.body.label)) throw badRequest(KEY_LABEL_RULE);
       // The only response that ever carries a key's plaintext; never cache it anywhere.
       reply.header("cache-control", "no-store");
-      const key = await createKey(ctx, row.id, normalizeKeyLabel(request.body.label));
+      const { label, ...rules } = request.body;
+      ruleColumns(rules);
+      const key = await createKey(ctx, row.id, normalizeKeyLabel(label), rules);
       ctx.deploymentChanges.changed(row.slug);
       return key;
     },
+    updateDeploymentKey: async (request) => {
+      const row = await deploymentOf(request);
+      const { label, ...rules } = request.body;
+      if (label !== undefined && !isValidKeyLabel(label)) throw badRequest(KEY_LABEL_RULE);
+      const key = await updateKey(ctx, row.id, request.params.keyId, { ...ruleColumns(rules), ...(label !== undefined ? { label: normalizeKeyLabel(label) } : {}) });
+      ctx.deploymentChanges.changed(row.slug);
+      return key;
+    },
+    rotateDeploymentKey: async (request, reply) => {
+      const row = await deploymentOf(request);
+      reply.header("cache-control", "no-store");
+      const key = await rotateKey(ctx, row.id, request.params.keyId, request.body.graceSeconds);
+      ctx.deploymentChanges.changed(row.slug);
+      return key;
+    },
+    getDeploymentUsage: async (request) => deploymentUsage(ctx, (await deploymentOf(request)).id, Date.now() - 86_400_000),
     revokeDeploymentKey: async (request) => {
       const row = await deploymentOf(request);
       await revokeKey(ctx, row.id, request.params.keyId);

@@ -234,6 +234,52 @@ const baseModelSha256: Migration = {
   },
 };
 
+/**
+ * Keys with rules (expiry, requests and tokens per minute, a token budget per period) and their
+ * meters. The rules live on the key; the counters the edge raises live in `deployment_key_meters`,
+ * one row per key, so admission is one conditional UPDATE of one row, atomic on SQLite and on
+ * PostgreSQL alike (several cloud instances share the row). `window_start` is in milliseconds
+ * (bigint) and starts at a key's first request of a window, so tests move a window by rewriting it.
+ * `deployment_key_usage` holds usage per key and minute, written in batches off the request path.
+ */
+const keyRules: Migration = {
+  async up(db: Kysely<any>) {
+    const columns: [string, "text" | "bigint" | "integer"][] = [
+      ["expires_at", "text"],
+      ["requests_per_minute", "integer"],
+      ["tokens_per_minute", "bigint"],
+      ["budget_tokens", "bigint"],
+      ["budget_period", "text"],
+      ["rotated_to", "text"],
+    ];
+    for (const [name, type] of columns) await db.schema.alterTable("deployment_keys").addColumn(name, type).execute();
+    await db.schema
+      .createTable("deployment_key_meters")
+      .addColumn("key_id", "text", (c) => c.primaryKey().references("deployment_keys.id"))
+      .addColumn("window_start", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("window_requests", "integer", (c) => c.notNull().defaultTo(0))
+      .addColumn("window_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("period_start", "text", (c) => c.notNull().defaultTo(""))
+      .addColumn("period_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("reserved_tokens", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("held_until", "bigint", (c) => c.notNull().defaultTo(0))
+      .addColumn("hold_epoch", "integer", (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .createTable("deployment_key_usage")
+      .addColumn("key_id", "text", (c) => c.notNull())
+      .addColumn("deployment_id", "text", (c) => c.notNull())
+      .addColumn("minute", "text", (c) => c.notNull())
+      .addColumn("requests", "bigint", (c) => c.notNull())
+      .addColumn("errors", "bigint", (c) => c.notNull())
+      .addColumn("prompt_tokens", "bigint", (c) => c.notNull())
+      .addColumn("completion_tokens", "bigint", (c) => c.notNull())
+      .addPrimaryKeyConstraint("deployment_key_usage_pk", ["key_id", "minute"])
+      .execute();
+    await db.schema.createIndex("deployment_key_usage_deployment").on("deployment_key_usage").columns(["deployment_id", "minute"]).execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -243,6 +289,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0005_write_probe": writeProbe,
   "0006_deployment_cors": deploymentCors,
   "0007_base_model_sha256": baseModelSha256,
+  "0008_key_rules": keyRules,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

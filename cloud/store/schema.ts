@@ -128,6 +128,47 @@ export interface DeploymentKeysTable {
   enabled: number;
   last_used_at: string | null;
   created_at: string;
+  /** After this instant (ISO 8601) the key is refused with 401 `expired`; null: never. */
+  expires_at: string | null;
+  requests_per_minute: number | null;
+  /** bigint columns come back from PostgreSQL as strings. */
+  tokens_per_minute: number | string | null;
+  budget_tokens: number | string | null;
+  budget_period: "total" | "day" | "month" | null;
+  /** The key that replaced this one by rotation (this one then expires after its grace). */
+  rotated_to: string | null;
+}
+
+/** The counters admission raises, one row per key with rules (migrations.ts, 0007). */
+export interface DeploymentKeyMetersTable {
+  key_id: string;
+  /** Epoch milliseconds of the start of the key's current minute window. */
+  window_start: number | string;
+  window_requests: number;
+  window_tokens: number | string;
+  /** The budget period the counters below belong to ("" total, "2026-11-27" day, "2026-11" month). */
+  period_start: string;
+  period_tokens: number | string;
+  /** Tokens held by requests in flight, at their most; returned when they end. */
+  reserved_tokens: number | string;
+  /**
+   * Epoch ms until which the holds count: every admission with a hold pushes it on. Past it no
+   * request can still be running, so holds left by a crashed instance are dropped (a new epoch).
+   */
+  held_until: number | string;
+  /** Raised when stale holds are dropped; a request returns its hold only within its own epoch. */
+  hold_epoch: number;
+}
+
+/** Usage per key and minute (ISO minute, "2026-11-27T12:04"). */
+export interface DeploymentKeyUsageTable {
+  key_id: string;
+  deployment_id: string;
+  minute: string;
+  requests: number | string;
+  errors: number | string;
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
 }
 
 export interface BaseModelsTable {
@@ -184,6 +225,8 @@ export interface Database {
   artifacts: ArtifactsTable;
   deployments: DeploymentsTable;
   deployment_keys: DeploymentKeysTable;
+  deployment_key_meters: DeploymentKeyMetersTable;
+  deployment_key_usage: DeploymentKeyUsageTable;
   base_models: BaseModelsTable;
   oauth_payloads: OauthPayloadsTable;
   write_probe: WriteProbeTable;

@@ -4,9 +4,11 @@
  * training down for the next; the hub fails the job the dead worker was running (one it had not
  * started goes back to the queue). They share the cloud's machine, so they read its model files in place.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { packageRoot } from "../../sdk/packageRoot.js";
+import { nodeScriptCommand, spawnNodeCommand } from "../../sdk/platform/nodeChild.js";
+import { stopChild } from "../../sdk/platform/stop.js";
 
 export interface LocalWorkers {
   stop(): Promise<void>;
@@ -19,10 +21,11 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
 
   const launch = (index: number, restarts: number) => {
     const name = `local-${index + 1}`;
-    const child = spawn(process.execPath, [cli, "worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work"), "--shared-files"], {
+    const child = spawnNodeCommand(nodeScriptCommand(cli, process.execPath), ["worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work"), "--shared-files"], {
       // The token travels in the environment, not argv, where `ps` would show it.
       env: { ...process.env, SVC_WORKER_TOKEN: options.token },
-      stdio: ["ignore", "inherit", "inherit"],
+      // The IPC channel carries the stop request (sdk/platform/stop.ts).
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     children.add(child);
     child.on("exit", (code, signal) => {
@@ -38,16 +41,7 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
   return {
     async stop() {
       stopping = true;
-      await Promise.all(
-        [...children].map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              child.once("exit", () => resolve());
-              child.kill("SIGTERM");
-              setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-            }),
-        ),
-      );
+      await Promise.all([...children].map((child) => stopChild(child, { graceMs: 5000 })));
     },
   };
 }

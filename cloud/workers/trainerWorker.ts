@@ -6,7 +6,7 @@
  * log callback yields to the event loop so the link can read them.
  */
 import { randomUUID } from "node:crypto";
-import { createReadStream, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { BackendChoice } from "../../engine/backends/select.js";
@@ -17,6 +17,10 @@ import { WorkerLink } from "./link.js";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
 import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
+import { cloudRefusal, fileSha256, uploadArtifactOnce, type ArtifactToUpload } from "./artifactUpload.js";
+import { deliverArtifacts } from "./deliverArtifacts.js";
+import { findPendingUploads, writePendingUpload, type PendingUpload } from "./pendingUploads.js";
+import { isTransientStatus, TransferRefused, withTransferRetries } from "./transferRetry.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 
@@ -61,15 +65,66 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
       }
     },
   });
+  // Adapters a previous run of this worker trained and did not deliver: held in hello (so the
+  // cloud keeps their jobs) and finished before this worker takes new work.
+  const pending = await findPendingUploads(options.workDir ?? os.tmpdir(), options.name);
+  for (const { manifest } of pending) running.set(manifest.jobId, new AbortController());
   await link.connect();
+  for (const { dir, manifest } of pending) {
+    await finishPendingUpload(options, dir, manifest, log);
+    running.delete(manifest.jobId);
+  }
   link.ready();
   return { stop: () => link.close() };
+}
+
+/**
+ * Delivers an adapter left by an earlier run of the worker and completes its job over HTTP (this
+ * process's link cannot continue the dead one's event numbering); the work dir goes once the
+ * cloud has acknowledged it all, or refused it for good.
+ */
+async function finishPendingUpload(options: TrainerWorkerOptions, dir: string, manifest: PendingUpload, log: (line: string) => void): Promise<void> {
+  log(`job ${manifest.jobId}: resuming the upload of its adapter, left by an earlier run of this worker`);
+  const delivery = await deliverArtifacts({ uploadUrl: throughCloud(options.cloudUrl, manifest.uploadUrl), token: options.token, log }, dir, manifest);
+  let refusal = delivery.kind === "refused" ? delivery.error : null;
+  if (!refusal) {
+    const url = new URL(throughCloud(options.cloudUrl, `${options.cloudUrl}/v1/worker/jobs/${encodeURIComponent(manifest.jobId)}/complete`));
+    url.searchParams.set("claim", String(manifest.claim));
+    try {
+      await withTransferRetries(
+        async () => {
+          const res = await fetch(url, {
+            method: "POST",
+            headers: { authorization: `Bearer ${options.token}`, "content-type": "application/json" },
+            body: JSON.stringify(manifest.completed),
+            signal: AbortSignal.timeout(workerStallMs()),
+          });
+          if (res.ok) return void (await res.body?.cancel());
+          const { message, code } = await cloudRefusal(res);
+          if (isTransientStatus(res.status)) throw new Error(`completing the job failed: ${message}`);
+          throw new TransferRefused(`completing the job failed: ${message}`, res.status, code);
+        },
+        { attempts: Number.POSITIVE_INFINITY, onRetry: (err, delayMs) => log(`job ${manifest.jobId}: ${err.message}; retrying in ${delayMs} ms`) },
+      );
+      log(`job ${manifest.jobId}: completed with the adapter delivered after a restart`);
+    } catch (err) {
+      refusal = err as TransferRefused;
+    }
+  }
+  if (refusal) log(`job ${manifest.jobId}: ${refusal.message}; the adapter is dropped`);
+  await fs.rm(dir, { recursive: true, force: true });
+}
+
+/** The cloud no longer wants this claim's artifacts: the job ended (say, cancelled) or was claimed again. */
+function endedElsewhere(error: TransferRefused): boolean {
+  return error.code === "job_ended" || error.code === "stale_claim";
 }
 
 async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: Assign, signal: AbortSignal, log: (line: string) => void): Promise<void> {
   const { job } = assign;
   const dir = path.join(options.workDir ?? os.tmpdir(), `svc-job-${job.id}`);
   const emit = (type: Parameters<WorkerLink["emit"]>[1], data: Record<string, unknown>) => link.emit(job.id, type, data);
+  let keepDir = false;
   try {
     await fs.mkdir(dir, { recursive: true });
     // The rules the cloud checked at creation (the same function): a job stored before them fails here, naming every field.
@@ -104,27 +159,12 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         device: backend.info.device,
         backendReason: reason,
       });
-      const upload = async (file: string, name: string, kind: "checkpoint" | "adapter" | "file", step: number) => {
-        // The upload URL carries the claim (fencing number); the file's own fields go beside it.
-        const url = new URL(throughCloud(options.cloudUrl, assign.artifactUploadUrl));
-        url.searchParams.set("name", name);
-        url.searchParams.set("kind", kind);
-        url.searchParams.set("step", String(step));
-        const stall = stallTimeout(workerStallMs(), `uploading ${name}`);
-        try {
-          const res = await fetch(url, {
-            method: "PUT",
-            headers: { authorization: `Bearer ${options.token}`, "content-type": "application/octet-stream" },
-            body: createReadStream(file).pipe(stall.through()) as unknown as BodyInit,
-            duplex: "half",
-            signal: stall.signal,
-          } as RequestInit);
-          if (!res.ok) throw new Error(`uploading ${name} failed: ${await cloudRefusal(res)}`);
-        } catch (err) {
-          throw stall.signal.aborted ? stall.signal.reason : err;
-        } finally {
-          stall.done();
-        }
+      const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
+      const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
+        const sha256 = await fileSha256(artifact.file);
+        await withTransferRetries(() => uploadArtifactOnce(uploadUrl, options.token, { ...artifact, sha256 }), {
+          onRetry: (err, delayMs) => log(`job ${job.id}: ${err.message}; retrying in ${delayMs} ms`),
+        });
       };
       const result = await trainLora({
         baseModel: modelPath,
@@ -164,9 +204,17 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         },
         onCheckpoint: async ({ step, path: file, configPath, safetensorsPath }) => {
           const names = adapterArtifactNames(step);
-          await upload(file, names.gguf, "checkpoint", step);
-          await upload(configPath, names.config, "file", step);
-          await upload(safetensorsPath, names.weights, "file", step);
+          try {
+            await uploadCheckpointFile({ file, name: names.gguf, kind: "checkpoint", step });
+            await uploadCheckpointFile({ file: configPath, name: names.config, kind: "file", step });
+            await uploadCheckpointFile({ file: safetensorsPath, name: names.weights, kind: "file", step });
+          } catch (err) {
+            // A checkpoint is a convenience: the run goes on, and the final adapter is still delivered.
+            const message = `the checkpoint at step ${step} was not uploaded (${(err as Error).message}); training continues`;
+            log(`job ${job.id}: ${message}`);
+            void emit("training.progress", { message, level: "warning" });
+            return;
+          }
           void emit("checkpoint.saved", { step });
         },
       });
@@ -176,18 +224,39 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       }
       const final = result.artifacts.find((a) => a.kind === "adapter")!;
       const names = adapterArtifactNames();
-      await upload(final.path, names.gguf, "adapter", final.step);
-      await upload(final.configPath, names.config, "file", final.step);
-      await upload(final.safetensorsPath, names.weights, "file", final.step);
-      await emit("training.completed", {
-        artifacts: result.artifacts.length,
-        steps: result.steps,
-        finalTrainLoss: result.finalTrainLoss,
-        finalEvalLoss: result.finalEvalLoss,
-        tokensPerSecond: result.tokensPerSecond,
-        wallSeconds: result.wallSeconds,
-        backend: backend.info.name,
-      });
+      const finalFiles: ArtifactToUpload[] = [
+        { file: final.path, name: names.gguf, kind: "adapter", step: final.step },
+        { file: final.configPath, name: names.config, kind: "file", step: final.step },
+        { file: final.safetensorsPath, name: names.weights, kind: "file", step: final.step },
+      ];
+      const manifest: PendingUpload = {
+        jobId: job.id,
+        claim: assign.claim,
+        uploadUrl: assign.artifactUploadUrl,
+        pid: process.pid,
+        worker: options.name,
+        artifacts: await Promise.all(finalFiles.map(async (a) => ({ ...a, sha256: await fileSha256(a.file), bytes: (await fs.stat(a.file)).size, acknowledged: false }))),
+        completed: {
+          artifacts: result.artifacts.length,
+          steps: result.steps,
+          finalTrainLoss: result.finalTrainLoss,
+          finalEvalLoss: result.finalEvalLoss,
+          tokensPerSecond: result.tokensPerSecond,
+          wallSeconds: result.wallSeconds,
+          backend: backend.info.name,
+        },
+      };
+      // From here the work dir holds the only copy of the adapter until the cloud acknowledges it.
+      await writePendingUpload(dir, manifest);
+      keepDir = true;
+      for (const artifact of manifest.artifacts) log(`job ${job.id}: ${artifact.name} (sha256 ${artifact.sha256}, ${artifact.bytes} bytes) is written; uploading`);
+      const delivery = await deliverArtifacts({ uploadUrl, token: options.token, log, warn: (message) => void emit("training.progress", { message, level: "warning" }) }, dir, manifest);
+      keepDir = false;
+      if (delivery.kind === "refused") {
+        if (endedElsewhere(delivery.error)) return void log(`job ${job.id}: ${delivery.error.message}; the adapter is dropped`);
+        throw delivery.error;
+      }
+      await emit("training.completed", manifest.completed);
     } finally {
       await backend.dispose();
     }
@@ -196,7 +265,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     log(`job ${job.id} failed: ${message}`);
     await emit("training.failed", { error: message });
   } finally {
-    await fs.rm(dir, { recursive: true, force: true });
+    // A final adapter the cloud has not acknowledged stays (keepDir): it is retried by a restarted worker.
+    if (!keepDir) await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -213,20 +283,15 @@ export function throughCloud(cloudUrl: string, url: string): string {
 
 async function download(options: TrainerWorkerOptions, url: string | null, what: string): Promise<string> {
   if (!url) throw new Error(`the job has no ${what}`);
-  // Datasets are bounded by the upload limit (50 MiB by default): one overall deadline is enough.
-  const res = await fetch(throughCloud(options.cloudUrl, url), { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
-  if (!res.ok) throw new Error(`downloading the ${what} failed: HTTP ${res.status}`);
-  return res.text();
+  // A dropped link or a restarting cloud is retried like an upload; a refusal (say, a 404) is not.
+  return withTransferRetries(async () => {
+    // Datasets are bounded by the upload limit (50 MiB by default): one overall deadline is enough.
+    const res = await fetch(throughCloud(options.cloudUrl, url), { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
+    if (res.ok) return res.text();
+    await res.body?.cancel();
+    const message = `downloading the ${what} failed: HTTP ${res.status}`;
+    throw isTransientStatus(res.status) ? new Error(message) : new TransferRefused(message, res.status, undefined);
+  });
 }
 
-/** The cloud's own sentence from its error envelope (e.g. that its disk is full), else the status and body. */
-async function cloudRefusal(res: Response): Promise<string> {
-  const text = await res.text();
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof message === "string") return `${message} (HTTP ${res.status})`;
-  } catch {
-    // not the cloud's envelope: fall through to the raw body
-  }
-  return `HTTP ${res.status} ${text}`;
-}
+

@@ -38,7 +38,7 @@ export async function convertHfFolder(facts: HfFolderFacts, outFile: string, opt
   const env = { ...process.env, PYTHONPATH: [tools.ggufPy, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), PYTHONDONTWRITEBYTECODE: '1' };
   try {
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(python, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(python, args, { env, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
       let done = 0;
       let tail: string[] = [];
       let buffered = '';

@@ -6,9 +6,10 @@
  * context (adapters attach per context in llama.cpp) that serves one request at a time. The
  * caller (the inference worker) decides how many sessions to keep; this module caches nothing.
  *
- * node-llama-cpp is ESM-only and heavy, so it is imported lazily. It must run with
- * `gpu: false, build: 'never'` and an explicit thread count: its default of 4 threads on a
- * 2-core machine made prompts ~100x slower (ENGINE-NOTES.md).
+ * node-llama-cpp is ESM-only and heavy, so it is imported lazily. It runs with `build: 'never'`
+ * (offline machines), the GPU setting of llamaDevice.ts (Metal on Apple Silicon, CPU where there is
+ * no GPU), and an explicit thread count: its default of 4 threads on a 2-core machine made prompts
+ * ~100x slower (ENGINE-NOTES.md).
  */
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { promptTokens, type ChatMessage } from './chat-template.js';
@@ -17,11 +18,14 @@ import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { grammarState, repeatPenalty, tokenBias, tokenLogprob, type SamplingParams, type TokenLogprob } from './generation-controls.js';
 import { randomInt } from 'node:crypto';
+import { llamaDeviceName, llamaGpuLayers, llamaGpuSetting } from './llamaDevice.js';
 
 export interface LoadLlamaCppOptions {
   modelPath: string;
   /** CPU threads for evaluation; 1 is fastest for svc-tiny. Default 1. */
   threads?: number;
+  /** Hears the device llama.cpp runs on (`cpu`, `metal`, `cuda`, `vulkan`) when the runtime first loads. */
+  onDevice?: (device: string) => void;
 }
 
 export interface LoraAdapterRef {
@@ -72,19 +76,23 @@ export class ContextLengthExceededError extends Error {
 type NodeLlamaCpp = typeof import('node-llama-cpp');
 let llamaPromise: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
 
-/** One Llama runtime per process; CPU only and never compiling (offline machines). */
-export function getLlamaRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
+/**
+ * One Llama runtime per process, on the best device this machine has (llamaDevice.ts), never compiling (offline
+ * machines). `onDevice` hears the device chosen, once, when the runtime first loads.
+ */
+export function getLlamaRuntime(onDevice?: (device: string) => void): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
   llamaPromise ??= (async () => {
     const lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error });
+    const llama = await lib.getLlama({ gpu: llamaGpuSetting(), build: 'never', logLevel: lib.LlamaLogLevel.error });
+    onDevice?.(llamaDeviceName(llama.gpu));
     return { lib, llama };
   })();
   return llamaPromise;
 }
 
 export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<LlamaCppModel> {
-  const { lib, llama } = await getLlamaRuntime();
-  const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: 0 });
+  const { lib, llama } = await getLlamaRuntime(options.onDevice);
+  const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: llamaGpuLayers(llama.gpu) });
   return new LlamaCppModel(lib, llama, model, options.threads ?? 1);
 }
 

@@ -13,7 +13,7 @@
  * checkpoints written so far (no final adapter), instead of throwing, so partial work is usable.
  */
 import { mkdir } from 'node:fs/promises';
-import { freemem } from 'node:os';
+import { availableMemory } from '../../sdk/platform/memory.js';
 import { join } from 'node:path';
 import { assertTfjsTrains, estimateTfjsMemory, TFJS_HEAP_LIMIT_BYTES, TfjsBackend } from '../backends/tfjs.js';
 import type { ComputeBackend, LoadProgress, OptimizerSettings } from '../backends/types.js';
@@ -142,8 +142,9 @@ export function assertFits(backend: ComputeBackend, config: ModelConfig, batchSi
     return;
   }
   const weights = 4 * parameters;
-  if (backend.info.device.startsWith('cpu') && weights > freemem()) {
-    throw new Error(`${config.name} needs about ${gib(weights)} for its float32 weights, but this machine has ${gib(freemem())} free; close other programs or train on a GPU worker`);
+  const available = availableMemory();
+  if (backend.info.device.startsWith('cpu') && weights > available) {
+    throw new Error(`${config.name} needs about ${gib(weights)} for its float32 weights, but this machine has ${gib(available)} free; close other programs or train on a GPU worker`);
   }
 }
 

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
 import { TransportError } from "../../ui-shared/transport.js";
 import { manifestProblem } from "../core/projectState.js";
+import { staleBuildText } from "../../sdk/manifest.js";
 import { throttle } from "../core/throttle.js";
 import { TrainingOutputReader, trainingFailure, type TrainingOutcome } from "../core/trainingOutput.js";
 import type { Services } from "../services.js";
@@ -10,6 +11,29 @@ import { COMPARE_MAX, COMPARE_MIN, compareSelectionProblem } from "../../ui-shar
 import { formatBytes, relativeTime } from "../../ui-shared/format.js";
 import { jobFromArg, pickJob } from "./args.js";
 import { setupProblem } from "./setup.js";
+
+const REBUILD = "Rebuild and Run";
+const RUN_OLD = "Run the Old Build";
+
+/**
+ * The bundle is reused as built (SPEC section 4): when `src/svc/` changed since, asks whether to rebuild first, so
+ * an edit is never trained around unseen. False: the user dismissed the question, or the rebuild failed (said so).
+ */
+async function rebuildIfStale(s: Services, api: Awaited<ReturnType<Services["studio"]["endpoint"]>>["api"]): Promise<boolean> {
+  const { changed } = await api.getBuildStatus();
+  if (changed.length === 0) return true;
+  const answer = await s.prompts.warning(staleBuildText(changed), { modal: true }, REBUILD, RUN_OLD);
+  if (answer === RUN_OLD) return true;
+  if (answer !== REBUILD) return false;
+  const manifest = await api.rebuild();
+  const problem = manifestProblem(manifest);
+  if (problem) {
+    void s.prompts.error(problem);
+    return false;
+  }
+  void s.project.refresh();
+  return true;
+}
 
 /**
  * Runs `svc start` through the studio (`/api/train`), streaming its output into the "svc" Output
@@ -27,6 +51,7 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
   }
   await s.datasets.refresh();
   const { api } = await s.studio.endpoint();
+  if (!(await rebuildIfStale(s, api))) return undefined;
   const reader = new TrainingOutputReader();
   let stopped = false;
   s.output.appendLine(`── svc start (${new Date().toLocaleString()}) ──`);

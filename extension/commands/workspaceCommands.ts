@@ -1,5 +1,6 @@
 /** Refresh, Open Studio in Browser, and the welcome view's setup actions. */
 import * as vscode from "vscode";
+import { shellCommandLine, shellKind } from "../../sdk/platform/shellCommand.js";
 import { ensureCloudRunning } from "../core/cliRun.js";
 import type { Services } from "../services.js";
 import { svcChildEnv } from "../studioAccess.js";
@@ -49,12 +50,18 @@ export function installCli(s: Services): vscode.Terminal {
   return terminal;
 }
 
+/** `svc <subcommand>` as the integrated terminal's shell reads it (PowerShell needs `&` before a quoted program). */
+function svcCommandLine(s: Services, subcommand: string): string {
+  if (!s.project.cli) return `npx svc ${subcommand}`;
+  return shellCommandLine([...s.project.cli.command, subcommand], shellKind(vscode.env.shell));
+}
+
 export function initProject(s: Services): vscode.Terminal {
-  return runInTerminal(s, "svc: init", s.project.cli ? `"${s.project.cli.command[0]}" init` : "npx svc init");
+  return runInTerminal(s, "svc: init", svcCommandLine(s, "init"));
 }
 
 export function signIn(s: Services): vscode.Terminal {
-  return runInTerminal(s, "svc: login", s.project.cli ? `"${s.project.cli.command[0]}" login` : "npx svc login");
+  return runInTerminal(s, "svc: login", svcCommandLine(s, "login"));
 }
 
 /**

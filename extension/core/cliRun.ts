@@ -2,7 +2,7 @@
  * Short `svc` subcommands run by the extension as children under the user's Node (`svc cloud
  * start`): never in the extension host, which is not the runtime native modules were built for.
  */
-import { spawn } from "node:child_process";
+import { spawnNodeCommand } from "../../sdk/platform/nodeChild.js";
 import type { SvcCommand } from "./svcCli.js";
 
 export interface CliResult {
@@ -11,12 +11,11 @@ export interface CliResult {
 }
 
 export function runSvc(command: SvcCommand, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
-  const [file, ...prefix] = command;
   return new Promise((resolve, reject) => {
-    const child = spawn(file, [...prefix, ...args], { cwd, env: { ...env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnNodeCommand(command, args, { cwd, env: { ...env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
-    child.stderr.setEncoding("utf8").on("data", (text: string) => (output += text));
+    child.stdout!.setEncoding("utf8").on("data", (text: string) => (output += text));
+    child.stderr!.setEncoding("utf8").on("data", (text: string) => (output += text));
     child.once("error", reject);
     child.once("close", (code) => resolve({ code, output }));
   });

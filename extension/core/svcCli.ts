@@ -1,15 +1,17 @@
 /**
  * Where the project's `svc` CLI is (DESIGN.md section 2, "Who ships what"): the workspace's own
- * `node_modules/.bin/svc` first, then `svc` on PATH — like the ESLint and Vitest extensions use
- * the workspace's package. The CLI is a `#!/usr/bin/env node` script, so running it directly
- * puts the cloud, the trainer and every native module under the user's Node, never under the
- * editor's runtime.
+ * `node_modules/svc` first, then an `svc` installed on PATH — like the ESLint and Vitest extensions use
+ * the workspace's package. It always runs as `node <cli.mjs>` under the user's Node, never through the
+ * `.bin` shim: on Windows that is `svc.cmd`, which Node refuses to spawn without a shell (`spawn EINVAL`),
+ * and the editor's own runtime is not the one native modules were built for.
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { nodeExecutable } from "../../sdk/nodeRuntime.js";
+import { nodeScriptCommand, type NodeScriptCommand } from "../../sdk/platform/nodeChild.js";
 
-/** argv prefix that runs the CLI (the studio's `svcCommand`). */
-export type SvcCommand = readonly [string, ...string[]];
+/** argv prefix that runs the CLI (the studio's `svcCommand`): `[node, .../svc/dist/cli.mjs]`. */
+export type SvcCommand = NodeScriptCommand;
 
 export interface ResolvedCli {
   command: SvcCommand;
@@ -17,27 +19,66 @@ export interface ResolvedCli {
   source: "workspace" | "path";
 }
 
-const binaryNames = (platform: NodeJS.Platform): string[] => (platform === "win32" ? ["svc.cmd", "svc.exe", "svc"] : ["svc"]);
+/** What resolving looks at; the running machine by default, another OS's in tests. */
+export interface CliHost {
+  env: NodeJS.ProcessEnv;
+  platform: NodeJS.Platform;
+  exists: (file: string) => boolean;
+  /** Follows a symlink (npm's `bin/svc` on macOS and Linux points at the package's cli.mjs). */
+  realpath: (file: string) => string;
+  /** The user's Node; undefined when there is none (the command then fails with a clear ENOENT for `node`). */
+  node: () => string | undefined;
+}
 
-export function resolveSvcCli(
-  folder: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-  exists: (file: string) => boolean = existsSync,
-  platform: NodeJS.Platform = process.platform,
-): ResolvedCli | undefined {
-  const names = binaryNames(platform);
+const hostCli = (): CliHost => ({
+  env: process.env,
+  platform: process.platform,
+  exists: existsSync,
+  realpath: realpathSync,
+  node: () => {
+    try {
+      return nodeExecutable();
+    } catch {
+      return undefined;
+    }
+  },
+});
+
+export function resolveSvcCli(folder: string | undefined, overrides: Partial<CliHost> = {}): ResolvedCli | undefined {
+  const host = { ...hostCli(), ...overrides };
+  const p = host.platform === "win32" ? path.win32 : path.posix;
   if (folder) {
-    for (const name of names) {
-      const local = path.join(folder, "node_modules", ".bin", name);
-      if (exists(local)) return { command: [local], source: "workspace" };
-    }
+    const local = p.join(folder, "node_modules", "svc", "dist", "cli.mjs");
+    if (host.exists(local)) return { command: nodeScriptCommand(local, host.node() ?? "node"), source: "workspace" };
+    const linked = host.platform === "win32" ? undefined : posixBinCommand(p.join(folder, "node_modules", ".bin"), host, p);
+    if (linked) return { command: linked, source: "workspace" };
   }
-  const pathVar = env.PATH ?? env.Path ?? "";
-  for (const dir of pathVar.split(path.delimiter).filter(Boolean)) {
-    for (const name of names) {
-      const candidate = path.join(dir, name);
-      if (exists(candidate)) return { command: [candidate], source: "path" };
-    }
+  const pathVar = host.env.PATH ?? host.env.Path ?? "";
+  for (const dir of pathVar.split(p.delimiter).filter(Boolean)) {
+    const command = host.platform === "win32" ? windowsGlobalCommand(dir, host, p) : posixBinCommand(dir, host, p);
+    if (command) return { command, source: "path" };
   }
   return undefined;
+}
+
+/** npm's global layout on Windows: `<prefix>\svc.cmd` next to `<prefix>\node_modules\svc`. */
+function windowsGlobalCommand(dir: string, host: CliHost, p: path.PlatformPath): SvcCommand | undefined {
+  const script = p.join(dir, "node_modules", "svc", "dist", "cli.mjs");
+  return host.exists(p.join(dir, "svc.cmd")) && host.exists(script) ? nodeScriptCommand(script, host.node() ?? "node") : undefined;
+}
+
+/**
+ * `<dir>/svc` on macOS and Linux: npm links it to the package's cli.mjs, which runs under node; another
+ * package manager's shell shim runs as itself (POSIX spawns a script with a shebang).
+ */
+function posixBinCommand(dir: string, host: CliHost, p: path.PlatformPath): SvcCommand | undefined {
+  const bin = p.join(dir, "svc");
+  if (!host.exists(bin)) return undefined;
+  let target: string;
+  try {
+    target = host.realpath(bin);
+  } catch {
+    return undefined;
+  }
+  return /\.[cm]?js$/.test(target) ? nodeScriptCommand(target, host.node() ?? "node") : [bin];
 }

@@ -8,6 +8,7 @@ import { loadList, problemItem } from "./treeShared.js";
 import type { Job } from "../../sdk/wire.js";
 import { groupJobsByStatus, jobContextValue, jobTooltip, statusIcon, type JobGroup } from "../core/jobRows.js";
 import { relativeTime } from "../../ui-shared/format.js";
+import { shortJobId } from "../../ui-shared/targetSummary.js";
 import type { ProjectStatus } from "../projectStatus.js";
 import type { StudioAccess } from "../studioAccess.js";
 
@@ -89,10 +90,11 @@ export class JobsTree implements vscode.TreeDataProvider<JobTreeNode>, vscode.Di
         item.id = `job:${job.id}`;
         const icon = statusIcon(job.status);
         item.iconPath = new vscode.ThemeIcon(icon.id, new vscode.ThemeColor(icon.color));
-        item.description = relativeTime(job.createdAt);
+        // Runs of one trainer share its name: the short id tells the rows apart (issue 31).
+        item.description = `${shortJobId(job.id)} · ${relativeTime(job.createdAt)}`;
         item.tooltip = jobTooltip(job);
         item.contextValue = jobContextValue(job);
-        item.accessibilityInformation = { label: `${job.name}, ${job.status}, ${relativeTime(job.createdAt)}` };
+        item.accessibilityInformation = { label: `${job.name}, ${shortJobId(job.id)}, ${job.status}, ${relativeTime(job.createdAt)}` };
         item.command = { command: "svc.openJob", title: "Open Job", arguments: [node] };
         return item;
       }

@@ -7,7 +7,7 @@ import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
 import { AdapterChoice, jobEventsRoute, jobsApi } from "./jobs.js";
 import { deploymentsApi, TargetBody } from "./deployments.js";
-import { keysApi } from "./keys.js";
+import { keysApi, type KeyRules } from "./keys.js";
 import { modelsApi } from "./models.js";
 import type { ChatMessage } from "./inference.js";
 import type { DryRunReport } from "../trainer/dryRunReport.js";
@@ -27,6 +27,10 @@ const TrainingStatus = T.Object({
   last: T.Optional(T.Object({ id: T.String(), exitCode: T.Union([T.Integer(), T.Null()]) })),
 });
 export type TrainingStatus = Static<typeof TrainingStatus>;
+
+/** `GET /api/build`: the sources changed since `.svc/build/index.mjs` was built (empty: up to date, or no build yet). */
+const BuildStatus = T.Object({ changed: T.Array(T.String()) });
+export type BuildStatus = Static<typeof BuildStatus>;
 
 /** Header of `POST /api/train` naming the run, so its client can ask `GET /api/train` how it ended. */
 export const RUN_ID_HEADER = "x-svc-run-id";
@@ -53,6 +57,10 @@ const DatasetPreviewAnswer = T.Unsafe<DatasetPreview>({ type: "object" });
 /** The JSON routes: one Transport method each, named by its key. */
 export const studioApi = {
   getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
+  /** Cheap (hashes the sources the last build read): the Run training panel asks it to show its stale-build banner. */
+  getBuildStatus: route({ method: "GET", path: "/api/build", response: BuildStatus }),
+  /** Rebuilds the trainer bundle and answers the fresh manifest (the banner's Rebuild). */
+  rebuild: route({ method: "POST", path: "/api/build", response: Manifest }),
   getDatasetPreview: route({ method: "GET", path: "/api/datasets/preview", response: DatasetPreviewAnswer }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
@@ -73,7 +81,9 @@ export const studioApi = {
   updateDeployment: relay(deploymentsApi.updateDeployment, "/api/deployments/:id"),
   deleteDeployment: relay(deploymentsApi.deleteDeployment, "/api/deployments/:id"),
   listKeys: relay(keysApi.listDeploymentKeys, "/api/deployments/:id/keys"),
-  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string) => ({ params: { id: deploymentId }, body: { label } })),
+  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string, rules: KeyRules = {}) => ({ params: { id: deploymentId }, body: { label, ...rules } })),
+  keyUsage: relay(keysApi.getDeploymentUsage, "/api/deployments/:id/usage"),
+  rotateKey: relay(keysApi.rotateDeploymentKey, "/api/deployments/:id/keys/:keyId/rotate"),
   revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
 };
 export type StudioApi = typeof studioApi;

@@ -14,6 +14,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { CloudClient } from "../client.js";
 import { ProjectSession } from "../session.js";
+import { ensureLocalDaemon } from "../daemon.js";
 import { validateChatJsonl } from "../jsonl.js";
 import type { Job, JobEvent, TrainingLogData } from "../wire.js";
 import { validateTrainerConfig, type JobTrainingConfig, type TrainerConfig } from "./config.js";
@@ -100,6 +101,7 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
       const train = await readDataset(dir, options.dataset, "dataset");
       const evalData = options.evalDataset ? await readDataset(dir, options.evalDataset, "evalDataset") : null;
       const session = await ProjectSession.open({ projectDir: dir });
+      await ensureLocalDaemon(session.cloudUrl); // a stopped local cloud is started, as for minting credentials
       client = await session.scopedClient();
       // The model is the cloud's knowledge: an unknown or serve-only one fails here, before any upload.
       const model = checkTrainerModel(config, await client.listModels());

@@ -7,7 +7,7 @@
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
 
-type DeploymentRoutes = "listDeployments" | "createDeployment" | "getDeployment" | "updateDeployment" | "deleteDeployment" | "listKeys" | "issueKey" | "revokeKey";
+type DeploymentRoutes = "listDeployments" | "createDeployment" | "getDeployment" | "updateDeployment" | "deleteDeployment" | "listKeys" | "issueKey" | "revokeKey" | "keyUsage" | "rotateKey";
 
 export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHandlers, DeploymentRoutes> {
   return {
@@ -23,5 +23,11 @@ export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHand
       return (await sessions.clientFor()).createDeploymentKey(params.id, body);
     },
     revokeKey: async ({ params }) => (await sessions.clientFor()).revokeDeploymentKey(params.id, params.keyId),
+    rotateKey: async ({ params, body }, reply) => {
+      // The new key's plaintext: never cached, shown once by the UI.
+      reply.header("cache-control", "no-store");
+      return (await sessions.clientFor()).rotateDeploymentKey(params.id, params.keyId, body.graceSeconds);
+    },
+    keyUsage: async ({ params }) => (await sessions.clientFor()).getDeploymentUsage(params.id),
   };
 }

@@ -6,14 +6,17 @@ import type { StudioContext, StudioHandlers } from "../context.js";
 import { cloudChatBody } from "../chatBody.js";
 import { localhostSubdomainsResolve } from "../localhostNames.js";
 import { readManifest } from "../manifest.js";
+import { changedBuildSources } from "../../sdk/buildFreshness.js";
 import { RUN_ID_HEADER } from "../../sdk/api/studio.js";
 import { relayStream } from "../relay.js";
 
-type ProjectRoutes = "getManifest" | "getDatasetPreview" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
+type ProjectRoutes = "getManifest" | "getBuildStatus" | "rebuild" | "getDatasetPreview" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
 
 export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, ProjectRoutes> {
   return {
     getManifest: () => readManifest(ctx.svcCommand, ctx.projectDir, ctx.childEnv),
+    getBuildStatus: async () => ({ changed: changedBuildSources(ctx.projectDir) ?? [] }),
+    rebuild: () => readManifest(ctx.svcCommand, ctx.projectDir, ctx.childEnv, { rebuild: true }),
     /** The datasets as a dry run reads them, in a subprocess (datasetPreview.ts): the Datasets view, before a run. */
     getDatasetPreview: () => ctx.datasetPreviews.read(),
     /** Facts about the studio's machine the UI cannot learn itself (a browser resolves `*.localhost` on its own). */
@@ -21,7 +24,7 @@ export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, Projec
     /** Whether a run is in flight (any tab, any panel may have started it) and how the last run ended. */
     getTrainingStatus: async () => ctx.training.status(),
     /**
-     * Stop: ends the run in flight, whichever tab or panel started it, the way Ctrl-C does (SIGTERM:
+     * Stop: ends the run in flight, whichever tab or panel started it, the way Ctrl-C does (a drain request:
      * `svc start` cancels its job, or the job it is about to create), and answers once it exited,
      * with the status that says how. With no run in flight there is nothing to do: the same answer.
      */

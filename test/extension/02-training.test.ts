@@ -4,7 +4,9 @@ import * as vscode from "vscode";
 import type { Job } from "../../sdk/wire.js";
 import type { TrainingOutcome } from "../../extension/core/trainingOutput.js";
 import type { JobTreeNode } from "../../extension/trees/jobsTree.js";
-import { eventually, svcApi } from "./support/extension.js";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { eventually, svcApi, workspaceFolder } from "./support/extension.js";
 import { completedJob, signedIn } from "./support/fixtures.js";
 import { ScriptedPrompts } from "./support/scriptedPrompts.js";
 
@@ -42,6 +44,9 @@ describe("training", () => {
     assert.match(String(item.tooltip), new RegExp(`ID: ${outcome.jobId}`));
     assert.equal((item.iconPath as vscode.ThemeIcon).id, "pass");
     assert.equal(item.command?.command, "svc.openJob");
+    // Every run of the trainer has its name: the short id tells the rows apart, by eye and by screen reader.
+    assert.match(String(item.description), new RegExp(`^${outcome.jobId.slice(0, 8)} · `));
+    assert.match(item.accessibilityInformation?.label ?? "", new RegExp(`^quickstart-json-answers, ${outcome.jobId.slice(0, 8)}, completed, `));
   });
 
   it("a second Run Training while one is in flight shows the studio's 409 message", async () => {
@@ -111,5 +116,28 @@ describe("training", () => {
     assert.equal(rows.length, services.jobs.current.length);
     const icons = new Set(rows.map((row) => (services.jobs.getTreeItem({ kind: "job", job: row.job } as JobTreeNode).iconPath as vscode.ThemeIcon).id));
     assert.equal(icons.size, groups.length, "one icon per state");
+  });
+
+  it("Run Training asks to rebuild when src/svc/ changed since the build, and then trains the edit", async function () {
+    this.timeout(300_000);
+    const { services } = await svcApi();
+    const { api } = await services.studio.endpoint();
+    await api.rebuild(); // a build to be older than the edit, whichever tests ran before
+    const file = path.join(workspaceFolder(), "src", "svc", "index.ts");
+    const original = readFileSync(file, "utf8");
+    assert.match(original, /seed: 42/);
+    writeFileSync(file, original.replace("seed: 42", "seed: 7"));
+    try {
+      prompts.answerMessages("Rebuild and Run");
+      const outcome = await vscode.commands.executeCommand<TrainingOutcome>("svc.runTraining");
+      const asked = prompts.shown.find((m) => m.level === "warning" && m.modal);
+      assert.equal(asked?.message, "src/svc/index.ts changed since the last build: a run now trains the old build (.svc/build/index.mjs).");
+      assert.deepEqual(asked?.actions, ["Rebuild and Run", "Run the Old Build"]);
+      assert.equal(outcome.finalStatus, "completed");
+      assert.equal((await api.getJob(outcome.jobId!)).config.seed, 7, "the edited trainer trained");
+    } finally {
+      writeFileSync(file, original);
+      await api.rebuild(); // later suites train the unedited trainer without being asked
+    }
   });
 });

@@ -11,6 +11,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
+import { stopChild } from "../../sdk/platform/stop.js";
 import { createTrainer } from "../../sdk/trainer/trainer.js";
 import { pollUntil } from "../support/poll.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
@@ -28,8 +29,12 @@ interface StartRun {
   exited: Promise<number | null>;
 }
 
-function svcStart(cloud: TestCloud, cwd: string, args: string[]): StartRun {
-  const child = spawn(process.execPath, [cliPath, "start", ...args], { cwd, env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl } });
+function svcStart(cloud: TestCloud, cwd: string, args: string[], { ipc = false } = {}): StartRun {
+  const child = spawn(process.execPath, [cliPath, "start", ...args], {
+    cwd,
+    env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
+    stdio: ["pipe", "pipe", "pipe", ...(ipc ? ["ipc" as const] : [])],
+  });
   const stdout: string[] = [];
   createInterface({ input: child.stdout! }).on("line", (line) => stdout.push(line));
   let stderr = "";
@@ -79,6 +84,16 @@ describe("svc start: interrupts and --json output (real processes)", function ()
     assert.equal(lines.length, 2, stderr);
     assert.match(lines[1], /^svc: couldn't cancel job [0-9a-f-]{36}: cannot reach the svc cloud at http:\/\/127\.0\.0\.1:\d+/);
     assert.equal(code, 130);
+  });
+
+  it("the studio's Stop as on Windows: a drain request over IPC, no signal, cancels the job and svc start exits 130", async () => {
+    const run = svcStart(cloud, dir, [], { ipc: true });
+    const jobId = await createdJobId(cloud, dir, run);
+    assert.equal(await stopChild(run.child, { graceMs: 60_000, platform: "win32" }), "drained", run.stderr());
+    assert.equal(await run.exited, 130, run.stderr());
+    assert.match(run.stderr(), /svc: cancelling the job/);
+    const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
+    assert.equal((await new CloudClient({ baseUrl: cloud.cloudUrl, token }).getJob(jobId)).status, "cancelled");
   });
 
   it("--json keeps stdout to JSON lines: the trainer's own console output goes to stderr", async () => {

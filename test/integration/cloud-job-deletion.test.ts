@@ -121,7 +121,7 @@ describe("cloud API: deleting jobs", () => {
     await assert.rejects(alice.client.deleteJob(job.id), (err: unknown) => {
       assert.ok(err instanceof ConflictError);
       assert.equal(err.code, "job_deployed");
-      assert.match(err.message, /is served by deployment "keeps-job-alive"; delete the deployment/);
+      assert.match(err.message, /is served by deployment "keeps-job-alive"; delete it or point it at another target/);
       return true;
     });
     assert.equal((await alice.client.getJob(job.id)).status, "completed");

@@ -15,8 +15,8 @@
  * contexts would get both, and are the next step.
  */
 import { stat } from "node:fs/promises";
-import os from "node:os";
 import { loadLlamaCppModel, type LlamaCppModel, type LlamaCppSession } from "../../../engine/infer/llama-cpp.js";
+import { availableMemory } from "../../../sdk/platform/memory.js";
 import { LruCache } from "./lruCache.js";
 
 export interface EngineCacheOptions {
@@ -57,7 +57,10 @@ export class EngineCache {
     // The files are read (and a missing one reported as such) only when something must be loaded
     // from them: a stat per request was a thread-pool round trip before every first token.
     const size = this.models.has(modelPath) ? 0 : (await stat(modelPath)).size;
-    const model = await this.models.acquire(modelPath, size, () => loadLlamaCppModel({ modelPath, threads: this.options.threads }));
+    const model = await this.models.acquire(modelPath, size, () =>
+      // The inference child's stderr is the cloud's log: name the device once, when llama.cpp first loads.
+      loadLlamaCppModel({ modelPath, threads: this.options.threads, onDevice: (device) => process.stderr.write(`svc cloud: llama.cpp runs on ${device}\n`) }),
+    );
     try {
       if (adapterPath && !this.sessions.has(slotKey(modelPath, adapterPath, 0))) await stat(adapterPath);
       // From here to sessions.acquire nothing awaits, so two requests never pick the same slot.
@@ -95,7 +98,7 @@ export class EngineCache {
   private poolSize(modelPath: string, model: LlamaCppModel): number {
     let size = this.poolSizes.get(modelPath);
     if (size === undefined) {
-      const byMemory = Math.floor((os.freemem() * POOL_MEMORY_SHARE) / Math.max(1, contextBytes(model)));
+      const byMemory = Math.floor((availableMemory() * POOL_MEMORY_SHARE) / Math.max(1, contextBytes(model)));
       size = Math.max(1, Math.min(this.options.contextsPerModel, byMemory));
       this.poolSizes.set(modelPath, size);
     }

@@ -10,6 +10,7 @@
 import { pathToFileURL } from "node:url";
 import { ContextLengthExceededError } from "../../../engine/infer/llama-cpp.js";
 import { InvalidGenerationRequest } from "../../../engine/infer/generation-controls.js";
+import { isDrainMessage } from "../../../sdk/platform/stop.js";
 import { EngineCache } from "./engineCache.js";
 import { Outbox } from "./outbox.js";
 import type { FromWorker, ToWorker } from "./protocol.js";
@@ -66,15 +67,18 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
     }
   };
 
+  const leave = () => {
+    for (const abort of running.values()) abort.abort();
+    void cache.close().finally(() => process.exit(0));
+  };
   process.on("message", (message: ToWorker) => {
-    if (message.type === "generate") void generate(message);
+    // The cloud's stop request (sdk/platform/stop.ts): the way to ask that works on Windows too.
+    if (isDrainMessage(message)) leave();
+    else if (message.type === "generate") void generate(message);
     else if (message.type === "cancel") running.get(message.id)?.abort();
   });
   // The cloud went away (even by SIGKILL): nothing left to serve, so stop decoding and leave.
-  process.on("disconnect", () => {
-    for (const abort of running.values()) abort.abort();
-    void cache.close().finally(() => process.exit(0));
-  });
+  process.on("disconnect", leave);
   send({ type: "ready" });
 }
 

@@ -41,13 +41,13 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
     return readFileSync(file);
   }
 
-  it("the job page lists the final adapter and each checkpoint; GGUF and PEFT save the artifacts' bytes, by mouse and keyboard", async () => {
+  it("the job page lists the final adapter and each checkpoint before it (the last step's once); GGUF and PEFT save the artifacts' bytes, by mouse and keyboard", async () => {
     const job = await completedJob();
     await openRoute(page, stack.studio.url, `#/jobs/${job.id}`);
     const files = page.getByTestId("adapter-files");
     const rows = files.getByTestId("adapter-download");
     await rows.first().waitFor();
-    assert.deepEqual(await rows.locator(".label").allTextContents(), ["Final adapter (step 4)", "Checkpoint, step 4", "Checkpoint, step 2"]);
+    assert.deepEqual(await rows.locator(".label").allTextContents(), ["Final adapter (step 4)", "Checkpoint, step 2"]);
 
     const final = rows.filter({ hasText: "Final adapter" });
     const [gguf] = await Promise.all([page.waitForEvent("download"), final.getByTestId("download-gguf").click()]);

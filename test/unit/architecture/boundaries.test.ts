@@ -25,8 +25,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 
 /** The only modules of ours a folder may use from a folder its row does not list, each with its reason. */
 const NAMED_EXCEPTIONS: Record<string, readonly string[]> = {
-  // One dependency-free helper that finds the installed package (the torch backend's Python files live there).
-  engine: ["sdk/packageRoot.ts"],
+  // Dependency-free helpers: finding the installed package (the torch backend's Python files live there), and the
+  // memory probe that means the same on every OS.
+  engine: ["sdk/packageRoot.ts", "sdk/platform/memory.ts"],
 };
 
 /** sdk modules with no Node built-ins and nothing else of ours but each other (and TypeBox): what browser bundles may import. */

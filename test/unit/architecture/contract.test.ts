@@ -40,7 +40,7 @@ const CASES: { name: string; good: string; defect: string; error: RegExp }[] = [
     defect: `serveRoutes(app, jobsApi, { ...({} as RouteHandlers<typeof jobsApi>), getJob: async () => ({ id: 1 }) });`,
     error: /not assignable/,
   },
-  { name: "a client call with the wrong arguments", good: `void client.createDeploymentKey("d1", { label: "ci" }); void transport.issueKey("d1", "ci");`, defect: `void transport.issueKey("d1");`, error: /Expected 2 arguments, but got 1/ },
+  { name: "a client call with the wrong arguments", good: `void client.createDeploymentKey("d1", { label: "ci" }); void transport.issueKey("d1", "ci");`, defect: `void transport.issueKey("d1");`, error: /Expected 2-3 arguments, but got 1/ },
   { name: "a relay whose path names other parameters", good: `relay(jobsApi.getJob, "/api/jobs/:id");`, defect: `relay(jobsApi.getJob, "/api/jobs/:jobId");`, error: /parameter of type 'never'/ },
   {
     name: "a panel request with params the route does not take",

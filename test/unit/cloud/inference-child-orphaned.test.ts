@@ -9,6 +9,7 @@ import { once } from "node:events";
 import path from "node:path";
 import { CHILD_ENV } from "../../../cloud/inference/worker/inferenceChild.js";
 import type { FromWorker, ToWorker } from "../../../cloud/inference/worker/protocol.js";
+import { stopChild } from "../../../sdk/platform/stop.js";
 
 const root = path.resolve(import.meta.dirname, "../../..");
 const childMain = path.join(root, "cloud/inference/worker/inferenceChild.ts");
@@ -44,25 +45,37 @@ describe("inference child: the cloud goes away", function () {
   it("stops its generation and exits quietly when the cloud is gone mid-stream", async () => {
     const { child, stderr } = startChild();
     const exited = exitOf(child);
-    const firstText = new Promise<void>((resolve) => {
-      child.on("message", (message: FromWorker) => {
-        if (message.type === "ready") {
-          const generate: ToWorker = {
-            type: "generate",
-            id: 1,
-            modelPath: path.join(root, "models/svc-tiny.gguf"),
-            adapterPath: null,
-            params: { messages: [{ role: "user", content: "Tell me about cats." }], maxTokens: 200, temperature: 1 },
-          };
-          child.send(generate);
-        } else if (message.type === "text") {
-          resolve();
-        }
-      });
-    });
-    await firstText;
+    await firstTextOf(child);
     child.disconnect();
     assert.equal(await exited, 0, stderr());
     assert.doesNotMatch(stderr(), /ERR_IPC_CHANNEL_CLOSED|Error/);
   });
+
+  it("the cloud's drain request (its stop on Windows, where a signal kills) ends a generation and the child, no signal sent; the log names llama.cpp's device", async () => {
+    const { child, stderr } = startChild();
+    await firstTextOf(child);
+    assert.equal(await stopChild(child, { graceMs: 30_000, platform: "win32" }), "drained", stderr());
+    assert.equal(child.exitCode, 0, stderr());
+    assert.match(stderr(), /svc cloud: llama\.cpp runs on (cpu|metal|cuda|vulkan)\n/);
+  });
 });
+
+/** Asks for a long generation once the child is ready, and resolves at its first text. */
+function firstTextOf(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    child.on("message", (message: FromWorker) => {
+      if (message.type === "ready") {
+        const generate: ToWorker = {
+          type: "generate",
+          id: 1,
+          modelPath: path.join(root, "models/svc-tiny.gguf"),
+          adapterPath: null,
+          params: { messages: [{ role: "user", content: "Tell me about cats." }], maxTokens: 200, temperature: 1 },
+        };
+        child.send(generate);
+      } else if (message.type === "text") {
+        resolve();
+      }
+    });
+  });
+}

@@ -42,6 +42,11 @@ const key = (id: string, enabled: boolean, createdAt: string): DeploymentKey => 
   enabled,
   lastUsedAt: null,
   createdAt,
+  expiresAt: null,
+  limits: { requestsPerMinute: null, tokensPerMinute: null },
+  budget: null,
+  rotatedTo: null,
+  usage: { requests: 0, promptTokens: 0, completionTokens: 0, minuteRequests: 0, minuteTokens: 0, budgetTokens: 0 },
 });
 
 describe("extension/core/jobRows", () => {

@@ -43,7 +43,7 @@ describe("adapter downloads: names and offers", () => {
     assert.deepEqual(adapterArtifactNames(20), { gguf: "checkpoint-20.gguf", weights: "checkpoint-20.adapter_model.safetensors", config: "checkpoint-20.adapter_config.json" });
   });
 
-  it("offers the final adapter first, then the checkpoints latest first, PEFT only where its files exist", () => {
+  it("offers the final adapter first, then the checkpoints before it latest first, PEFT only where its files exist", () => {
     let n = 0;
     const artifact = (kind: Artifact["kind"], step: number, name: string, sizeBytes: number): Artifact => ({ id: String(n++), jobId: job.id, kind, step, name, sizeBytes, createdAt: "" });
     const artifacts = [
@@ -51,6 +51,8 @@ describe("adapter downloads: names and offers", () => {
       artifact("checkpoint", 40, "checkpoint-40.gguf", 1000),
       artifact("file", 40, "checkpoint-40.adapter_config.json", 10),
       artifact("file", 40, "checkpoint-40.adapter_model.safetensors", 900),
+      // Saved at the last step: the final adapter's weights, offered once (as the final adapter), not twice.
+      artifact("checkpoint", 60, "checkpoint-60.gguf", 1100),
       artifact("adapter", 60, "adapter.gguf", 1100),
       artifact("file", 60, "adapter_config.json", 11),
       artifact("file", 60, "adapter_model.safetensors", 950),
