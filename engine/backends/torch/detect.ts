@@ -1,11 +1,12 @@
 /**
  * Finds a Python that can run the torch backend: SVC_PYTHON (the only candidate when set), then
- * the venv `svc setup torch` made (torchVenvPython), then `python3` on PATH, then /usr/bin/python3.
+ * the venv `svc setup torch` made (torchVenvPython), then the system's (systemPythons: `python3`
+ * and /usr/bin/python3, or `python` on Windows).
  * The first that imports torch, transformers, peft and gguf wins; otherwise the reason says what
  * each candidate answered and how to set the environment up.
  */
 import { execFile } from 'node:child_process';
-import { torchVenvPython } from './venv.js';
+import { systemPythons, torchVenvDir, torchVenvPython, type PythonPlatform } from './venv.js';
 
 export type TorchDetection =
   | { ok: true; python: string; torchVersion: string; device: string; transformersVersion: string; peftVersion: string }
@@ -28,9 +29,10 @@ const PROBE = [
 
 export const SETUP_HINT = 'run `svc setup torch` (a venv with torch, transformers and peft) or set SVC_PYTHON';
 
-/** The candidates in order, without duplicates. */
-export function pythonCandidates(explicit?: string): string[] {
-  const list = explicit ? [explicit] : [process.env.SVC_PYTHON, torchVenvPython(), 'python3', '/usr/bin/python3'];
+/** The candidates in order, without duplicates (`on`: the platform, injected by tests). */
+export function pythonCandidates(explicit?: string, on?: PythonPlatform): string[] {
+  const env = on?.env ?? process.env;
+  const list = explicit ? [explicit] : [env.SVC_PYTHON, torchVenvPython(torchVenvDir(on), on), ...systemPythons(on)];
   return [...new Set(list.filter((p): p is string => !!p))];
 }
 
