@@ -22,7 +22,9 @@
  *     (possibly empty) <think></think> block but drops it from earlier turns. An earlier turn is
  *     then not a prefix of the whole rendering, so it is NOT trained (mask 0, still context):
  *     every trained turn is exactly what the model sees and produces when it generates that turn.
- *     Only when no assistant turn can be trained is the conversation an error.
+ *     A template whose generation prompt no rendered turn continues (Gemma 4's empty thought
+ *     channel) trains its last assistant turn as generation prompt + that turn's text. Only when
+ *     no assistant turn can be trained is the conversation an error.
  *   - If BPE merges across the header/content boundary (content starting with whitespace that
  *     joins the header's trailing newline), the merged token is trained as the first content
  *     token; the sequence is still llama.cpp's whole-text tokenisation.
@@ -124,8 +126,32 @@ export function ggufChatTokenizer(model: LlamaModel, options: GgufChatTokenizerO
       trained++;
     });
     if (trained === 0) {
+      const generated = lastTurnAsGenerated(messages);
+      if (generated) return generated;
       throw new ChatTemplateError('the chat template renders no assistant turn as a continuation of its prompt, so there is nothing to train on');
     }
+    return { ids, lossMask };
+  };
+
+  /**
+   * Templates whose generation prompt holds what a rendered turn does not (Gemma 4's non-thinking
+   * prompt ends in an empty thought channel that history turns drop): the last assistant turn is
+   * trained as serving produces it, the generation prompt followed by the turn's own text after
+   * the header both share. Earlier turns are context, as with Qwen3.
+   */
+  const lastTurnAsGenerated = (messages: readonly ChatMessage[]): RenderedChat | undefined => {
+    if (messages.at(-1)?.role !== 'assistant') return undefined;
+    const promptText = render(messages.slice(0, -1), true);
+    const turnText = render(messages, false);
+    let shared = 0;
+    while (shared < promptText.length && shared < turnText.length && promptText[shared] === turnText[shared]) shared++;
+    const answer = turnText.slice(shared);
+    if (!answer.includes(messages.at(-1)!.content)) return undefined;
+    const ids = tokenizeText(promptText + answer);
+    const start = commonPrefixLength(ids, tokenizeText(promptText));
+    const lossMask = ids.map((_, t) => (t >= start ? 1 : 0));
+    const end = ids.findIndex((id, t) => t >= start && eog.has(id));
+    if (end >= 0) lossMask.fill(0, end + 1);
     return { ids, lossMask };
   };
 

@@ -132,6 +132,31 @@ describe('engine/data/chat-tokenizer: real GGUF templates through llama.cpp', fu
     });
   }
 
+  describe("Gemma 4 (its non-thinking generation prompt ends in an empty thought channel no rendered turn has)", () => {
+    let tokenizer: ChatTokenizer;
+    let model: LlamaModel;
+    before(async () => {
+      const file = await vocabWithTemplate(dir.path, 'gemma-4', await realTemplate('google-gemma-4-31B-it'));
+      tokenizer = await loadGgufChatTokenizer(file);
+      model = await (await getLlamaRuntime()).llama.loadModel({ modelPath: file, vocabOnly: true });
+    });
+    after(async () => {
+      await tokenizer?.dispose();
+      await model?.dispose();
+    });
+
+    for (const [label, messages] of [['one turn', ONE_TURN], ['multi-turn', MULTI_TURN]] as const) {
+      it(`${label}: the last answer is trained after the very prompt serving uses, earlier turns are context`, () => {
+        const { ids, lossMask } = tokenizer.renderChat(messages);
+        const prompt = tokenizer.renderGenerationPrompt(messages.slice(0, -1));
+        assert.match(model.detokenize(prompt as Token[], true), /<\|turn>model\n<\|channel>thought\n<channel\|>$/);
+        assert.deepEqual(ids.slice(0, prompt.length), prompt);
+        assert.equal(lossMask.indexOf(1), prompt.length);
+        assert.deepEqual(maskedRuns(model, ids, lossMask), [`${messages.at(-1)!.content}<turn|>`]);
+      });
+    }
+  });
+
   describe('a GGUF without a chat template', () => {
     it('falls back to ChatML and says so', async () => {
       // llama.cpp's Qwen2 vocab GGUF carries a template; this copy has none.
