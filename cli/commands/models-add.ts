@@ -56,8 +56,8 @@ async function resolveTarget(target: string, options: AddModelOptions, dataDir: 
     return { path: await ggufForHfFolder(snapshot, name, dataDir, Boolean(options.replace)), name };
   }
   if (existsSync(target)) return { path: path.resolve(target) };
-  if (/[\\/]/.test(target) && !/^[\w.-]+\/[\w.-]+$/.test(target)) throw new CliError(`no such file or folder: ${path.resolve(target)}`);
   if (/\.gguf$/i.test(target)) throw new CliError(`no such file: ${path.resolve(target)}`);
+  if (/[\\/]/.test(target) && !/^[\w.-]+\/[\w.-]+$/.test(target)) throw new CliError(`no such file or folder: ${path.resolve(target)}`);
   const { models } = await discoverModels();
   const found = models.find((m) => m.name === target) ?? models.find((m) => m.name.toLowerCase() === target.toLowerCase());
   if (found && isDirectory(found.path)) return { path: await ggufForHfFolder(found.path, options.name ?? found.name, dataDir, Boolean(options.replace)), name: options.name ?? found.name };
