@@ -70,7 +70,10 @@ function requestFor(name: string, route: AnyRoute, account: Account): { url: str
     case "updateDeployment":
       return { url, body: json({ enabled: false }) };
     case "createDeploymentKey":
+    case "updateDeploymentKey":
       return { url, body: json({ label: "taken over" }) };
+    case "rotateDeploymentKey":
+      return { url, body: json({ graceSeconds: 0 }) };
     case "inferenceChat":
       return { url, body: json({ projectId: account.projectId, target: { type: "base", model: "svc-tiny" }, messages: [{ role: "user", content: "hi" }] }) };
     case "uploadDataset":
