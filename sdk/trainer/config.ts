@@ -120,7 +120,7 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
     if (!ok) problems.push({ field, message });
   };
   const given = (field: string) => config[field] !== undefined;
-  if (given("maxSteps") && given("numTrainEpochs")) check("maxSteps", false, "or numTrainEpochs must be set (exactly one of them)");
+  if (given("maxSteps") === given("numTrainEpochs")) check("maxSteps", false, "or numTrainEpochs must be set (exactly one of them)");
   if (given("maxSteps")) check("maxSteps", isIntegerIn(config.maxSteps, 1, 1_000_000), "must be an integer from 1 to 1000000");
   if (given("numTrainEpochs")) check("numTrainEpochs", isNumber(config.numTrainEpochs) && config.numTrainEpochs > 0 && config.numTrainEpochs <= 1000, "must be a number above 0 and at most 1000");
   if (given("learningRate")) check("learningRate", isNumber(config.learningRate) && config.learningRate > 0 && config.learningRate < 1, "must be a number between 0 and 1");
@@ -185,7 +185,6 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
       fail(field, `"${value}" looks like a hub dataset; hub datasets are not available offline. Use a local JSONL file.`);
     }
   }
-  if (config.maxSteps === undefined && config.numTrainEpochs === undefined) fail("maxSteps", "or numTrainEpochs must be set (exactly one of them)");
   // createTrainer's evalSteps needs an evalDataset to evaluate; unset, the job gets 0 (no evaluation).
   if (config.evalSteps !== undefined && !isIntegerIn(config.evalSteps, 1, 1_000_000)) fail("evalSteps", "must be an integer from 1 to 1000000");
   else if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");

@@ -40,7 +40,7 @@ async function eventPipelineRate(dir: string, subscribers: number): Promise<{ st
     const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
     const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
     const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
-    const job = await client.createJob({ name: "bench", config: {} });
+    const job = await client.createJob({ name: "bench", config: { maxSteps: 1 } });
     const workerToken = readFileSync(path.join(cloud.ctx.dataDir, "worker-token"), "utf8").trim();
     const ws = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${workerToken}` } });
     await new Promise((resolve) => ws.once("open", resolve));
@@ -98,7 +98,7 @@ async function jobListLatency(dir: string): Promise<{ list50: number; file50: nu
     const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
     const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
     for (let i = 0; i < JOBS; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", epochs: 1 + ((i + k) % 3) } })));
+      await Promise.all(Array.from({ length: 50 }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1, epochs: 1 + ((i + k) % 3) } })));
     }
     const url = `${cloud.cloudUrl}/v1/jobs?projectId=${project.id}`;
     const body = Buffer.from(await (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());

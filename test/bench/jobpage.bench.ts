@@ -35,9 +35,9 @@ try {
   const studio = await createStudioServer({ projectDir, host: "127.0.0.1", port: 0 });
 
   // Jobs are assigned to the bench worker in creation order: the big one gets its events first.
-  const bigJob = await client.createJob({ name: "big history", config: { model: "svc-tiny" } });
+  const bigJob = await client.createJob({ name: "big history", config: { model: "svc-tiny", maxSteps: 1 } });
   await appendTrainingRun(cloud, bigJob.id, POINTS);
-  const emptyJob = await client.createJob({ name: "empty", config: { model: "svc-tiny" } });
+  const emptyJob = await client.createJob({ name: "empty", config: { model: "svc-tiny", maxSteps: 1 } });
 
   // --- the event stream through the studio, as the page asks for it ---------------------------
   const streamTimes = async (jobId: string) => {

@@ -32,15 +32,15 @@ try {
   const studioHeaders = { "x-svc-studio-token": studio.token };
 
   // Jobs that stream events first (they are assigned to the bench worker in creation order).
-  const relayJob = await client.createJob({ name: "relay", config: {} });
+  const relayJob = await client.createJob({ name: "relay", config: { maxSteps: 1 } });
   await appendTrainingRun(cloud, relayJob.id, RELAY_EVENTS);
-  const chartJob = await client.createJob({ name: "chart", config: {} });
+  const chartJob = await client.createJob({ name: "chart", config: { maxSteps: 1 } });
   await appendTrainingRun(cloud, chartJob.id, CHART_POINTS);
-  const emptyJob = await client.createJob({ name: "empty", config: {} });
+  const emptyJob = await client.createJob({ name: "empty", config: { maxSteps: 1 } });
 
   // --- /api/jobs with 10,000 jobs ------------------------------------------------------------
   for (let i = 0; i < JOBS - 3; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, JOBS - 3 - i) }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny" } })));
+    await Promise.all(Array.from({ length: Math.min(50, JOBS - 3 - i) }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1 } })));
   }
   let studioBytes = 0;
   let cloudBytes = 0;

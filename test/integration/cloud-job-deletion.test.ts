@@ -23,7 +23,7 @@ const line = (text: string) => JSON.stringify({ messages: [{ role: "user", conte
 /** A job trained by a test worker through the real worker link: one dataset, one uploaded adapter, completed. */
 async function trainedJob(cloud: TestCloud, account: Account, name: string, jsonl: string, adapterBytes = 1000) {
   const dataset = await account.client.uploadDataset(`${name}.jsonl`, jsonl);
-  const job = await account.client.createJob({ name, config: {}, datasetId: dataset.id });
+  const job = await account.client.createJob({ name, config: { maxSteps: 1 }, datasetId: dataset.id });
   const worker = await TestWorker.connect(cloud, `w-${name}`);
   try {
     worker.send({ type: "ready" });
@@ -102,7 +102,7 @@ describe("cloud API: deleting jobs", () => {
   });
 
   it("refuses a queued job with 409 until it is cancelled", async () => {
-    const job = await alice.client.createJob({ name: "waiting", config: {} });
+    const job = await alice.client.createJob({ name: "waiting", config: { maxSteps: 1 } });
     await assert.rejects(alice.client.deleteJob(job.id), (err: unknown) => {
       assert.ok(err instanceof ConflictError);
       assert.equal(err.code, "job_active");
@@ -171,9 +171,9 @@ describe("cloud: retention of finished jobs", () => {
       const old = await trainedJob(cloud, account, "old", line("old"));
       const oldDeployed = await trainedJob(cloud, account, "old-deployed", line("old-deployed"));
       await account.client.createDeployment({ slug: "old-but-served", target: { kind: "adapter", jobId: oldDeployed.job.id }, authMode: "none" });
-      const recent = await account.client.createJob({ name: "recent", config: {} });
+      const recent = await account.client.createJob({ name: "recent", config: { maxSteps: 1 } });
       await account.client.cancelJob(recent.id);
-      const queued = await account.client.createJob({ name: "queued-long-ago", config: {} });
+      const queued = await account.client.createJob({ name: "queued-long-ago", config: { maxSteps: 1 } });
       // The clock is the store's: these jobs were created and ended three days ago.
       const threeDaysAgo = new Date(Date.now() - 3 * 86_400_000).toISOString();
       await withStore(cloud, (db) =>
@@ -245,7 +245,7 @@ describe("svc jobs delete", function () {
     assert.doesNotMatch(deleted.stdout, /\[y\/N\]/);
     await assert.rejects(alice.client.getJob(job.id), NotFoundError);
 
-    const queued = await alice.client.createJob({ name: "cli-queued", config: {} });
+    const queued = await alice.client.createJob({ name: "cli-queued", config: { maxSteps: 1 } });
     const refused = svc(["delete", queued.id, "--yes"]);
     assert.equal(refused.status, 1);
     assert.equal(refused.stderr, `svc: job ${queued.id} is queued; cancel it first (svc jobs cancel ${queued.id}), then delete it\n`);

@@ -38,7 +38,7 @@ describe("cloud API: the job list's watch", () => {
       assert.equal(w.versions[0].etag, await listEtag(cloud, alice));
       assert.equal(w.versions[0].immediate, !onPostgres);
       const changes: (() => Promise<unknown>)[] = [];
-      for (let i = 0; i < 10; i++) changes.push(() => alice.client.createJob({ name: `watched ${i}`, config: {} }));
+      for (let i = 0; i < 10; i++) changes.push(() => alice.client.createJob({ name: `watched ${i}`, config: { maxSteps: 1 } }));
       // A status change (queued to cancelled, through the job's event log) changes the list too.
       changes.push(async () => alice.client.cancelJob((await alice.client.listJobs())[0].id));
       for (const change of changes) {
@@ -57,8 +57,8 @@ describe("cloud API: the job list's watch", () => {
   it("announces nothing for another project's changes", async () => {
     const w = await watch(cloud, alice);
     try {
-      await bob.client.createJob({ name: "bob's", config: {} });
-      await alice.client.createJob({ name: "alice's", config: {} });
+      await bob.client.createJob({ name: "bob's", config: { maxSteps: 1 } });
+      await alice.client.createJob({ name: "alice's", config: { maxSteps: 1 } });
       await pollUntil(() => w.versions.length === 2, { timeoutMs: 10_000, description: "alice's change announced" });
       assert.deepEqual(w.versions.map((v) => v.etag.includes(alice.projectId)), [true, true]);
       assert.equal(w.versions[1].etag, await listEtag(cloud, alice));

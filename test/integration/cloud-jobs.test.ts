@@ -47,7 +47,7 @@ describe("cloud API: jobs, events and workers", () => {
 
   it("lists the full job list in server order (newest first) and hides other projects' jobs", async () => {
     const created = [];
-    for (let i = 0; i < 5; i++) created.push(await alice.client.createJob({ name: `job-${i}`, config: {} }));
+    for (let i = 0; i < 5; i++) created.push(await alice.client.createJob({ name: `job-${i}`, config: { maxSteps: 1 } }));
     const listed = await alice.client.listJobs();
     assert.deepEqual(
       listed.map((j) => j.name),
@@ -64,19 +64,22 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("validates job creation with messages naming the field", async () => {
-    const noName = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, config: {} } });
+    const noName = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, config: { maxSteps: 1 } } });
     assert.equal(noName.status, 400);
     assert.match(noName.body.error.message, /name/);
-    const badModel = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: { model: "gpt-9" } } });
+    const badModel = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: { model: "gpt-9", maxSteps: 1 } } });
     assert.equal(badModel.status, 400);
     assert.match(badModel.body.error.message, /^config\.model: unknown model "gpt-9"/);
-    const badDataset = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: {}, datasetId: "nope" } });
+    const noLength = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: {} } });
+    assert.equal(noLength.status, 400);
+    assert.match(noLength.body.error.message, /^config\.maxSteps: or numTrainEpochs must be set \(exactly one of them\)/);
+    const badDataset = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: { maxSteps: 1 }, datasetId: "nope" } });
     assert.equal(badDataset.status, 400);
     assert.match(badDataset.body.error.message, /^datasetId: no dataset nope/);
   });
 
   it("hands a queued job to a worker, stores its events with ids, and ends the stream when it completes", async () => {
-    const job = await alice.client.createJob({ name: "trained", config: {} });
+    const job = await alice.client.createJob({ name: "trained", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-complete");
     worker.send({ type: "ready" });
     const assign = await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
@@ -100,7 +103,7 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("resumes with Last-Event-ID with no gap and no duplicate, live and after the fact", async () => {
-    const job = await alice.client.createJob({ name: "resumed", config: {} });
+    const job = await alice.client.createJob({ name: "resumed", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-resume");
     worker.send({ type: "ready" });
     await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
@@ -134,7 +137,7 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("stores a resent event once (duplicate acked, not stored) and refuses a sequence gap", async () => {
-    const job = await alice.client.createJob({ name: "dedupe", config: {} });
+    const job = await alice.client.createJob({ name: "dedupe", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-dedupe");
     worker.send({ type: "ready" });
     await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
@@ -153,11 +156,11 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("cancels a queued job at once and relays a cancel to the worker of a running job", async () => {
-    const queued = await bob.client.createJob({ name: "never-run", config: {} });
+    const queued = await bob.client.createJob({ name: "never-run", config: { maxSteps: 1 } });
     const cancelled = await bob.client.cancelJob(queued.id);
     assert.equal(cancelled.status, "cancelled");
 
-    const running = await bob.client.createJob({ name: "to-cancel", config: {} });
+    const running = await bob.client.createJob({ name: "to-cancel", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-cancel");
     worker.send({ type: "ready" });
     await worker.next((m): m is Assign => isAssign(m) && m.job.id === running.id);
@@ -190,7 +193,7 @@ describe("cloud durability: kill -9 while events are appended", () => {
     const cloud = await startTestCloud();
     try {
       const alice = await newAccount(cloud);
-      const job = await alice.client.createJob({ name: "crash", config: {} });
+      const job = await alice.client.createJob({ name: "crash", config: { maxSteps: 1 } });
       const worker = await TestWorker.connect(cloud, "w-crash");
       worker.send({ type: "ready" });
       await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
@@ -237,7 +240,7 @@ describe("cloud restart: jobs whose worker did not come back", () => {
     let again: TestCloud | undefined;
     try {
       const alice = await newAccount(cloud);
-      const job = await alice.client.createJob({ name: "orphan", config: {} });
+      const job = await alice.client.createJob({ name: "orphan", config: { maxSteps: 1 } });
       const worker = await TestWorker.connect(cloud, "w-gone");
       worker.send({ type: "ready" });
       await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);

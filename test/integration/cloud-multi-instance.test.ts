@@ -127,12 +127,12 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
     try {
       // Only B's worker is idle: a job created through A must reach it through the cluster signal.
       workers[1]!.send({ type: "ready" });
-      const first = await account.client.createJob({ name: "cross-instance", config: {} });
+      const first = await account.client.createJob({ name: "cross-instance", config: { maxSteps: 1 } });
       const firstAssign = await workers[1]!.next((m): m is Assign => m.type === "assign" && m.job.id === first.id, 15_000);
       assert.equal(firstAssign.job.id, first.id);
 
       workers[0]!.send({ type: "ready" });
-      const created = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? viaB : account.client).createJob({ name: `job-${i}`, config: {} })));
+      const created = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? viaB : account.client).createJob({ name: `job-${i}`, config: { maxSteps: 1 } })));
       const wanted = new Set([first.id, ...created.map((job) => job.id)]);
       await pollUntil(() => (new Set(assigned).size >= wanted.size ? true : undefined), { timeoutMs: 60_000, intervalMs: 50, description: "all 101 jobs to be assigned" });
       assert.equal(assigned.length, wanted.size, "no job was assigned twice");
@@ -146,7 +146,7 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
     const watch = await watchJobList(b, account);
     try {
       assert.equal(watch.versions[0].immediate, false);
-      const created = await account.client.createJob({ name: "announced across instances", config: {} });
+      const created = await account.client.createJob({ name: "announced across instances", config: { maxSteps: 1 } });
       const etag = await pollUntil(
         async () => {
           const list = await viaB.openJobList();

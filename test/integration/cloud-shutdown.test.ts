@@ -12,7 +12,7 @@ describe("svc cloud serve shutdown with an open event stream (real process)", ()
     const cloud = await startTestCloud();
     try {
       const account = await newAccount(cloud);
-      const job = await account.client.createJob({ name: "never-taken", config: {} });
+      const job = await account.client.createJob({ name: "never-taken", config: { maxSteps: 1 } });
       const res = await fetch(`${cloud.cloudUrl}/v1/jobs/${job.id}/events`, { headers: { authorization: `Bearer ${account.token}` } });
       assert.equal(res.status, 200);
       // The headers are in: the stream is open and the server holds it.
@@ -30,7 +30,7 @@ describe("svc cloud serve shutdown with an open event stream (real process)", ()
     const cloud = await startTestCloud();
     try {
       const account = await newAccount(cloud);
-      const job = await account.client.createJob({ name: "never-taken", config: {} });
+      const job = await account.client.createJob({ name: "never-taken", config: { maxSteps: 1 } });
       const res = await fetch(`${cloud.cloudUrl}/v1/jobs/${job.id}/events`, { headers: { authorization: `Bearer ${account.token}` } });
       assert.equal(res.status, 200);
       const body = res.text();

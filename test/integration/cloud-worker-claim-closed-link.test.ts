@@ -56,7 +56,7 @@ describe("worker hub: a link that closes between claim and send", function () {
   it(`hands the job to the next worker, ${ROUNDS} rounds`, async () => {
     const alice = await newAccount(cloud);
     for (let round = 1; round <= ROUNDS; round++) {
-      const job = await alice.client.createJob({ name: `round-${round}`, config: {} });
+      const job = await alice.client.createJob({ name: `round-${round}`, config: { maxSteps: 1 } });
       await readyAndGone(`w-gone-${round}`);
       const b = await TestWorker.connect(cloud, `w-next-${round}`);
       try {
@@ -79,7 +79,7 @@ describe("worker hub: a link that closes between claim and send", function () {
 
   it("a worker that leaves before starting its job gives it back after the grace; after 5 such assignments the job fails", async () => {
     const alice = await newAccount(cloud);
-    const job = await alice.client.createJob({ name: "never-started", config: {} });
+    const job = await alice.client.createJob({ name: "never-started", config: { maxSteps: 1 } });
     const claims: number[] = [];
     for (let i = 1; i <= 5; i++) {
       const worker = await TestWorker.connect(cloud, `w-leaves-${i}`);

@@ -32,7 +32,7 @@ describe("a failed event store write (disk full) does not wedge a job", function
   it("the worker resends the refused events once the store works again, and the job completes", async () => {
     cloud = await startTestCloud();
     const alice = await newAccount(cloud);
-    const job = await alice.client.createJob({ name: "disk-full", config: {} });
+    const job = await alice.client.createJob({ name: "disk-full", config: { maxSteps: 1 } });
     const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
     const linkLog: string[] = [];
     let assigned!: (m: Extract<CloudMessage, { type: "assign" }>) => void;

@@ -69,7 +69,7 @@ describe("job event stream in batch mode", () => {
   after(async () => cloud.dispose());
 
   it("sends the history as one batch frame and the same events as the named frames, resuming exactly across history -> live and reconnects", async () => {
-    const job = await alice.client.createJob({ name: "big history", config: {} });
+    const job = await alice.client.createJob({ name: "big history", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-batch");
     worker.send({ type: "ready" });
     await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
@@ -121,7 +121,7 @@ describe("job event stream in batch mode", () => {
   });
 
   it("sends a lone event as its named frame, as without batch mode", async () => {
-    const job = await alice.client.createJob({ name: "one event", config: {} });
+    const job = await alice.client.createJob({ name: "one event", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-single");
     worker.send({ type: "ready" });
     await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);

@@ -32,7 +32,7 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
 
   /** A fresh job, assigned to a fresh worker and started (worker seq 1). */
   async function runningJob(name: string) {
-    const job = await alice.client.createJob({ name, config: {} });
+    const job = await alice.client.createJob({ name, config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, `w-${name}`);
     worker.send({ type: "ready" });
     const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
@@ -93,7 +93,7 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
   });
 
   it("refuses a move the machine does not have: completed for a job that never started", async () => {
-    const job = await alice.client.createJob({ name: "never-started", config: {} });
+    const job = await alice.client.createJob({ name: "never-started", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-never-started");
     worker.send({ type: "ready" });
     await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);

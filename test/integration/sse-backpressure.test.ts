@@ -35,7 +35,7 @@ describe("job event stream: backpressure from a slow reader", function () {
     const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
     const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "slow" });
     const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
-    const job = await client.createJob({ name: "chatty", config: {} });
+    const job = await client.createJob({ name: "chatty", config: { maxSteps: 1 } });
     const claimed = (await claimNextJob(cloud.ctx, "w-slow"))!;
 
     // A reader that sends its request and then reads nothing until told to.

@@ -274,7 +274,7 @@ describe("studio server API", function () {
       const etag = direct.headers.get("etag")!;
       assert.ok(etag, "GET /v1/jobs sent no ETag");
       assert.equal((await cloudHttp(stack.cloud, "GET", `/v1/jobs?projectId=${projectId}`, { token, headers: { "if-none-match": etag } })).status, 304);
-      const fourth = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name: "fourth", config: {} } });
+      const fourth = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name: "fourth", config: { maxSteps: 1 } } });
       const changed = await cloudHttp(stack.cloud, "GET", `/v1/jobs?projectId=${projectId}`, { token, headers: { "if-none-match": etag } });
       assert.equal(changed.status, 200);
       assert.equal(changed.body[0].id, fourth.body.id);

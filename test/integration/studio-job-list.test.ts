@@ -59,7 +59,7 @@ describe("studio: the job list kept and watched", function () {
     );
 
   it("answers from the list it keeps while the cloud's watch says it is current, without asking the cloud", async () => {
-    await cloud.createJob({ name: "first", config: {} });
+    await cloud.createJob({ name: "first", config: { maxSteps: 1 } });
     // The first answer opens the watch; once it has announced the list, nothing more is asked.
     await studioJobs();
     await untilAnsweredFromMemory("the studio answering /api/jobs without asking the cloud");
@@ -70,7 +70,7 @@ describe("studio: the job list kept and watched", function () {
 
   it("never answers behind the cloud: a job created a moment ago is in the next answer, 30 times in a row", async () => {
     for (let i = 0; i < 30; i++) {
-      const job = await cloud.createJob({ name: `just created ${i}`, config: {} });
+      const job = await cloud.createJob({ name: `just created ${i}`, config: { maxSteps: 1 } });
       const jobs = await studioJobs();
       assert.equal(jobs[0]?.id, job.id, `answer ${i} was behind the cloud`);
       // And the same for a status change (cancelled, through the job's event log).
@@ -86,11 +86,11 @@ describe("studio: the job list kept and watched", function () {
     const port = new URL(stack.cloud.cloudUrl).port;
     await stack.cloud.stop();
     restarted = await stack.cloud.restart({ args: ["--port", port] });
-    const job = await cloud.createJob({ name: "after the restart", config: {} });
+    const job = await cloud.createJob({ name: "after the restart", config: { maxSteps: 1 } });
     assert.equal((await studioJobs())[0]?.id, job.id);
     // The new watch takes over: answers stop asking the cloud again.
     await untilAnsweredFromMemory("the studio's new watch on the restarted cloud");
-    const next = await cloud.createJob({ name: "watched again", config: {} });
+    const next = await cloud.createJob({ name: "watched again", config: { maxSteps: 1 } });
     assert.equal((await studioJobs())[0]?.id, next.id);
   });
 });

@@ -32,7 +32,7 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
   after(async () => cloud.dispose());
 
   async function runningJob(name: string) {
-    const job = await alice.client.createJob({ name, config: {} });
+    const job = await alice.client.createJob({ name, config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, `w-${name}`);
     worker.send({ type: "ready" });
     const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);

@@ -89,7 +89,7 @@ describe("worker link: malformed frames", function () {
   it("after all of them, a well-formed worker still gets its job", async () => {
     assert.ok(CASES.length >= 30, "many shapes are tried");
     const alice = await newAccount(cloud);
-    const job = await alice.client.createJob({ name: "after-garbage", config: {} });
+    const job = await alice.client.createJob({ name: "after-garbage", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(cloud, "w-good");
     try {
       worker.send({ type: "ready" });

@@ -28,7 +28,7 @@ describe("worker link: group commit acknowledges only what is stored", function 
     const cloud = await startTestCloud();
     try {
       const alice = await newAccount(cloud);
-      const job = await alice.client.createJob({ name: "group-fault", config: {} });
+      const job = await alice.client.createJob({ name: "group-fault", config: { maxSteps: 1 } });
       const worker = await TestWorker.connect(cloud, "w-group");
       worker.send({ type: "ready" });
       const { claim } = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);

@@ -61,7 +61,7 @@ describe("studio compare runs (issue 12)", function () {
     const client = projectClient(stack);
     const extra: Job[] = [];
     for (let i = 1; i <= 4; i++) {
-      const job = await client.createJob({ name: `extra-${i}`, config: {} });
+      const job = await client.createJob({ name: `extra-${i}`, config: { maxSteps: 1 } });
       extra.push(await client.cancelJob(job.id).catch(() => job));
     }
     await openRoute(page, stack.studio.url, "#/jobs");

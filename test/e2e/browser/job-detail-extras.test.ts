@@ -242,7 +242,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
   it("offers Open in Playground only for completed jobs", async () => {
     await completedJob(); // the worker is free for the next one
     // A job with no dataset: the worker fails it at once. Made through the cloud, as no UI does that.
-    const failed = await projectClient(stack).createJob({ name: "no-dataset", config: { model: "svc-tiny" } });
+    const failed = await projectClient(stack).createJob({ name: "no-dataset", config: { model: "svc-tiny", maxSteps: 1 } });
     await openRoute(page, stack.studio.url, `#/jobs/${failed.id}`);
     await page.getByTestId("failure-banner").waitFor({ timeout: 60_000 });
     assert.equal(await page.getByTestId("base-model").textContent(), "svc-tiny");

@@ -46,7 +46,7 @@ describe("studio UI details (issue 12 item 10)", function () {
   });
 
   it("draws a one-point loss series as a marker", async () => {
-    const job = await projectClient(stack).createJob({ name: "one-point", config: {} });
+    const job = await projectClient(stack).createJob({ name: "one-point", config: { maxSteps: 1 } });
     const worker = await TestWorker.connect(stack.cloud, "w-one-point");
     try {
       worker.send({ type: "ready" });

@@ -107,7 +107,7 @@ describe("studio in the browser", function () {
     const client = projectClient(stack);
     // A second job that never trains: cancelled at once (or failed, if the worker got to it
     // first and found no dataset). Either way it is terminal and not "completed".
-    const extra = await client.createJob({ name: "Search-Target-Alpha", config: {} });
+    const extra = await client.createJob({ name: "Search-Target-Alpha", config: { maxSteps: 1 } });
     await client.cancelJob(extra.id).catch(() => undefined);
     const extraStatus = await pollUntil(async () => {
       const status = (await client.getJob(extra.id)).status;

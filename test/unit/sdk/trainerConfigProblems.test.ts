@@ -21,9 +21,10 @@ describe("trainer config: every bad field at once, one rule set for createTraine
       const config = { ...base, maxSteps: undefined, numTrainEpochs: 1, [field]: value } as unknown as TrainerConfig;
       if (field === "maxSteps") delete (config as { numTrainEpochs?: number }).numTrainEpochs;
       assert.throws(() => validateTrainerConfig(config), new RegExp(`createTrainer: ${field} must be`), field);
-      assert.equal(jobConfigProblems({ [field]: value })[0]?.field, field, field);
+      const length = field === "maxSteps" || field === "numTrainEpochs" ? {} : { maxSteps: 1 };
+      assert.equal(jobConfigProblems({ ...length, [field]: value })[0]?.field, field, field);
     }
-    assert.deepEqual(jobConfigProblems({ lora: { alpha: "16" } }), [{ field: "lora.alpha", message: "must be a positive number" }]);
+    assert.deepEqual(jobConfigProblems({ maxSteps: 1, lora: { alpha: "16" } }), [{ field: "lora.alpha", message: "must be a positive number" }]);
   });
 
   it("the cloud accepts every config createTrainer produces", () => {
@@ -38,7 +39,10 @@ describe("trainer config: every bad field at once, one rule set for createTraine
   it("a job config names each problem by its path", () => {
     assert.deepEqual(jobConfigProblems(null), [{ field: "config", message: "must be an object" }]);
     assert.deepEqual(jobConfigProblems([]), [{ field: "config", message: "must be an object" }]);
-    assert.deepEqual(jobConfigProblems({}), []);
+    const exactlyOne = [{ field: "maxSteps", message: "or numTrainEpochs must be set (exactly one of them)" }];
+    assert.deepEqual(jobConfigProblems({}), exactlyOne, "a job that would never end");
+    assert.deepEqual(jobConfigProblems({ maxSteps: 3, numTrainEpochs: 1 }), exactlyOne);
+    assert.deepEqual(jobConfigProblems({ maxSteps: 3 }), []);
     const problems = jobConfigProblems({ maxSteps: -5, learningRate: "fast", lora: { targetModules: [] } });
     assert.equal(
       describeConfigProblems(problems, "config."),
