@@ -258,7 +258,7 @@ describe("studio server API", function () {
       const { projectId } = JSON.parse(readFileSync(statePath(), "utf8"));
       const created: string[] = [];
       for (const name of ["first", "second \u00e9 \"quoted\"", "third"]) {
-        const res = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name, config: { epochs: 1 } } });
+        const res = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name, config: { maxSteps: 1 } } });
         assert.equal(res.status, 201, res.text);
         created.push(res.body.id);
       }

@@ -64,7 +64,7 @@ function requestFor(name: string, route: AnyRoute, account: Account): { url: str
     case "createProject":
       return { url, body: json({ name: "taken over" }) };
     case "createJob":
-      return { url, body: json({ projectId: account.projectId, name: "taken over", config: { model: "svc-tiny" } }) };
+      return { url, body: json({ projectId: account.projectId, name: "taken over", config: { model: "svc-tiny", maxSteps: 1 } }) };
     case "createDeployment":
       return { url, body: json({ projectId: account.projectId, slug: "taken-over", target: { type: "base", model: "svc-tiny" } }) };
     case "updateDeployment":
