@@ -25,6 +25,14 @@ export interface BaseModelSource {
   url: string;
   token: string;
   log: (line: string) => void;
+  /** The most the copies may take on disk together; the least recently trained go first (the one in use stays). */
+  cacheBytes?: number;
+}
+
+/** SVC_WORKER_MODEL_CACHE_GB, else 20 GB: a few laptop-sized bases, not every model the cloud ever had. */
+export function modelCacheBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const gb = Number(env.SVC_WORKER_MODEL_CACHE_GB);
+  return (Number.isFinite(gb) && gb >= 0 && env.SVC_WORKER_MODEL_CACHE_GB !== "" ? gb : 20) * 1e9;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -42,14 +50,47 @@ export async function resolveBaseModel(model: AssignedModel, source: BaseModelSo
   await fs.mkdir(source.cacheDir, { recursive: true });
   if (model.sha256 && SHA256.test(model.sha256)) {
     const cached = path.join(source.cacheDir, `${model.sha256}.gguf`);
-    if (await exists(cached)) return { file: cached, sha256: model.sha256 };
+    if (await exists(cached)) {
+      const now = new Date();
+      await fs.utimes(cached, now, now); // the cache forgets the least recently trained first
+      return { file: cached, sha256: model.sha256 };
+    }
   }
   const sha256 = await download(model, source);
   if (model.sha256 && sha256 !== model.sha256) {
     // Replaced on the cloud between the assignment and the download: what was downloaded is the model now.
     source.log(`the base model ${model.name} changed on the cloud after this job was assigned; training the current one (sha256 ${sha256})`);
   }
-  return { file: path.join(source.cacheDir, `${sha256}.gguf`), sha256 };
+  const file = path.join(source.cacheDir, `${sha256}.gguf`);
+  const removed = await pruneModelCache(source.cacheDir, file, source.cacheBytes ?? modelCacheBytes());
+  if (removed.length > 0) source.log(`removed ${removed.length} older base model copies to keep the cache under its size (SVC_WORKER_MODEL_CACHE_GB)`);
+  return { file, sha256 };
+}
+
+/**
+ * Deletes the least recently used copies in `dir` until they take at most `budgetBytes` together,
+ * never `keep` (the one about to be trained). Returns the files removed.
+ */
+export async function pruneModelCache(dir: string, keep: string, budgetBytes: number): Promise<string[]> {
+  const names = (await fs.readdir(dir)).filter((name) => /^[0-9a-f]{64}\.gguf$/.test(name));
+  const copies = await Promise.all(
+    names.map(async (name) => {
+      const file = path.join(dir, name);
+      const stat = await fs.stat(file);
+      return { file, bytes: stat.size, usedAt: stat.mtimeMs };
+    }),
+  );
+  copies.sort((a, b) => b.usedAt - a.usedAt);
+  let total = copies.reduce((sum, copy) => sum + copy.bytes, 0);
+  const removed: string[] = [];
+  for (const copy of copies.reverse()) {
+    if (total <= budgetBytes) break;
+    if (path.resolve(copy.file) === path.resolve(keep)) continue;
+    await fs.rm(copy.file, { force: true });
+    total -= copy.bytes;
+    removed.push(copy.file);
+  }
+  return removed;
 }
 
 /** Streams the model into the cache, hashing it on the way, and names the copy by that hash. */
