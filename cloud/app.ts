@@ -73,7 +73,7 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   const app = baseFastify(options.logger, controlEnvelope);
   installErrorHandler(app, ctx.storage);
   countRequests(app, ctx, "control");
-  healthRoutes(app, ctx, options.isReady, options.drain);
+  healthRoutes(app, ctx, options.isReady, options.drain, () => options.inference.device);
   accountRoutes(app, ctx);
   jobRoutes(app, ctx, workers);
   jobListWatchRoutes(app, ctx);
