@@ -54,6 +54,15 @@ describe("llama.cpp serving device", function () {
       assert.ok(device.models[0].layers > 0, `layers: ${device.models[0].layers}`);
       assert.equal(deviceLines(cloud).length, 1, "the device is logged once, not per model");
     });
+
+    it("tells the endpoint page what serves a deployment (the detail route only)", async () => {
+      const { client } = await newAccount(cloud);
+      const created = await client.createDeployment({ slug: "device-page", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
+      const detail = await client.getDeployment(created.id);
+      assert.equal(detail.servedOn?.engine, "llama.cpp");
+      assert.deepEqual(detail.servedOn.engine === "llama.cpp" && detail.servedOn.device, await readyDevice(cloud));
+      assert.equal((await client.listDeployments()).find((d) => d.id === created.id)?.servedOn, undefined);
+    });
   });
 
   it("a GPU build that was asked for and does not load leaves the CPU serving, with the reason", async () => {
