@@ -18,6 +18,7 @@ import { workerFileRoutes } from "./routes/workerFiles.js";
 import { workerCompletionRoutes } from "./routes/workerCompletion.js";
 import { inferenceRoutes } from "./routes/inference.js";
 import type { InferenceService } from "./inference/index.js";
+import { servedOn } from "./inference/servedOn.js";
 import { contractValidation } from "../server-shared/serveRoute.js";
 
 /**
@@ -73,12 +74,12 @@ export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, opti
   const app = baseFastify(options.logger, controlEnvelope);
   installErrorHandler(app, ctx.storage);
   countRequests(app, ctx, "control");
-  healthRoutes(app, ctx, options.isReady, options.drain);
+  healthRoutes(app, ctx, options.isReady, options.drain, () => options.inference.device);
   accountRoutes(app, ctx);
   jobRoutes(app, ctx, workers);
   jobListWatchRoutes(app, ctx);
   datasetRoutes(app, ctx);
-  deploymentRoutes(app, ctx);
+  deploymentRoutes(app, ctx, (target) => servedOn(options.inference, target));
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
   workerCompletionRoutes(app, ctx);

@@ -103,6 +103,9 @@ class UsageTap {
     const tap = this;
     this.service = {
       resolve: (target) => inner.resolve(target),
+      get device() {
+        return inner.device;
+      },
       get workerPid() {
         return inner.workerPid;
       },

@@ -7,6 +7,7 @@
  */
 import os from "node:os";
 import type { DeploymentTarget } from "../../sdk/wire.js";
+import type { InferenceDeviceReport } from "../../sdk/api/inference.js";
 import type { CloudContext } from "../context.js";
 import type { CancelSignal } from "./clientGone.js";
 import { BackendCache } from "./backendCache.js";
@@ -36,6 +37,8 @@ export interface InferenceService {
   resolve(target: DeploymentTarget): Promise<Backend>;
   /** Admits and starts a chat. Rejects with a 429 InferenceError when the queue is full. */
   chat(backend: Backend, params: ChatCall, options: ChatOptions): Promise<ChatStream>;
+  /** What the llama.cpp child decodes on; null until it has loaded llama.cpp (or while it restarts). */
+  readonly device: InferenceDeviceReport | null;
   /** Process id of the llama.cpp child (for diagnostics and crash tests). */
   readonly workerPid: number | undefined;
   close(): Promise<void>;
@@ -116,6 +119,9 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
       backend.kind === "local"
         ? localChat(backend, params, options)
         : upstreamChat(upstreams, backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
+    get device() {
+      return worker.device;
+    },
     get workerPid() {
       return worker.pid;
     },

@@ -14,6 +14,7 @@ import type { CancelSignal } from "./clientGone.js";
 import { InferenceError, type ChatEvent, type ChatParams, type Usage } from "./types.js";
 import type { FromWorker, ToWorker } from "./worker/protocol.js";
 import type { InferenceWorkerSettings } from "./worker/inferenceChild.js";
+import type { InferenceDeviceReport } from "../../sdk/api/inference.js";
 
 /** How long a child may take from spawn to "ready" (loading node-llama-cpp's native binding). */
 export const DEFAULT_INFERENCE_START_TIMEOUT_MS = 60_000;
@@ -31,6 +32,7 @@ export class InferenceWorkerProcess {
   private nextId = 1;
   private restarts = 0;
   private closing = false;
+  private deviceReport: InferenceDeviceReport | null = null;
 
   constructor(
     private readonly settings: InferenceWorkerSettings,
@@ -41,6 +43,11 @@ export class InferenceWorkerProcess {
   /** Starts the child now, so the first request does not pay for process start-up. */
   start(): Promise<void> {
     return this.ensureChild();
+  }
+
+  /** What the running child's llama.cpp decodes on; null until it has loaded. */
+  get device(): InferenceDeviceReport | null {
+    return this.deviceReport;
   }
 
   get pid(): number | undefined {
@@ -139,6 +146,10 @@ export class InferenceWorkerProcess {
 
   private onMessage(message: FromWorker): void {
     if (message.type === "ready") return;
+    if (message.type === "device") {
+      this.deviceReport = { ...message.device, models: message.models };
+      return;
+    }
     if (message.type === "batch") {
       for (const one of message.messages) this.onMessage(one);
       return;
@@ -168,6 +179,7 @@ export class InferenceWorkerProcess {
     if (this.child !== child) return;
     this.child = null;
     this.ready = null;
+    this.deviceReport = null;
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
     this.failAll(new InferenceError(503, "inference_worker_crashed", `the inference worker stopped (${how}) while answering; it is restarting, retry the request`, { retryAfter: 1 }));
     if (this.closing) return;

@@ -5,12 +5,14 @@ import { createKey, deploymentUsage, listKeys, revokeKey, rotateKey, ruleColumns
 import { badRequest } from "../http/errors.js";
 import { parseTarget } from "../http/target.js";
 import { isValidKeyLabel, normalizeKeyLabel } from "../../sdk/keyLabel.js";
-import { deploymentsApi } from "../../sdk/api/deployments.js";
+import { deploymentsApi, type ServedOn } from "../../sdk/api/deployments.js";
+import type { DeploymentTarget } from "../../sdk/wire.js";
 import { KEY_LABEL_RULE, keysApi } from "../../sdk/api/keys.js";
 import { serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
 
-export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext): void {
+/** `servedOn` tells the detail route what answers a target (cloud/inference/servedOn.ts). */
+export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext, servedOn: (target: DeploymentTarget) => Promise<ServedOn | undefined> = async () => undefined): void {
   /** The deployment `:id` names, in the request's project scope (404 outside it). */
   const deploymentOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) =>
     requireDeployment(ctx, await projectScope(ctx, request, request.query.projectId), request.params.id);
@@ -27,7 +29,11 @@ export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext): void 
       ctx.deploymentChanges.changed(deployment.slug);
       return deployment;
     },
-    getDeployment: async (request) => toDeployment(ctx, await deploymentOf(request)),
+    getDeployment: async (request) => {
+      const deployment = await toDeployment(ctx, await deploymentOf(request));
+      const served = await servedOn(deployment.target);
+      return served ? { ...deployment, servedOn: served } : deployment;
+    },
     updateDeployment: async (request) => {
       const row = await deploymentOf(request);
       const { target, ...rest } = request.body;

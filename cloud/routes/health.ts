@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { CloudContext } from "../context.js";
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
+import type { InferenceDeviceReport } from "../../sdk/api/inference.js";
 import { DRAIN_ROUTE, DRAIN_TOKEN_HEADER } from "../../sdk/platform/daemonDrain.js";
 
 export interface DrainListener {
@@ -10,7 +11,11 @@ export interface DrainListener {
   onDrain: () => void;
 }
 
-export function healthRoutes(app: FastifyInstance, ctx: CloudContext, isReady: () => boolean, drain?: DrainListener): void {
+/**
+ * `inferenceDevice` is what llama.cpp decodes on, shown in /readyz (null until the inference child has loaded it): it
+ * tells an operator whether the GPU serves without reading the log.
+ */
+export function healthRoutes(app: FastifyInstance, ctx: CloudContext, isReady: () => boolean, drain?: DrainListener, inferenceDevice: () => InferenceDeviceReport | null = () => null): void {
   // `svc cloud stop`'s graceful stop on every OS (a signal on Windows is a hard kill). Not in the API contract: it is
   // the daemon's own, like /readyz, and answers only the holder of the data dir's drain token.
   app.post(DRAIN_ROUTE, async (request, reply) => {
@@ -28,7 +33,7 @@ export function healthRoutes(app: FastifyInstance, ctx: CloudContext, isReady: (
     const storageProblem = await ctx.storage.notReadyReason();
     if (storageProblem) return reply.status(503).send({ ok: false, reason: storageProblem });
     await sql`select 1`.execute(ctx.db);
-    return { ok: true };
+    return { ok: true, inference: { device: inferenceDevice() } };
   });
   app.get("/metrics", async (_request, reply) => {
     reply.header("content-type", ctx.metrics.registry.contentType);

@@ -18,14 +18,13 @@ import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { grammarState, repeatPenalty, tokenBias, tokenLogprob, type SamplingParams, type TokenLogprob } from './generation-controls.js';
 import { randomInt } from 'node:crypto';
-import { llamaDeviceName, llamaGpuLayers, llamaGpuSetting } from './llamaDevice.js';
+import { cpuFallbackReason, llamaDeviceName, llamaGpuLayers, llamaGpuSetting, type LlamaDevice, type LlamaGpuSetting, type LlamaModelPlacement } from './llamaDevice.js';
+import { basename } from 'node:path';
 
 export interface LoadLlamaCppOptions {
   modelPath: string;
   /** CPU threads for evaluation; 1 is fastest for svc-tiny. Default 1. */
   threads?: number;
-  /** Hears the device llama.cpp runs on (`cpu`, `metal`, `cuda`, `vulkan`) when the runtime first loads. */
-  onDevice?: (device: string) => void;
 }
 
 export interface LoraAdapterRef {
@@ -74,24 +73,75 @@ export class ContextLengthExceededError extends Error {
 }
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
-let llamaPromise: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
+
+export interface LlamaRuntime {
+  lib: NodeLlamaCpp;
+  llama: Llama;
+  /** What it decodes on; its VRAM figures are those of the moment it loaded. */
+  device: LlamaDevice;
+}
+
+let llamaPromise: Promise<LlamaRuntime> | undefined;
 
 /**
  * One Llama runtime per process, on the best device this machine has (llamaDevice.ts), never compiling (offline
- * machines). `onDevice` hears the device chosen, once, when the runtime first loads.
+ * machines). A GPU build that does not load leaves the CPU build serving, and `device.fallbackReason` says why.
  */
-export function getLlamaRuntime(onDevice?: (device: string) => void): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
-  llamaPromise ??= (async () => {
-    const lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({ gpu: llamaGpuSetting(), build: 'never', logLevel: lib.LlamaLogLevel.error });
-    onDevice?.(llamaDeviceName(llama.gpu));
-    return { lib, llama };
-  })();
+export function getLlamaRuntime(): Promise<LlamaRuntime> {
+  llamaPromise ??= loadLlamaRuntime(llamaGpuSetting());
   return llamaPromise;
 }
 
+async function loadLlamaRuntime(setting: LlamaGpuSetting): Promise<LlamaRuntime> {
+  const lib = await import('node-llama-cpp');
+  // progressLogs off: a build that does not fit this machine is reported once, by our fallback reason.
+  const load = (gpu: LlamaGpuSetting) => lib.getLlama({ gpu, build: 'never', progressLogs: false, logLevel: lib.LlamaLogLevel.error });
+  const failures: string[] = [];
+  let supported: (string | false)[] = [];
+  let llama: Llama | undefined;
+  if (setting !== false) {
+    // The builds whose drivers this machine has (only Metal on Apple Silicon, where no CPU build exists), tried
+    // one by one rather than by getLlama's own "auto", so that the reason a GPU build failed is ours to report.
+    supported = await lib.getLlamaGpuTypes('supported');
+    const candidates = setting === 'auto' ? supported.filter((type): type is 'metal' | 'cuda' | 'vulkan' => type !== false) : [setting];
+    for (const gpu of candidates) {
+      try {
+        llama = await load(gpu);
+        break;
+      } catch (err) {
+        failures.push(`the ${gpu} build did not load: ${whyNotLoaded(lib, err)}`);
+      }
+    }
+  }
+  llama ??= await load(false);
+  const vram = await llama.getVramState();
+  const fallbackReason = llama.gpu === false ? cpuFallbackReason(setting, supported, failures) : undefined;
+  const device: LlamaDevice = {
+    type: llamaDeviceName(llama.gpu),
+    names: llama.gpu === false ? [] : await llama.getGpuDeviceNames(),
+    vramTotalBytes: vram.total,
+    vramFreeBytes: vram.free,
+    ...(fallbackReason ? { fallbackReason } : {}),
+  };
+  return { lib, llama, device };
+}
+
+/** node-llama-cpp's NoBinaryFoundError says only its name: the prebuilt binary failed its test run on this machine. */
+function whyNotLoaded(lib: NodeLlamaCpp, err: unknown): string {
+  if (err instanceof lib.NoBinaryFoundError) return 'its prebuilt binary does not run on this machine (driver or runtime library missing)';
+  return String((err as Error)?.message ?? err).split('\n')[0];
+}
+
+/** The runtime's device with its VRAM as it is now (models loaded since take theirs). */
+export async function currentLlamaDevice(runtime: LlamaRuntime): Promise<LlamaDevice> {
+  if (runtime.llama.gpu === false) return runtime.device;
+  const vram = await runtime.llama.getVramState();
+  return { ...runtime.device, vramTotalBytes: vram.total, vramFreeBytes: vram.free };
+}
+
 export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<LlamaCppModel> {
-  const { lib, llama } = await getLlamaRuntime(options.onDevice);
+  const { lib, llama } = await getLlamaRuntime();
+  // "auto" offloads as many layers as llama.cpp's estimate says fit the device's free memory.
   const model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: llamaGpuLayers(llama.gpu) });
   return new LlamaCppModel(lib, llama, model, options.threads ?? 1);
 }
@@ -111,6 +161,11 @@ export class LlamaCppModel {
     this.chatTokenizer = this.usesSvcTemplate ? byteChatTokenizer : ggufChatTokenizer(model);
   }
 
+  /** How many of its layers llama.cpp put on the device. */
+  get placement(): LlamaModelPlacement {
+    return { file: basename(this.model.filename ?? ''), gpuLayers: this.model.gpuLayers, layers: this.model.fileInsights.totalLayers };
+  }
+
   get trainContextSize(): number {
     return this.model.trainContextSize;
   }
@@ -120,7 +175,7 @@ export class LlamaCppModel {
    * buffers, weights excluded): what sizes a pool of contexts against the machine's memory.
    */
   contextBytes(contextSize = this.model.trainContextSize): number {
-    return this.model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: 0, sequences: 1 }).cpuRam;
+    return this.model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: this.model.gpuLayers, sequences: 1 }).cpuRam;
   }
 
   async createSession(options: SessionOptions = {}): Promise<LlamaCppSession> {

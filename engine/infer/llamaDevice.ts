@@ -19,3 +19,47 @@ export const llamaDeviceName = (gpu: false | string): string => (gpu === false ?
 
 /** Layers to offload: none on the CPU build (0 skips llama.cpp's GPU memory probing), else as many as fit. */
 export const llamaGpuLayers = (gpu: false | string): 0 | 'auto' => (gpu === false ? 0 : 'auto');
+
+/** What llama.cpp decodes on in this process, as /readyz and the studio show it. */
+export interface LlamaDevice {
+  /** `cpu`, or the GPU build that loaded (`cuda`, `vulkan`, `metal`). */
+  type: string;
+  /** The GPUs as their driver names them; empty on the CPU. */
+  names: string[];
+  /** Device memory (0 on the CPU); free is what the offload of the next model is sized against. */
+  vramTotalBytes: number;
+  vramFreeBytes: number;
+  /** Why the CPU serves although a GPU was allowed; absent when a GPU serves or the CPU was asked for. */
+  fallbackReason?: string;
+}
+
+/** How many of a loaded model's layers sit on the device (0 on the CPU). */
+export interface LlamaModelPlacement {
+  /** The GGUF's file name. */
+  file: string;
+  gpuLayers: number;
+  layers: number;
+}
+
+/**
+ * Why the CPU build serves: `supported` is what node-llama-cpp found drivers for on this machine, `failures` what
+ * each GPU build that was tried said when it did not load.
+ */
+export function cpuFallbackReason(setting: LlamaGpuSetting, supported: readonly (string | false)[], failures: readonly string[]): string | undefined {
+  if (setting === false) return undefined;
+  if (failures.length) return failures.join('; ');
+  const gpus = supported.filter((type): type is string => type !== false);
+  if (setting === 'auto' && gpus.length === 0) return 'no CUDA, Vulkan or Metal driver found on this machine';
+  return `no ${setting === 'auto' ? gpus.join(' or ') : setting} build could load`;
+}
+
+/** The one line the log gets when the runtime loads: the device, and on a fallback why. */
+export function llamaDeviceLogLine(device: LlamaDevice, setting: LlamaGpuSetting): string {
+  const asked = `SVC_LLAMA_GPU=${setting === false ? 'cpu' : setting}`;
+  if (device.type === 'cpu') {
+    return device.fallbackReason ? `llama.cpp runs on cpu (${asked}): ${device.fallbackReason}` : `llama.cpp runs on cpu (${asked})`;
+  }
+  const gib = (bytes: number) => (bytes / 2 ** 30).toFixed(1);
+  const names = device.names.length ? `${device.names.join(', ')}, ` : '';
+  return `llama.cpp runs on ${device.type} (${names}${gib(device.vramFreeBytes)} of ${gib(device.vramTotalBytes)} GiB free)`;
+}

@@ -2,6 +2,7 @@
 import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { ProjectQuery } from "./accounts.js";
+import { InferenceDevice } from "./inference.js";
 import { route } from "./route.js";
 
 export const DeploymentTarget = T.Union([
@@ -46,8 +47,16 @@ export const Deployment = T.Object({
   /** Local alternative for clients that cannot resolve `*.localhost`: `http://127.0.0.1:E/d/<slug>`. */
   localUrl: T.String(),
   createdAt: T.String(),
+  /**
+   * What answers it, given by the detail route only (the endpoint page): llama.cpp on its device (null until the
+   * inference child has loaded it), or the registered upstream server its base model names.
+   */
+  servedOn: T.Optional(
+    T.Union([T.Object({ engine: T.Literal("llama.cpp"), device: T.Union([InferenceDevice, T.Null()]) }), T.Object({ engine: T.Literal("upstream"), url: T.String() })]),
+  ),
 });
 export type Deployment = Static<typeof Deployment>;
+export type ServedOn = NonNullable<Deployment["servedOn"]>;
 
 const scoped = { query: ProjectQuery, project: "query?", args: (id: string) => ({ params: { id } }) } as const;
 

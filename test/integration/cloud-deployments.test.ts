@@ -70,7 +70,9 @@ describe("cloud API: deployments and keys", () => {
     assert.equal(created.customDomain, null);
     assert.equal(created.url, `http://crud-one.${cloud.deployDomain}`);
     assert.equal(created.localUrl, `${cloud.edgeUrl}/d/crud-one`);
-    assert.deepEqual(await alice.client.getDeployment(created.id), created);
+    const { servedOn, ...detail } = await alice.client.getDeployment(created.id);
+    assert.deepEqual(detail, created);
+    assert.equal(servedOn?.engine, "llama.cpp", "the detail also says what serves it");
     const disabled = await alice.client.updateDeployment(created.id, { enabled: false });
     assert.equal(disabled.enabled, false);
     assert.equal(disabled.authMode, "fixed_api_key", "a partial update leaves other fields alone");

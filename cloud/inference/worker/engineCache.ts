@@ -16,6 +16,7 @@
  */
 import { stat } from "node:fs/promises";
 import { loadLlamaCppModel, type LlamaCppModel, type LlamaCppSession } from "../../../engine/infer/llama-cpp.js";
+import type { LlamaModelPlacement } from "../../../engine/infer/llamaDevice.js";
 import { availableMemory } from "../../../sdk/platform/memory.js";
 import { LruCache } from "./lruCache.js";
 
@@ -26,6 +27,8 @@ export interface EngineCacheOptions {
   maxContexts: number;
   /** Contexts one (model, adapter) pair may hold, i.e. its generations that decode at once. */
   contextsPerModel: number;
+  /** Hears that a model was loaded or evicted (its layers on the device are reported). */
+  onModelsChanged?: () => void;
 }
 
 /** Share of the free memory (when a model loads) that one pair's pool of contexts may take. */
@@ -36,6 +39,7 @@ export class EngineCache {
   private readonly sessions: LruCache<LlamaCppSession>;
   /** Per model path: how many contexts one pair of it may hold (the setting, capped by memory). */
   private readonly poolSizes = new Map<string, number>();
+  private readonly placements = new Map<string, LlamaModelPlacement>();
   /** Round-robin cursor for the rare request that finds every context of its pool busy. */
   private overflow = 0;
 
@@ -44,7 +48,9 @@ export class EngineCache {
       // A context cannot outlive its model.
       await this.sessions.evictWhere((key) => key.startsWith(modelPath + "\0"));
       this.poolSizes.delete(modelPath);
+      this.placements.delete(modelPath);
       await model.dispose();
+      this.options.onModelsChanged?.();
     });
     this.sessions = new LruCache(options.maxContexts, (_key, session) => session.dispose());
   }
@@ -57,10 +63,12 @@ export class EngineCache {
     // The files are read (and a missing one reported as such) only when something must be loaded
     // from them: a stat per request was a thread-pool round trip before every first token.
     const size = this.models.has(modelPath) ? 0 : (await stat(modelPath)).size;
-    const model = await this.models.acquire(modelPath, size, () =>
-      // The inference child's stderr is the cloud's log: name the device once, when llama.cpp first loads.
-      loadLlamaCppModel({ modelPath, threads: this.options.threads, onDevice: (device) => process.stderr.write(`svc cloud: llama.cpp runs on ${device}\n`) }),
-    );
+    const model = await this.models.acquire(modelPath, size, async () => {
+      const loaded = await loadLlamaCppModel({ modelPath, threads: this.options.threads });
+      this.placements.set(modelPath, loaded.placement);
+      this.options.onModelsChanged?.();
+      return loaded;
+    });
     try {
       if (adapterPath && !this.sessions.has(slotKey(modelPath, adapterPath, 0))) await stat(adapterPath);
       // From here to sessions.acquire nothing awaits, so two requests never pick the same slot.
@@ -77,6 +85,11 @@ export class EngineCache {
       model.release();
       throw err;
     }
+  }
+
+  /** Where each loaded model's layers are. */
+  get loadedModels(): LlamaModelPlacement[] {
+    return [...this.placements.values()];
   }
 
   async close(): Promise<void> {

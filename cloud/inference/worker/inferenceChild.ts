@@ -8,7 +8,8 @@
  * processes with the parent's execArgv, which would re-run an `-e` program.
  */
 import { pathToFileURL } from "node:url";
-import { ContextLengthExceededError } from "../../../engine/infer/llama-cpp.js";
+import { ContextLengthExceededError, currentLlamaDevice, getLlamaRuntime } from "../../../engine/infer/llama-cpp.js";
+import { llamaDeviceLogLine, llamaGpuSetting } from "../../../engine/infer/llamaDevice.js";
 import { InvalidGenerationRequest } from "../../../engine/infer/generation-controls.js";
 import { isDrainMessage } from "../../../sdk/platform/stop.js";
 import { EngineCache } from "./engineCache.js";
@@ -26,7 +27,11 @@ export interface InferenceWorkerSettings {
 }
 
 export async function runInferenceWorker(settings: InferenceWorkerSettings): Promise<void> {
-  const cache = new EngineCache(settings);
+  const reportDevice = async () => {
+    const runtime = await getLlamaRuntime();
+    send({ type: "device", device: await currentLlamaDevice(runtime), models: cache.loadedModels });
+  };
+  const cache = new EngineCache({ ...settings, onModelsChanged: () => void reportDevice().catch(() => undefined) });
   const running = new Map<number, AbortController>();
   // Once the cloud is gone (killed, crashed), a send would emit an unhandled 'error' and end this
   // process with a stack trace instead of the quiet shutdown below; there is nobody left to tell.
@@ -80,6 +85,14 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
   // The cloud went away (even by SIGKILL): nothing left to serve, so stop decoding and leave.
   process.on("disconnect", leave);
   send({ type: "ready" });
+  // llama.cpp loads now rather than on the first request, so the log and /readyz name the device from the start.
+  // The child's stderr is the cloud's log: one line, with the reason when the CPU serves in a GPU's stead.
+  getLlamaRuntime()
+    .then((runtime) => {
+      process.stderr.write(`svc cloud: ${llamaDeviceLogLine(runtime.device, llamaGpuSetting())}\n`);
+      return reportDevice();
+    })
+    .catch((err) => process.stderr.write(`svc cloud: llama.cpp did not load: ${(err as Error)?.message ?? err}\n`));
 }
 
 function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>): { status: number; code: string; message: string; param?: string } {

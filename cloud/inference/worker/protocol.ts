@@ -1,4 +1,5 @@
 /** Messages between the cloud and its inference child process (Node IPC, JSON-serialised). */
+import type { LlamaDevice, LlamaModelPlacement } from "../../../engine/infer/llamaDevice.js";
 import type { ChatParams, FinishReason, TokenLogprob, Usage } from "../types.js";
 
 export type ToWorker =
@@ -7,6 +8,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: "ready" }
+  /** What llama.cpp decodes on, sent when it loads and again whenever a model is loaded or evicted. */
+  | { type: "device"; device: LlamaDevice; models: LlamaModelPlacement[] }
   /** Several messages in one write (worker/outbox.ts), in order. */
   | { type: "batch"; messages: FromWorker[] }
   | { type: "text"; id: number; text: string; logprobs?: TokenLogprob[] }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { llamaDeviceName, llamaGpuLayers, llamaGpuSetting } from "../../../engine/infer/llamaDevice.js";
+import { cpuFallbackReason, llamaDeviceLogLine, llamaDeviceName, llamaGpuLayers, llamaGpuSetting } from "../../../engine/infer/llamaDevice.js";
 
 describe("platform: the llama.cpp device", () => {
   it("asks for the best device by default (Metal is the only prebuilt binary on Apple Silicon)", () => {
@@ -19,12 +19,26 @@ describe("platform: the llama.cpp device", () => {
     assert.equal(llamaGpuLayers("cuda"), "auto");
   });
 
-  it("on this machine, \"auto\" loads llama.cpp and names its device", async function () {
+  it("says why the CPU serves when a GPU was allowed, and nothing when the CPU was asked for", () => {
+    assert.equal(cpuFallbackReason(false, [], []), undefined);
+    assert.equal(cpuFallbackReason("auto", [false], []), "no CUDA, Vulkan or Metal driver found on this machine");
+    assert.equal(cpuFallbackReason("auto", ["cuda", false], ["the cuda build did not load: x"]), "the cuda build did not load: x");
+  });
+
+  it("logs one line: the GPU with its memory, or the CPU with the reason", () => {
+    const gpu = { type: "cuda", names: ["NVIDIA H100 80GB HBM3"], vramTotalBytes: 80 * 2 ** 30, vramFreeBytes: 79.5 * 2 ** 30 };
+    assert.equal(llamaDeviceLogLine(gpu, "auto"), "llama.cpp runs on cuda (NVIDIA H100 80GB HBM3, 79.5 of 80.0 GiB free)");
+    const cpu = { type: "cpu", names: [], vramTotalBytes: 0, vramFreeBytes: 0, fallbackReason: "no CUDA, Vulkan or Metal driver found on this machine" };
+    assert.equal(llamaDeviceLogLine(cpu, "auto"), "llama.cpp runs on cpu (SVC_LLAMA_GPU=auto): no CUDA, Vulkan or Metal driver found on this machine");
+    assert.equal(llamaDeviceLogLine({ ...cpu, fallbackReason: undefined }, false), "llama.cpp runs on cpu (SVC_LLAMA_GPU=cpu)");
+  });
+
+  it("on this machine, \"auto\" loads llama.cpp and reports its device", async function () {
     this.timeout(60_000);
     const { getLlamaRuntime } = await import("../../../engine/infer/llama-cpp.js");
-    let device: string | undefined;
-    const { llama } = await getLlamaRuntime((d) => (device = d));
-    assert.equal(device ?? llamaDeviceName(llama.gpu), llamaDeviceName(llama.gpu));
-    assert.ok(["cpu", "metal", "cuda", "vulkan"].includes(llamaDeviceName(llama.gpu)));
+    const { llama, device } = await getLlamaRuntime();
+    assert.equal(device.type, llamaDeviceName(llama.gpu));
+    assert.ok(["cpu", "metal", "cuda", "vulkan"].includes(device.type));
+    if (device.type === "cpu") assert.deepEqual([device.names, device.vramTotalBytes], [[], 0]);
   });
 });

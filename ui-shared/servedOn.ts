@@ -1,0 +1,16 @@
+/** One line for the endpoint page: what answers the deployment, and on which device. */
+import type { ServedOn } from "../sdk/api/deployments.js";
+
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+
+export function servedOnSummary(servedOn: ServedOn): string {
+  if (servedOn.engine === "upstream") return `Served by the upstream server ${servedOn.url}`;
+  const device = servedOn.device;
+  if (!device) return "Served by llama.cpp (loading)";
+  const layers = device.models.map((m) => `${m.file}: ${m.gpuLayers}/${m.layers} layers on the GPU`).join(", ");
+  if (device.type === "cpu") {
+    return `Served by llama.cpp on the CPU${device.fallbackReason ? ` (${device.fallbackReason})` : ""}`;
+  }
+  const names = device.names.length ? ` ${device.names.join(", ")}` : "";
+  return `Served by llama.cpp on ${device.type}${names}, ${gib(device.vramFreeBytes)} of ${gib(device.vramTotalBytes)} free${layers ? `; ${layers}` : ""}`;
+}
