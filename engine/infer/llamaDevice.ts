@@ -14,6 +14,13 @@ export function llamaGpuSetting(env: NodeJS.ProcessEnv = process.env): LlamaGpuS
   throw new Error(`SVC_LLAMA_GPU=${env.SVC_LLAMA_GPU}: expected auto, cpu, metal, cuda or vulkan`);
 }
 
+/**
+ * Whether the cloud loads llama.cpp when it starts (the default) or at its first local request
+ * (`SVC_LLAMA_PRELOAD=0`: a cloud that only proxies upstream models, or a test suite that starts
+ * hundreds of clouds that never chat).
+ */
+export const llamaPreload = (env: NodeJS.ProcessEnv = process.env): boolean => env.SVC_LLAMA_PRELOAD?.trim() !== '0';
+
 /** The device a loaded runtime decodes on, as the log names it. */
 export const llamaDeviceName = (gpu: false | string): string => (gpu === false ? 'cpu' : gpu);
 

@@ -33,7 +33,7 @@ describe("llama.cpp serving device", function () {
   describe("SVC_LLAMA_GPU unset (auto) on a machine without a GPU driver", () => {
     let cloud: TestCloud;
     before(async () => {
-      cloud = await startTestCloud({ env: { SVC_LLAMA_GPU: "" } });
+      cloud = await startTestCloud({ env: { SVC_LLAMA_GPU: "", SVC_LLAMA_PRELOAD: "1" } });
     });
     after(async () => cloud?.dispose());
 
@@ -66,13 +66,32 @@ describe("llama.cpp serving device", function () {
   });
 
   it("a GPU build that was asked for and does not load leaves the CPU serving, with the reason", async () => {
-    const cloud = await startTestCloud({ env: { SVC_LLAMA_GPU: "cuda" } });
+    const cloud = await startTestCloud({ env: { SVC_LLAMA_GPU: "cuda", SVC_LLAMA_PRELOAD: "1" } });
     try {
       const device = await readyDevice(cloud);
       const reason = "the cuda build did not load: its prebuilt binary does not run on this machine (driver or runtime library missing)";
       assert.equal(device.type, "cpu");
       assert.equal(device.fallbackReason, reason);
       assert.deepEqual(deviceLines(cloud), [`svc cloud: llama.cpp runs on cpu (SVC_LLAMA_GPU=cuda): ${reason}`]);
+    } finally {
+      await cloud.dispose();
+    }
+  });
+
+  it("SVC_LLAMA_PRELOAD=0 loads llama.cpp at the first local request, and names the device then", async () => {
+    const cloud = await startTestCloud({ env: { SVC_LLAMA_GPU: "", SVC_LLAMA_PRELOAD: "0" } });
+    try {
+      const ready = await fetch(`${cloud.cloudUrl}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(((await ready.json()) as { inference: unknown }).inference, { device: null });
+      assert.deepEqual(deviceLines(cloud), []);
+      const { token, projectId } = await newAccount(cloud);
+      const res = await http(cloud, "POST", "/v1/inference/chat", { token, body: { projectId, target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "hi" }], max_tokens: 2 } });
+      assert.equal(res.status, 200, res.text);
+      const device = await readyDevice(cloud, (d) => d.models.length > 0);
+      assert.equal(device.type, "cpu");
+      assert.equal(device.models[0].file, "svc-tiny.gguf");
+      assert.equal(deviceLines(cloud).length, 1);
     } finally {
       await cloud.dispose();
     }

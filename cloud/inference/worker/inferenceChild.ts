@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { ContextLengthExceededError, currentLlamaDevice, getLlamaRuntime } from "../../../engine/infer/llama-cpp.js";
-import { llamaDeviceLogLine, llamaGpuSetting } from "../../../engine/infer/llamaDevice.js";
+import { llamaDeviceLogLine, llamaGpuSetting, llamaPreload } from "../../../engine/infer/llamaDevice.js";
 import { InvalidGenerationRequest } from "../../../engine/infer/generation-controls.js";
 import { isDrainMessage } from "../../../sdk/platform/stop.js";
 import { EngineCache } from "./engineCache.js";
@@ -31,7 +31,20 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
     const runtime = await getLlamaRuntime();
     send({ type: "device", device: await currentLlamaDevice(runtime), models: cache.loadedModels });
   };
-  const cache = new EngineCache({ ...settings, onModelsChanged: () => void reportDevice().catch(() => undefined) });
+  // The child's stderr is the cloud's log: one line naming the device, with the reason when the CPU serves in a GPU's
+  // stead, the first time llama.cpp loads.
+  let announced: Promise<void> | undefined;
+  const announce = () =>
+    (announced ??= getLlamaRuntime().then(
+      (runtime) => {
+        process.stderr.write(`svc cloud: ${llamaDeviceLogLine(runtime.device, llamaGpuSetting())}\n`);
+        return reportDevice();
+      },
+      (err) => {
+        process.stderr.write(`svc cloud: llama.cpp did not load: ${(err as Error)?.message ?? err}\n`);
+      },
+    ));
+  const cache = new EngineCache({ ...settings, onModelsChanged: () => void announce().then(reportDevice).catch(() => undefined) });
   const running = new Map<number, AbortController>();
   // Once the cloud is gone (killed, crashed), a send would emit an unhandled 'error' and end this
   // process with a stack trace instead of the quiet shutdown below; there is nobody left to tell.
@@ -85,14 +98,9 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
   // The cloud went away (even by SIGKILL): nothing left to serve, so stop decoding and leave.
   process.on("disconnect", leave);
   send({ type: "ready" });
-  // llama.cpp loads now rather than on the first request, so the log and /readyz name the device from the start.
-  // The child's stderr is the cloud's log: one line, with the reason when the CPU serves in a GPU's stead.
-  getLlamaRuntime()
-    .then((runtime) => {
-      process.stderr.write(`svc cloud: ${llamaDeviceLogLine(runtime.device, llamaGpuSetting())}\n`);
-      return reportDevice();
-    })
-    .catch((err) => process.stderr.write(`svc cloud: llama.cpp did not load: ${(err as Error)?.message ?? err}\n`));
+  // llama.cpp loads now rather than on the first request, so the log and /readyz name the device from the start
+  // and the first chat does not wait for it; SVC_LLAMA_PRELOAD=0 leaves it to the first local request.
+  if (llamaPreload()) void announce();
 }
 
 function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>): { status: number; code: string; message: string; param?: string } {
