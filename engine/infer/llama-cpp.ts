@@ -6,10 +6,8 @@
  * context (adapters attach per context in llama.cpp) that serves one request at a time. The
  * caller (the inference worker) decides how many sessions to keep; this module caches nothing.
  *
- * node-llama-cpp is ESM-only and heavy, so it is imported lazily. It runs with `build: 'never'`
- * (offline machines), the GPU setting of llamaDevice.ts (Metal on Apple Silicon, CPU where there is
- * no GPU), and an explicit thread count: its default of 4 threads on a 2-core machine made prompts
- * ~100x slower (ENGINE-NOTES.md).
+ * The runtime comes from llamaRuntime.ts. Each session gets an explicit thread count: node-llama-cpp's
+ * default (4 threads) oversubscribes a small machine, where threads then wait on each other.
  */
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { promptTokens, type ChatMessage } from './chat-template.js';
@@ -18,7 +16,10 @@ import { ggufChatTokenizer } from '../data/gguf-chat-tokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { grammarState, repeatPenalty, tokenBias, tokenLogprob, type SamplingParams, type TokenLogprob } from './generation-controls.js';
 import { randomInt } from 'node:crypto';
-import { llamaDeviceName, llamaGpuLayers, llamaGpuSetting } from './llamaDevice.js';
+import { llamaGpuLayers } from './llamaDevice.js';
+import { getLlamaRuntime, type NodeLlamaCpp } from './llamaRuntime.js';
+
+export { getLlamaRuntime };
 
 export interface LoadLlamaCppOptions {
   modelPath: string;
@@ -71,23 +72,6 @@ export class ContextLengthExceededError extends Error {
   constructor(readonly promptTokens: number, readonly contextSize: number) {
     super(`prompt has ${promptTokens} tokens but the context window is ${contextSize}`);
   }
-}
-
-type NodeLlamaCpp = typeof import('node-llama-cpp');
-let llamaPromise: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
-
-/**
- * One Llama runtime per process, on the best device this machine has (llamaDevice.ts), never compiling (offline
- * machines). `onDevice` hears the device chosen, once, when the runtime first loads.
- */
-export function getLlamaRuntime(onDevice?: (device: string) => void): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
-  llamaPromise ??= (async () => {
-    const lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({ gpu: llamaGpuSetting(), build: 'never', logLevel: lib.LlamaLogLevel.error });
-    onDevice?.(llamaDeviceName(llama.gpu));
-    return { lib, llama };
-  })();
-  return llamaPromise;
 }
 
 export async function loadLlamaCppModel(options: LoadLlamaCppOptions): Promise<LlamaCppModel> {

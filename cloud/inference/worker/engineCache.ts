@@ -16,7 +16,7 @@
  */
 import { stat } from "node:fs/promises";
 import { loadLlamaCppModel, type LlamaCppModel, type LlamaCppSession } from "../../../engine/infer/llama-cpp.js";
-import { availableMemory } from "../../../sdk/platform/memory.js";
+import { availableMemory } from "../../../engine/memory.js";
 import { LruCache } from "./lruCache.js";
 
 export interface EngineCacheOptions {
