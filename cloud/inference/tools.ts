@@ -19,7 +19,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { unsupportedSchemaPart } from "../../engine/infer/json-schema-support.js";
-import { InferenceError, type ChatCall, type ChatEvent, type ChatMessage, type ChatParams, type ChatStream, type ConversationMessage, type FunctionTool, type ToolCall, type ToolRequest } from "./types.js";
+import { InferenceError, type ChatCall, type ChatMessage, type ChatParams, type ChatStream, type ConversationMessage, type FunctionTool, type ToolCall, type ToolRequest } from "./types.js";
 
 export const TOOL_CALL_MARKER = "<tool_call>";
 /** A call is a few dozen tokens of JSON; the engine's default of 128 may cut it. */

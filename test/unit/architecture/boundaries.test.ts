@@ -70,7 +70,7 @@ const topFolder = (file: string) => file.split("/")[0];
 interface Violation { file: string; spec: string; why: string }
 
 /** What is wrong with `file` importing each of `specs`, judged by the rules above. */
-export function judge(file: string, specs: readonly string[]): Violation[] {
+function judge(file: string, specs: readonly string[]): Violation[] {
   const found: Violation[] = [];
   const folder = topFolder(file);
   for (const spec of specs) {
@@ -97,7 +97,7 @@ export function judge(file: string, specs: readonly string[]): Violation[] {
 }
 
 /** Each import cycle among our source files (type-only and dynamic imports count: a reader follows them too). */
-export function importCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+function importCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
   // Tarjan's strongly connected components; a component of more than one file, or a file importing itself, is a cycle.
   const index = new Map<string, number>();
   const low = new Map<string, number>();
