@@ -29,4 +29,3 @@ export {
   loadLlamaCppModel, streamGenerate, LlamaCppModel, LlamaCppSession, ContextLengthExceededError,
   type LoadLlamaCppOptions, type SessionOptions, type LoraAdapterRef, type GenerateRequest, type GenerateResult, type FinishReason,
 } from './infer/llama-cpp.js';
-export { measureMatmulPeak, measureLoraThroughput, trainingFlopsPerToken, type MatmulPeak, type LoraBenchResult, type LoraBenchOptions } from './bench.js';
