@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { CloudContext } from "./context.js";
 import { clientErrorResponder, routerErrorResponder, type ErrorEnvelope } from "../server-shared/frameworkErrors.js";
-import { installErrorHandler } from "./http/errors.js";
+import { installErrorHandler } from "./http/errorHandler.js";
 import { newRequestId, REQUEST_ID_HEADER, requestId } from "./http/requestIds.js";
 import { accountRoutes } from "./routes/accounts.js";
 import { datasetRoutes } from "./routes/datasets.js";

@@ -7,7 +7,7 @@ export interface CloudMetrics {
   httpDuration: Histogram<"listener">;
   eventsAppended: Counter<"type">;
   sseClients: Counter<"kind">;
-  /** Edge requests made with a deployment key (issue 28), labelled by deployment slug and key display prefix. */
+  /** Edge requests made with a deployment key, labelled by deployment slug and key display prefix. */
   keyRequests: Counter<"deployment" | "key_prefix" | "status">;
   keyTokens: Counter<"deployment" | "key_prefix" | "kind">;
   keyLatency: Histogram<"deployment" | "key_prefix">;

@@ -1,6 +1,6 @@
 /**
- * Selects the tfjs backend once per process. The wasm backend is 10-30x faster than the pure-JS
- * cpu backend here (ENGINE-NOTES.md); tfjs-node cannot be installed offline. The umbrella
+ * Selects the tfjs backend once per process. The wasm backend runs vectorised kernels where the
+ * pure-JS cpu backend runs scalar loops; tfjs-node cannot be installed offline. The umbrella
  * @tensorflow/tfjs package is required because tfjs-core alone registers no gradients.
  */
 import * as tf from '@tensorflow/tfjs';

@@ -10,7 +10,7 @@
  * playground.js/.css, codicon.css + codicon.ttf.
  * Type-checking is a separate `tsc --noEmit` step, as esbuild only strips types.
  */
-import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

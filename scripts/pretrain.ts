@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { initTf } from '../engine/backend.js';
-import { generateCorpus } from '../engine/corpus/generate.js';
+import { generateCorpus } from './corpus/generate.js';
 import { saveModelGguf } from '../engine/gguf/model-file.js';
 import { promptTokens } from '../engine/infer/chat-template.js';
 import { generateGreedyTfjs } from '../engine/infer/tfjs-generate.js';

@@ -26,8 +26,8 @@ export async function readJsonFile<T>(file: string): Promise<T | null> {
   try {
     // Synchronous on purpose: these are small local files (credentials, project state, daemon
     // info) that a studio request reads up to three of. An async read is four thread-pool round
-    // trips, 72 µs alone and 385 µs for three at once on a busy 2-core machine, against 4.5 µs
-    // for the read itself (issue 15: the studio's /api/jobs spent a quarter of its overhead here).
+    // trips, each costing far more than reading such a file, and they queue behind one another on
+    // a busy machine.
     text = readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;

@@ -2,7 +2,7 @@
  * The Playground's `POST /api/inference/chat` body (`{target, messages, temperature?, maxTokens?}`,
  * see ui-shared/transport.ts ChatRequest) turned into the cloud's OpenAI-style
  * `/v1/inference/chat` body. The route's contract is a stream: without `stream: true` the cloud
- * answers with one JSON completion, which the Playground's SSE reader used to drop (issue 12).
+ * answers with one JSON completion, which the Playground's SSE reader would drop.
  * `maxTokens` is the page's spelling; the cloud reads `max_tokens`.
  */
 import type { InferenceChatInput } from "../sdk/client.js";

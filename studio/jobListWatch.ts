@@ -2,8 +2,8 @@
  * The studio's watch on the cloud's job list (`GET /v1/jobs/watch`, cloud/routes/jobListWatch.ts):
  * an event stream that announces the list's ETag at once and after every change. While it is open
  * and its last ETag is the one of the list the studio keeps, `/api/jobs` answers from that list
- * without asking the cloud (relayedJobList.ts); the round trip it saves was the studio's whole
- * cost over the cloud's own answer (issue 15).
+ * without asking the cloud (relayedJobList.ts); the round trip it saves would be the studio's
+ * whole cost over the cloud's own answer.
  *
  * That answer is exact, not merely recent, only where the announcement of a change reaches this
  * process before anyone who could ask us can know of the change. So the watch is trusted only

@@ -2,7 +2,7 @@
  * Whether `<name>.localhost` resolves for Node on the studio's machine. Browsers map every
  * `*.localhost` name to loopback themselves, but Node and Python ask the system resolver, which on
  * many machines (glibc without nss-myhostname, for one) answers ENOTFOUND. The Quick start samples
- * default to the deployment's `/d/<slug>` local URL when it does not resolve (issue 12), so the
+ * default to the deployment's `/d/<slug>` local URL when it does not resolve, so the
  * Python and JavaScript samples work as shown. Checked once per studio process: it is a property of
  * the machine, and the answer does not change while the studio runs.
  */

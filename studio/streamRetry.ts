@@ -2,8 +2,8 @@
  * What the job event relay answers while the cloud is unreachable or failing (a restart, a crash).
  *
  * EventSource reconnects by itself only after a network break or a 200 event stream that ends; an
- * HTTP error status (the 502 the studio used to send) makes it give up for good, so the job page
- * stayed "running" with the interrupted banner forever (issue 12). So a transient upstream failure
+ * HTTP error status (a 502, say) makes it give up for good, and the job page would stay "running"
+ * with the interrupted banner forever. So a transient upstream failure
  * is answered as an empty 200 event stream carrying a `retry:` delay: the browser shows its banner,
  * waits, and reconnects with the same `Last-Event-ID` until the cloud is back and the stream goes
  * on (or sends `end`). Errors that retrying cannot fix (404 unknown job, 401, 403) keep their status.

@@ -4,7 +4,7 @@
  * events in order. Decoding it gives the same `JobStreamEvent`s the named frames would have given,
  * so the view's log, chart and status read exactly as before, only applied in one pass.
  */
-import { JOB_EVENT_TYPES, type JobStreamEvent, type JobStreamEventType } from "./eventLog.js";
+import { JOB_EVENT_TYPES, type JobStreamEvent } from "./eventLog.js";
 
 /** SSE event name of a frame carrying many events. */
 export const JOB_EVENT_BATCH = "batch";

@@ -53,7 +53,7 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
   } catch (err) {
     // A failed build must not leave the previous bundle behind: `svc manifest` and `svc start`
     // reuse an existing bundle, so the studio would show, and train, the old trainer with no
-    // error (issue 12). With it gone, the next reader rebuilds and reports this same error.
+    // error. With it gone, the next reader rebuilds and reports this same error.
     rmSync(outfile, { force: true });
     const errors = (err as { errors?: { text: string; location?: { file: string; line: number } }[] }).errors;
     const first = errors?.[0];

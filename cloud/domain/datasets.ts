@@ -23,7 +23,7 @@ export async function saveDataset(ctx: CloudContext, projectId: string, name: st
   const sha256 = createHash("sha256").update(body).digest("hex");
   const key = `${projectId}:${sha256}`;
   const pending = inFlight.get(key);
-  if (pending) return pending.catch(() => saveDataset(ctx, projectId, name, body));
+  if (pending !== undefined) return pending.catch(() => saveDataset(ctx, projectId, name, body));
   const saving = findOrStore(ctx, projectId, name, body, sha256);
   inFlight.set(key, saving);
   try {

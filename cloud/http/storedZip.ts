@@ -112,6 +112,7 @@ export function dosDateTime(when: Date): { time: number; date: number } {
   };
 }
 
+// Written out because zlib.crc32 arrived in Node 20.15 and package.json's engines admit every Node 20.
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {

@@ -4,8 +4,8 @@
  *
  * The inference code accepts anything shaped like an AbortSignal's "abort" event (`CancelSignal`),
  * so a caller may pass a real AbortSignal. The HTTP answers pass a `ClientGone` instead: an
- * AbortController per request, with its EventTarget signal and listener bookkeeping, was 5% of the
- * edge's CPU per proxied request (issue 15); this is a flag and a short array.
+ * AbortController per request, with its EventTarget signal and listener bookkeeping, is a visible
+ * share of the edge's CPU per proxied request; this is a flag and a short array.
  */
 
 /** The part of AbortSignal inference uses. */

@@ -2,7 +2,7 @@
  * OpenAI function calling on llama.cpp, for models whose chat template knows nothing of tools
  * (every svc model: its template has system, user and assistant turns only).
  *
- * The rule (README "OpenAI compatibility", ARCHITECTURE.md "Tool calls"):
+ * The rule (README "OpenAI compatibility", docs/decisions/0008-tool-calls-by-grammar.md):
  * - A call is written by the model as `<tool_call>{"name": ..., "arguments": {...}}`, and a
  *   grammar built from the offered functions' JSON-schema `parameters` makes it valid:
  *   `required` or a named function: the output must be such a call (of that function);
@@ -19,7 +19,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { unsupportedSchemaPart } from "../../engine/infer/json-schema-support.js";
-import { InferenceError, type ChatCall, type ChatEvent, type ChatMessage, type ChatParams, type ChatStream, type ConversationMessage, type FunctionTool, type ToolCall, type ToolRequest } from "./types.js";
+import { InferenceError, type ChatCall, type ChatMessage, type ChatParams, type ChatStream, type ConversationMessage, type FunctionTool, type ToolCall, type ToolRequest } from "./types.js";
 
 export const TOOL_CALL_MARKER = "<tool_call>";
 /** A call is a few dozen tokens of JSON; the engine's default of 128 may cut it. */

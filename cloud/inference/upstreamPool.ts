@@ -1,7 +1,7 @@
 /**
  * Keep-alive connections to OpenAI-compatible upstreams: one node:http(s) Agent per upstream
  * origin, so a proxied chat reuses a warm socket instead of paying `fetch`'s per-request
- * Request/Response/WHATWG-stream objects (issue 15: a quarter of the edge's CPU).
+ * Request/Response/WHATWG-stream objects, which cost more CPU than the proxying itself.
  *
  * node:http rather than undici's `Pool`: undici is not a dependency of this package (only a
  * dev-time transitive one) and Node 20 does not export the copy it bundles; node:http ships with

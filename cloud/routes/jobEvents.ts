@@ -6,7 +6,7 @@
  *
  * Batch mode (`?batch=1`, what the job page asks for): every read of two or more events goes out as
  * ONE frame, `event: batch`, `id: <seq of its last event>`, `data: [{seq,type,data},...]`, so a
- * page opening a job with 100,000 events handles one message instead of 100,000 (issue 15). A frame is dispatched whole or not at all, so `Last-Event-ID` resume stays exact: a
+ * page opening a job with 100,000 events handles one message instead of 100,000. A frame is dispatched whole or not at all, so `Last-Event-ID` resume stays exact: a
  * connection cut inside a batch resumes after the previous frame and gets the batch again. A
  * single event (the usual live tail) still goes out as its own named event.
  */

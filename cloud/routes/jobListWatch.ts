@@ -1,8 +1,8 @@
 /**
  * `GET /v1/jobs/watch?projectId=`: the project's job-list ETag as an event stream, at once and
  * after every change (sdk/api/jobs.ts `jobListWatchRoute`). The studio keeps the list it relays
- * and, while this stream says its ETag is current, answers `/api/jobs` without asking (issue 15:
- * the revalidation round trip was the studio's whole cost over the cloud's).
+ * and, while this stream says its ETag is current, answers `/api/jobs` without asking (the
+ * revalidation round trip would be the studio's whole cost over the cloud's).
  *
  * A change made here carries its version and is written to the socket at once (not at the end of
  * the tick, where Node would otherwise send it), before the request that made it is answered

@@ -163,7 +163,7 @@ export class WorkerHub {
    * never rejects (errors are logged: the next wake-up retries).
    */
   jobQueued(): Promise<void> {
-    if (this.assignment) {
+    if (this.assignment !== null) {
       this.assignAgain = true;
       return this.assignment;
     }

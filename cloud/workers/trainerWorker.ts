@@ -14,7 +14,7 @@ import { resolveBaseModel } from "./baseModelCache.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
-import { stallTimeout, workerStallMs } from "./stallTimeout.js";
+import { workerStallMs } from "./stallTimeout.js";
 import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
 import { cloudRefusal, fileSha256, uploadArtifactOnce, type ArtifactToUpload } from "./artifactUpload.js";

@@ -66,7 +66,7 @@ export interface GgufChatTokenizerOptions {
 
 /** Loads only the vocabulary of a GGUF (no weights) and builds its ChatTokenizer. */
 export async function loadGgufChatTokenizer(modelPath: string, options: Omit<GgufChatTokenizerOptions, 'ownsModel'> = {}): Promise<ChatTokenizer> {
-  const { getLlamaRuntime } = await import('../infer/llama-cpp.js');
+  const { getLlamaRuntime } = await import('../infer/llamaRuntime.js');
   const { llama } = await getLlamaRuntime();
   const model = await llama.loadModel({ modelPath, gpuLayers: 0, vocabOnly: true });
   return ggufChatTokenizer(model, { ...options, ownsModel: true });

@@ -50,7 +50,7 @@ export function dequantize(type: number, bytes: Uint8Array, count: number): Floa
 
 /** Block of 32: f16 d, 32 int8 q; y = q * d. */
 function q8_0(b: Uint8Array, out: Float32Array): void {
-  for (let block = 0, at = 0, y = 0; y < out.length; block++, at += 34, y += 32) {
+  for (let at = 0, y = 0; y < out.length; at += 34, y += 32) {
     const d = f16At(b, at);
     for (let j = 0; j < 32; j++) out[y + j] = ((b[at + 2 + j] << 24) >> 24) * d;
   }

@@ -12,7 +12,7 @@ import { isLlamaFamily, type ModelConfig } from '../model/config.js';
 import type { LoadProgress } from '../backends/types.js';
 import { transpose2d } from '../model/matrix.js';
 import { isLinearWeight, weightShapes, type ModelWeights } from '../model/weights.js';
-import { GgufValueType, f32, str, u32, type GgufFile, type GgufTensor, type GgufTensorInfo, type GgufValue } from './format.js';
+import { f32, str, u32, type GgufFile, type GgufTensor, type GgufTensorInfo, type GgufValue } from './format.js';
 import { configFromMetadata } from './model-config.js';
 import { ggmlByteLength } from './ggml-types.js';
 import { openGgufTensors, readGgufFile, readGgufHeader } from './reader.js';

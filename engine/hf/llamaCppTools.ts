@@ -12,7 +12,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { packageRoot } from '../../sdk/packageRoot.js';
+import { packageRoot } from '../packageRoot.js';
 
 const run = promisify(execFile);
 

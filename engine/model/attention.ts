@@ -1,10 +1,10 @@
 /**
  * RoPE and causal self-attention as one custom-gradient op, run as per-head plain 2-D products.
  *
- * Why one op: tfjs-wasm multiplies untransposed 2-D matrices through XNNPACK (~26 GFLOP/s here)
- * but batched or transposed ones through a naive loop (~2.3 GFLOP/s), and its Slice (so Unpack,
- * Split) re-reads the whole input for every slice it takes: cutting [B·H, T, hd] into heads cost
- * ~12 ms a cut at d=256, more than the attention products themselves. Here q, k and v are read
+ * Why one op: tfjs-wasm multiplies untransposed 2-D matrices through XNNPACK but batched or
+ * transposed ones through a naive loop, and its Slice (so Unpack, Split) re-reads the whole input
+ * for every slice it takes: cutting [B·H, T, hd] into heads costs more than the attention
+ * products themselves. Here q, k and v are read
  * once and rotated by RoPE in place, every head is cut out in plain JavaScript (kᵀ written
  * transposed), every product is an untransposed 2-D one, and the backward pass is written out:
  *   S = s·q kᵀ + mask, P = softmax(S), O = P v

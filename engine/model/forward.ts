@@ -117,8 +117,8 @@ function feedForward(x: tf.Tensor2D, weights: ModelWeights, block: number, lora?
 }
 
 /**
- * Rows of a frozen embedding, copied in JavaScript: tfjs-wasm's Gather kernel took ~10 ms for
- * 1280 rows of 256 floats, the copy ~1 ms. (No gradient: the table is frozen.)
+ * Rows of a frozen embedding, copied in JavaScript: tfjs-wasm's Gather kernel is much slower than
+ * a plain copy. (No gradient: the table is frozen.)
  */
 function frozenRows(table: tf.Tensor, ids: Int32Array): tf.Tensor2D {
   const width = table.shape[1]!;

@@ -3,8 +3,7 @@
  *
  * Why: the autodiff form (logSoftmax, a one-hot of the targets, multiply, sum) runs several
  * passes over the [tokens, vocabulary] logits, and on tfjs-wasm its Exp and LogSoftmax kernels
- * are scalar loops (~9 ms for 1280 × 262 floats) while Softmax is XNNPACK's vectorised one
- * (~0.4 ms). Here the forward pass is one softmax; the loss reads just each token's target
+ * are scalar loops while Softmax is XNNPACK's vectorised one. Here the forward pass is one softmax; the loss reads just each token's target
  * probability, and the gradient, (softmax − onehot) · mask / count, is written in the same
  * pass, so nothing vocabulary-sized is saved (a copy, on tfjs-wasm) for the backward pass.
  */

@@ -1,10 +1,10 @@
 /**
  * 2-D matrix product whose backward pass stays on the wasm backend's fast path.
  *
- * Measured here: tfjs-wasm runs a·b through XNNPACK (~15-20 GFLOP/s) only when neither operand is
- * transposed and there is no batch dimension; `matMul(a, b, transposeA, transposeB)` and batched
- * products fall back to a naive loop at ~2 GFLOP/s. tfjs' built-in matMul gradient uses exactly
- * those transposed forms, which made backward passes 10x slower than forward. Here the gradients
+ * tfjs-wasm runs a·b through XNNPACK only when neither operand is transposed and there is no
+ * batch dimension; `matMul(a, b, transposeA, transposeB)` and batched products fall back to a
+ * naive loop. tfjs' built-in matMul gradient uses exactly those transposed forms, which makes the
+ * backward pass far slower than the forward one. Here the gradients
  * materialise the transpose first (cheap) and then use the fast untransposed product.
  */
 import { tf } from '../backend.js';

@@ -13,7 +13,7 @@
  * checkpoints written so far (no final adapter), instead of throwing, so partial work is usable.
  */
 import { mkdir } from 'node:fs/promises';
-import { availableMemory } from '../../sdk/platform/memory.js';
+import { availableMemory } from '../memory.js';
 import { join } from 'node:path';
 import { assertTfjsTrains, estimateTfjsMemory, TFJS_HEAP_LIMIT_BYTES, TfjsBackend } from '../backends/tfjs.js';
 import type { ComputeBackend, LoadProgress, OptimizerSettings } from '../backends/types.js';

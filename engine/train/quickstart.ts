@@ -1,7 +1,7 @@
 /**
  * The hyper-parameters of the quickstart fine-tune (examples/quickstart/data on svc-tiny), kept
- * in one place so the example project, the benchmark and the tests agree. Measured: the JSON
- * format is learned in well under a minute on one core.
+ * in one place so the example project, the benchmark and the tests agree. They are small enough
+ * that the JSON answer format is learned in a first run a user waits for on one core.
  */
 import type { TrainLoraOptions } from './lora-trainer.js';
 

@@ -4,7 +4,6 @@
  * host message until the view has said `webview/ready`. The panel adapter wires `post` to
  * `webview.postMessage` and `receive` to `onDidReceiveMessage`.
  */
-import type { JobStreamEvent } from "../../ui-shared/eventLog.js";
 import {
   READY_COMMAND,
   STREAM_CLOSE_COMMAND,

@@ -20,6 +20,7 @@ export function importSpecifier(file: string, pathModule: path.PlatformPath = pa
 }
 
 /** Characters no file name may hold on Windows (and `/`, which none may hold anywhere), plus control characters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this pattern refuses.
 const UNSAFE = /[<>:"/\\|?*\u0000-\u001f]/g;
 /** Names Windows reserves for devices, with or without an extension. */
 const RESERVED = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;

@@ -4,7 +4,7 @@
  * it reaches.
  */
 import path from "node:path";
-import { measureLoraThroughput, measureMatmulPeak } from "../../engine/bench.js";
+import { measureLoraThroughput, measureMatmulPeak } from "./loraThroughput.js";
 import { repoRoot } from "../integration/harness/cloud.js";
 
 const peak = await measureMatmulPeak();

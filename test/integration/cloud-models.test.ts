@@ -107,7 +107,7 @@ describe("base models: registration with facts, listing, and the job check", fun
     for (const file of [notGguf, truncated, path.join(cloud.home, "missing.gguf")]) {
       const res = await register({ path: file, name: "bad-one" });
       assert.equal(res.status, 400, `${file}: ${res.text}`);
-      assert.match(res.body.error.message, new RegExp(`^path: ${escape(file)} `));
+      assert.match(res.body.error.message, new RegExp(`^path: ${escapeRegExp(file)} `));
     }
     assert.deepEqual(await list(), before);
   });
@@ -237,6 +237,6 @@ function cloudRoot(): string {
   return path.resolve(import.meta.dirname, "../..");
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

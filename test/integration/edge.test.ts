@@ -26,7 +26,6 @@ describe("edge: OpenAI-compatible deployments", function () {
   this.timeout(60_000);
   let cloud: TestCloud;
   let client: CloudClient;
-  let open: Deployment;
   let upstream: TestUpstream;
 
   before(async () => {
@@ -36,7 +35,7 @@ describe("edge: OpenAI-compatible deployments", function () {
     // cached state expiring.
     cloud = await startTestCloud({ env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500", SVC_TRUSTED_PROXIES: "127.0.0.1", SVC_EDGE_STATE_TTL_MS: "600000" } });
     client = (await newAccount(cloud)).client;
-    open = await client.createDeployment({ slug: "open-base", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
+    await client.createDeployment({ slug: "open-base", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
   });
   after(async () => {
     await cloud?.dispose();

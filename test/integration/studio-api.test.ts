@@ -39,9 +39,9 @@ describe("studio server API", function () {
       const js = await studioRequest(stack.studio, "GET", "/app.js", { token: null });
       assert.equal(js.status, 200);
       assert.match(String(js.headers["content-type"]), /text\/javascript/);
-      const escape = await studioRequest(stack.studio, "GET", "/..%2f..%2fpackage.json", { token: null });
-      assert.equal(escape.status, 404);
-      assert.equal(escape.json.error.code, "not_found");
+      const traversal = await studioRequest(stack.studio, "GET", "/..%2f..%2fpackage.json", { token: null });
+      assert.equal(traversal.status, 404);
+      assert.equal(traversal.json.error.code, "not_found");
     });
 
     it("uses a fresh token per launch", async () => {

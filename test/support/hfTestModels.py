@@ -127,7 +127,7 @@ def write_sentencepiece_model(vocab: dict, out: str) -> None:
     Scores rank normal pieces by id (earlier merges first), as sentencepiece BPE models do.
     """
     pieces = bytearray()
-    for i, (token, kind) in enumerate(zip(vocab["tokens"], vocab["types"])):
+    for i, (token, kind) in enumerate(zip(vocab["tokens"], vocab["types"], strict=True)):
         kind = 2 if i == vocab["unk"] else int(kind)
         score = -float(i) if kind == 1 else 0.0
         piece = _field(1, token.encode("utf-8")) + b"\x15" + struct.pack("<f", score) + b"\x18" + _varint(kind)

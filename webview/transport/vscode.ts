@@ -5,7 +5,6 @@
  */
 import { installRouteMethods, type RouteMethods } from "../../sdk/api/route.js";
 import { studioApi, type StudioApi } from "../../sdk/api/studio.js";
-import type { JobStreamEvent } from "../../ui-shared/eventLog.js";
 import {
   READY_COMMAND,
   REQUEST_TIMEOUT_MS,

@@ -6,18 +6,16 @@
  *
  * Why a pool of contexts and not one context with several sequences: node-llama-cpp decodes all
  * sequences of a context in one batch per step, in lock-step, on that context's threads; more
- * than one llama.cpp thread per context collapses on a busy CPU (ENGINE-NOTES.md: 67 vs ~2,000
- * tok/s), so one context decodes on one core however many cores there are. Separate contexts
- * decode on separate libuv threads and scale with the cores (ENGINE-NOTES.md, 2 idle cores:
- * 4 contexts ~3,900 tok/s, 4 sequences of one context ~630). On an oversubscribed 2-core machine
- * the batch's shared per-step cost wins instead (test/bench/inference.bench.ts measured 4
- * sequences at 1.3-1.5x 4 contexts under a load average of 5-13): pools of several multi-sequence
- * contexts would get both, and are the next step.
+ * than one llama.cpp thread per context collapses on a busy CPU, so one context decodes on one
+ * core however many cores there are. Separate contexts decode on separate libuv threads and scale
+ * with the cores. On an oversubscribed machine the batch's shared per-step cost wins instead
+ * (test/bench/inference.bench.ts prints both): pools of several multi-sequence contexts would get
+ * both. docs/decisions/0009-context-pool.md.
  */
 import { stat } from "node:fs/promises";
 import { loadLlamaCppModel, type LlamaCppModel, type LlamaCppSession } from "../../../engine/infer/llama-cpp.js";
 import type { LlamaModelPlacement } from "../../../engine/infer/llamaDevice.js";
-import { availableMemory } from "../../../sdk/platform/memory.js";
+import { availableMemory } from "../../../engine/memory.js";
 import { LruCache } from "./lruCache.js";
 
 export interface EngineCacheOptions {

@@ -1,6 +1,6 @@
 /**
  * The inference child's messages to the cloud, coalesced. Each IPC message costs a pipe write in
- * the child (measured as its largest cost after llama.cpp itself), a wake-up and a JSON parse in
+ * the child (its largest cost after llama.cpp itself), a wake-up and a JSON parse in
  * the cloud, and an SSE chunk; with a small model that rivals the decode, and on a busy machine
  * it is CPU the decode threads need. So:
  * - a generation's first text, and every `done` / `error`, go out at once (time to first token

@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packageRoot } from '../../../sdk/packageRoot.js';
+import { packageRoot } from '../../packageRoot.js';
 import { readChatJsonl, tokenizeExamples } from '../../data/chat-jsonl.js';
 import { modelMetadata, readModelConfig } from '../../gguf/model-file.js';
 import { writeGgufFile } from '../../gguf/writer.js';

@@ -4,7 +4,7 @@
  * the package ships engine/backends/torch/python/ as it is in the repository.
  */
 import path from 'node:path';
-import { packageRoot } from '../../../sdk/packageRoot.js';
+import { packageRoot } from '../../packageRoot.js';
 
 /** The folder that holds the `svc_torch` package, its entry script and the bench anchor. */
 export function torchPythonPath(): string {

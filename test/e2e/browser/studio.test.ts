@@ -5,10 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import path from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
-import type { Deployment, Job } from "../../../sdk/wire.js";
+import type { Deployment } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";

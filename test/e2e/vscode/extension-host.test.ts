@@ -36,7 +36,7 @@ describe("VS Code extension tests (inside the extension host)", function () {
       settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0 },
       timeoutMs: 360_000,
       screenshotName: "vscode-extension-tests",
-      onLog: (level, message) => {
+      onLog: (_level, message) => {
         lines.push(message);
         // mocha's spec reporter lines, indented by the suite structure; the rest is workbench noise.
         if (/^\s+(✔|✓|\d+\)|[A-Za-z])|passing|failing|pending|Error|at /.test(message) && !message.includes("open-vsx")) process.stdout.write(`    │ ${message}\n`);

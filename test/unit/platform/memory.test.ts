@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { availableMemory, darwinAvailable } from "../../../sdk/platform/memory.js";
+import { availableMemory, darwinAvailable } from "../../../engine/memory.js";
 
 /** `vm_stat` as macOS 14 on Apple Silicon prints it (16 KiB pages). */
 const VM_STAT = `Mach Virtual Memory Statistics: (page size of 16384 bytes)

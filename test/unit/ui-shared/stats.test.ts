@@ -35,7 +35,7 @@ describe("ui-shared/stats", () => {
   it("uses t with df = 1 for two points", () => {
     const s = computeStats([3, 1]);
     close(s.mean, 2);
-    close(s.std, 1.4142135623730951); // np.std([3, 1], ddof=1)
+    close(s.std, Math.SQRT2); // np.std([3, 1], ddof=1)
     close(s.variance, 2);
     close(s.p90, 2.8); // np.percentile([3, 1], 90)
     close(s.p95, 2.9);

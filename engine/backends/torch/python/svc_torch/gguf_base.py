@@ -128,8 +128,8 @@ def _complete_config(raw: dict, reader, architecture: str) -> None:
         raw["layer_types"] = ["sliding_attention" if v else "full_attention" for v in sliding]
         kv_heads = get("attention.head_count_kv")
         if isinstance(kv_heads, list):
-            raw["num_key_value_heads"] = int(next(v for v, s in zip(kv_heads, sliding) if s))
-            raw["num_global_key_value_heads"] = int(next(v for v, s in zip(kv_heads, sliding) if not s))
+            raw["num_key_value_heads"] = int(next(v for v, s in zip(kv_heads, sliding, strict=True) if s))
+            raw["num_global_key_value_heads"] = int(next(v for v, s in zip(kv_heads, sliding, strict=True) if not s))
         raw["head_dim"] = int(get("attention.key_length_swa"))
         raw["global_head_dim"] = int(head_dim)
         raw["num_kv_shared_layers"] = int(get("attention.shared_kv_layers", 0))

@@ -7,8 +7,8 @@
  * base model knows every printable character and can place an answer after a prefix: without
  * them a LoRA could not teach a new output format (such as the quickstart's JSON) in a minute.
  */
-import type { ChatMessage } from '../tokenizer.js';
-import { SeededRandom } from '../random.js';
+import type { ChatMessage } from '../../engine/tokenizer.js';
+import { SeededRandom } from '../../engine/random.js';
 import * as F from './facts.js';
 
 type Turn = [user: string, assistant: string];

@@ -8,14 +8,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initTf, tf } from './backend.js';
-import { readChatJsonl } from './data/chat-jsonl.js';
-import { loadModelGguf } from './gguf/model-file.js';
-import type { ModelConfig } from './model/config.js';
-import { renderChat } from './tokenizer.js';
-import { disposeWeights } from './model/weights.js';
-import { trainLora } from './train/lora-trainer.js';
-import { QUICKSTART_HYPERPARAMETERS as QS } from './train/quickstart.js';
+import { initTf, tf } from '../../engine/backend.js';
+import { readChatJsonl } from '../../engine/data/chat-jsonl.js';
+import { loadModelGguf } from '../../engine/gguf/model-file.js';
+import type { ModelConfig } from '../../engine/model/config.js';
+import { renderChat } from '../../engine/tokenizer.js';
+import { disposeWeights } from '../../engine/model/weights.js';
+import { trainLora } from '../../engine/train/lora-trainer.js';
+import { QUICKSTART_HYPERPARAMETERS as QS } from '../../engine/train/quickstart.js';
 
 export interface MatmulPeak {
   /** Best GFLOP/s over the sizes tried. */
