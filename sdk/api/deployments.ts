@@ -2,7 +2,7 @@
 import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { ProjectQuery } from "./accounts.js";
-import { InferenceDevice } from "./inference.js";
+import { InferenceDevice } from "./inferenceDevice.js";
 import { route } from "./route.js";
 
 export const DeploymentTarget = T.Union([

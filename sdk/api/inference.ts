@@ -18,20 +18,4 @@ export type InferenceChatInput = Omit<Static<typeof InferenceChatBody>, "project
 /** JSON for `stream: false`, OpenAI-style SSE chunks for `stream: true`: the caller reads the response. */
 export const inferenceChatRoute = route({ method: "POST", path: "/v1/inference/chat", body: InferenceChatBody, project: "body?" });
 
-/** Where a loaded model's layers sit: `gpuLayers` of its `layers` on the device (0 on the CPU). */
-export const InferenceModelPlacement = T.Object({ file: T.String(), gpuLayers: T.Integer(), layers: T.Integer() });
-
-/**
- * What the cloud's llama.cpp decodes on (/readyz, and the endpoint page of a deployment served by llama.cpp): `cpu` or
- * the GPU build that loaded, the GPUs' names, device memory, why the CPU serves when a GPU was allowed, and the
- * loaded models' offloaded layers.
- */
-export const InferenceDevice = T.Object({
-  type: T.String(),
-  names: T.Array(T.String()),
-  vramTotalBytes: T.Number(),
-  vramFreeBytes: T.Number(),
-  fallbackReason: T.Optional(T.String()),
-  models: T.Array(InferenceModelPlacement),
-});
-export type InferenceDeviceReport = Static<typeof InferenceDevice>;
+export { InferenceDevice, InferenceModelPlacement, type InferenceDeviceReport } from "./inferenceDevice.js";
