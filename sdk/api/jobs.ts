@@ -99,6 +99,12 @@ export const jobAdapterRoute = route({
 });
 
 /**
+ * The GGUF of the base model a job trained on (the file the cloud serves it from), so a client can
+ * export the adapter merged into it or beside it (`svc export`). Same scope as the job.
+ */
+export const jobBaseModelRoute = route({ method: "GET", path: "/v1/jobs/:id/base-model", ...scoped, produces: "file" });
+
+/**
  * SSE of the project's job list: `event: version` with `{ etag, immediate }` at once and after each
  * change, `etag` being the ETag `GET /v1/jobs` answers with at that version. `immediate` is true
  * where every change is announced before the request that made it is answered (a single cloud
