@@ -6,7 +6,7 @@
  * place at the end, so a failure leaves nothing half-written.
  */
 import { execFile } from "node:child_process";
-import { createWriteStream, existsSync } from "node:fs";
+import { createWriteStream, existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -32,7 +32,7 @@ type Quant = (typeof QUANTS)[number];
 const USAGE = `svc export JOB-ID --format gguf-merged|ollama|lmstudio|peft [--checkpoint STEP] [--quant q8_0|q4_k_m|f16] [--out PATH]
 
 gguf-merged  the base model with the adapter merged in, as one GGUF llama.cpp loads without an adapter
-             (--out: the file; default ./<job>-<id>-<quant>.gguf)
+             (--out: the file, or a folder for it; default ./<job>-<id>-<quant>.gguf)
 ollama       a folder with a Modelfile (FROM the base GGUF, ADAPTER the adapter GGUF, the chat template
              and stop tokens) and both files; runs \`ollama create\` when ollama is on PATH
              (--out: the folder; default ./<job>-<id>-ollama)
@@ -220,9 +220,18 @@ function targetsOf(options: ExportOptions, stem: string, which: string): { file:
       file = path.join(path.resolve(options.out ?? path.join(os.homedir(), ".lmstudio", "models")), "svc", stem, fileName);
       break;
     default:
-      file = path.resolve(options.out ?? fileName);
+      // An existing folder as --out: the file goes in it under its usual name.
+      file = options.out && isFolder(options.out) ? path.resolve(options.out, fileName) : path.resolve(options.out ?? fileName);
   }
   return { file, parent: path.dirname(file) };
+}
+
+function isFolder(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 async function writeAtomically(target: string, write: (temp: string) => Promise<unknown>): Promise<void> {

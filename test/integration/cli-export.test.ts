@@ -4,15 +4,20 @@
  * base's tensors and no adapter; LM Studio's folder layout; an Ollama folder whose Modelfile names
  * the base and adapter files beside it, and `ollama create` run in it (by a stand-in `ollama` on PATH
  * that records its arguments: Ollama is not installed here); PEFT as the adapter download gives it.
- * Bad input says what is wrong and leaves nothing behind.
+ * The studio's download of a merged model runs the same command. Bad input says what is wrong and
+ * leaves nothing behind.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readGgufHeader } from "../../engine/gguf/reader.js";
+import { fileNameOf } from "../../sdk/api/files.js";
 import type { CloudClient } from "../../sdk/client.js";
+import { mergedSizeEstimate } from "../../ui-shared/adapterFiles.js";
+import { pollUntil } from "../support/poll.js";
 import type { Job } from "../../sdk/wire.js";
 import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../e2e/browser/support/studioStack.js";
 import { cliPath } from "./harness/cloud.js";
@@ -114,6 +119,33 @@ describe("svc export", function () {
     assert.equal(result.status, 0, result.stderr);
     const download = Buffer.from(await (await client.openJobAdapter(job.id, { format: "peft" })).arrayBuffer());
     assert.ok(readFileSync(out).equals(download));
+  });
+
+  it("studio: GET /api/jobs/:id/merged-model runs svc export and sends the merged GGUF, leaving no temporary folder", async () => {
+    const tempFolders = () => readdirSync(os.tmpdir()).filter((name) => name.startsWith("svc-studio-export-"));
+    const before = tempFolders();
+    const get = (query: string) => fetch(`http://127.0.0.1:${stack.studio.port}/api/jobs/${job.id}/merged-model?${query}`, { headers: { "x-svc-studio-token": stack.studio.token } });
+    const response = await get("quant=f16&step=2");
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal(fileNameOf(response.headers.get("content-disposition")), `${stem}-step-2-f16.gguf`);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    assert.equal(Number(response.headers.get("content-length")), bytes.length);
+    const file = path.join(folder("studio"), "merged.gguf");
+    writeFileSync(file, bytes);
+    const header = await readGgufHeader(file);
+    assert.equal(header.metadata.get("general.file_type")?.value, 1);
+    // The size the job page shows before the export is about the size written.
+    const [model] = (await client.listModels()).filter((m) => m.name === "svc-tiny");
+    const estimate = mergedSizeEstimate(model.parameters, "f16")!;
+    assert.ok(Math.abs(estimate - bytes.length) / bytes.length < 0.2, `estimate ${estimate} for ${bytes.length} bytes`);
+
+    const badQuant = await get("quant=q5_0");
+    assert.equal(badQuant.status, 400);
+    assert.match((await badQuant.json()).error.message, /quant must be "q8_0", "f16" or "q4_k_m"/);
+    const noCheckpoint = await get("quant=q8_0&step=3");
+    assert.equal(noCheckpoint.status, 404);
+    assert.match((await noCheckpoint.json()).error.message, /has no checkpoint at step 3/);
+    await pollUntil(async () => (tempFolders().length === before.length ? true : undefined), { timeoutMs: 10_000, description: "the studio's temporary export folders to be removed" });
   });
 
   it("bad input: a clear error, and nothing written", async () => {
