@@ -16,12 +16,12 @@ import { quantize } from './quantize.js';
 import { openGgufTensors, readGgufFile } from './reader.js';
 import { encodeGgufHeader } from './writer.js';
 
-/** The types an export writes its matrices in (llama.cpp's names, lower case as on the command line). */
-export type MergedWeightType = 'f16' | 'q8_0';
+/** The types an export writes its matrices in (llama.cpp's names, lower case as on the command line); f32 loses nothing. */
+export type MergedWeightType = 'f32' | 'f16' | 'q8_0';
 
-/** llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*) for each. */
-const FILE_TYPE: Record<MergedWeightType, number> = { f16: 1, q8_0: 7 };
-const GGML: Record<MergedWeightType, number> = { f16: GgmlType.F16, q8_0: GgmlType.Q8_0 };
+/** llama.cpp's general.file_type (LLAMA_FTYPE_ALL_F32, LLAMA_FTYPE_MOSTLY_*) for each. */
+const FILE_TYPE: Record<MergedWeightType, number> = { f32: 0, f16: 1, q8_0: 7 };
+const GGML: Record<MergedWeightType, number> = { f32: GGML_TYPE_F32, f16: GgmlType.F16, q8_0: GgmlType.Q8_0 };
 
 export interface MergeProgress {
   /** Tensors written so far, of `total`. */
