@@ -148,6 +148,22 @@ describe("svc export", function () {
     await pollUntil(async () => (tempFolders().length === before.length ? true : undefined), { timeoutMs: 10_000, description: "the studio's temporary export folders to be removed" });
   });
 
+  it("q4_k_m: merges to F16 and hands that to llama-quantize (a stand-in that records its arguments and copies)", async () => {
+    const bin = folder("stand-in-quantize");
+    const record = path.join(bin, "args.txt");
+    const quantizer = path.join(bin, "llama-quantize");
+    writeFileSync(quantizer, `#!/bin/sh\necho "$@" > ${JSON.stringify(record)}\ncp "$1" "$2"\n`);
+    chmodSync(quantizer, 0o755);
+    const dir = folder("q4");
+    const result = svc([job.id, "--format", "gguf-merged", "--quant", "q4_k_m", "--out", dir], { SVC_LLAMA_QUANTIZE: quantizer });
+    assert.equal(result.status, 0, result.stderr);
+    const [input, output, type] = readFileSync(record, "utf8").trim().split(" ");
+    assert.equal(type, "Q4_K_M");
+    assert.notEqual(input, output);
+    assert.deepEqual(readdirSync(dir), [`${stem}-q4_k_m.gguf`]);
+    assert.equal((await readGgufHeader(path.join(dir, `${stem}-q4_k_m.gguf`))).metadata.get("general.file_type")?.value, 1, "the stand-in passed the F16 merge through");
+  });
+
   it("bad input: a clear error, and nothing written", async () => {
     const dir = folder("bad");
     const out = path.join(dir, "x.gguf");
