@@ -9,6 +9,7 @@ import { setupCommand } from "./commands/setup.js";
 import { workerCommand } from "./commands/worker.js";
 import { initCommand } from "./commands/init.js";
 import { jobsCommand } from "./commands/jobs.js";
+import { exportCommand } from "./commands/export.js";
 import { keysCommand } from "./commands/keys.js";
 import type { Command } from "./command.js";
 import { printError } from "./output.js";
@@ -20,6 +21,7 @@ const COMMANDS: Command[] = [
   buildCommand,
   manifestCommand,
   jobsCommand,
+  exportCommand,
   keysCommand,
   modelsCommand,
   setupCommand,

@@ -14,7 +14,7 @@ import { accountsApi, anonymousTokenRoute } from "./api/accounts.js";
 import { uploadDatasetRoute } from "./api/datasets.js";
 import { deploymentsApi } from "./api/deployments.js";
 import { inferenceChatRoute, type InferenceChatInput } from "./api/inference.js";
-import { jobAdapterRoute, jobEventsRoute, jobsApi, type AdapterChoice } from "./api/jobs.js";
+import { jobAdapterRoute, jobBaseModelRoute, jobEventsRoute, jobsApi, type AdapterChoice } from "./api/jobs.js";
 import { keysApi } from "./api/keys.js";
 import { modelsApi } from "./api/models.js";
 import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type ResponseOf, type RouteMethods } from "./api/route.js";
@@ -141,6 +141,11 @@ export class CloudClient {
    */
   openJobAdapter(jobId: string, choice: AdapterChoice, signal?: AbortSignal): Promise<Response> {
     return this.open(jobAdapterRoute, { params: { id: jobId } }, { query: { ...choice }, signal, stream: true });
+  }
+
+  /** The GGUF of the base model a job trained on (`GET /v1/jobs/:id/base-model`), its body unread, like `openJobAdapter`. */
+  openJobBaseModel(jobId: string, signal?: AbortSignal): Promise<Response> {
+    return this.open(jobBaseModelRoute, { params: { id: jobId } }, { signal, stream: true });
   }
 
   // --- plumbing -----------------------------------------------------------------------------

@@ -31,3 +31,16 @@ export function adapterOffers(artifacts: readonly Artifact[]): AdapterOffer[] {
   const checkpoints = [...new Set(artifacts.filter((a) => a.kind === "checkpoint" && a.step !== final?.step).map((a) => a.step))].sort((a, b) => b - a);
   return [final ? offer(undefined, `Final adapter (step ${final.step})`) : null, ...checkpoints.map((step) => offer(step, `Checkpoint, step ${step}`))].filter((o): o is AdapterOffer => o !== null);
 }
+
+/** The weight types a merged export offers, in the order the job page lists them. */
+export const MERGED_QUANTS = ["q8_0", "f16", "q4_k_m"] as const;
+export type MergedQuant = (typeof MERGED_QUANTS)[number];
+
+/** Bits per weight of each type (llama.cpp's block sizes; Q4_K_M mixes Q4_K and Q6_K, about 4.9). */
+const BITS_PER_WEIGHT: Record<MergedQuant, number> = { q8_0: (34 * 8) / 32, f16: 16, q4_k_m: 4.9 };
+
+/** About how large a merged export of a base with `parameters` weights is, before it is written; undefined when the count is unknown. */
+export function mergedSizeEstimate(parameters: number | null | undefined, quant: MergedQuant): number | undefined {
+  if (typeof parameters !== "number" || parameters <= 0) return undefined;
+  return Math.round((parameters * BITS_PER_WEIGHT[quant]) / 8);
+}

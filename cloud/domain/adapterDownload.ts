@@ -6,6 +6,7 @@
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import path from "node:path";
 import { adapterArtifactNames, type AdapterChoice } from "../../sdk/api/jobs.js";
 import type { CloudContext } from "../context.js";
 import { HttpError } from "../http/errors.js";
@@ -63,6 +64,17 @@ export async function adapterDownload(ctx: CloudContext, job: JobsTable, choice:
     ].map(([entryName, file]) => zipEntryOf(entryName, file)),
   );
   return { name, type: "application/zip", size: storedZipSize(entries), body: () => storedZip(entries) };
+}
+
+/** The job's base model GGUF, named by its file name; 404 when the model is gone or served by an upstream server. */
+export async function baseModelDownload(ctx: CloudContext, job: JobsTable): Promise<AdapterDownload> {
+  const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
+  const row = await ctx.db.selectFrom("base_models").select(["path"]).where("name", "=", modelName).executeTakeFirst();
+  if (!row) throw new HttpError(404, "not_found", `job ${job.id}'s base model ${modelName} is no longer registered`);
+  if (!row.path) throw new HttpError(404, "not_found", `job ${job.id}'s base model ${modelName} is an upstream server, not a GGUF file`);
+  const file = row.path;
+  const { size } = await statArtifact(file);
+  return { name: path.basename(file), type: "application/octet-stream", size, body: () => createReadStream(file) };
 }
 
 /** An artifact file as a zip entry: its CRC-32 from one read now, its bytes from a second read when the archive reaches it. */

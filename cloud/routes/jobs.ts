@@ -11,8 +11,8 @@ import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
 import { requireProject } from "../domain/accounts.js";
 import { badRequest } from "../http/errors.js";
-import { jobAdapterRoute, jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js";
-import { adapterDownload } from "../domain/adapterDownload.js";
+import { jobAdapterRoute, jobBaseModelRoute, jobEventsRoute, jobsApi } from "../../sdk/api/jobs.js";
+import { adapterDownload, baseModelDownload } from "../domain/adapterDownload.js";
 import { sendFile } from "../http/sendFile.js";
 import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope, requiredProjectScope } from "./scope.js";
@@ -83,6 +83,12 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
     const { job } = await jobOf(request);
     const { format, step } = request.query;
     return sendFile(reply, await adapterDownload(ctx, job, { format, step }));
+  });
+
+  // The base GGUF the job trained on, for exports that merge the adapter into it or ship it beside it.
+  serveRoute(app, jobBaseModelRoute, async (request, reply) => {
+    const { job } = await jobOf(request);
+    return sendFile(reply, await baseModelDownload(ctx, job));
   });
 
   serveRoute(app, jobEventsRoute, async (request, reply) => {

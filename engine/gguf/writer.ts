@@ -79,41 +79,59 @@ function writeValue(sink: ByteSink, value: GgufValue): void {
   }
 }
 
-export function encodeGguf(file: GgufFile): Buffer {
+/** A tensor's entry in a header: its stored type and byte length (before padding). */
+export interface GgufTensorLayout {
+  name: string;
+  dims: number[];
+  type: number;
+  bytes: number;
+}
+
+/**
+ * The header (metadata, tensor infos, padding to the data): what precedes the tensors' bytes, which
+ * follow in this order, each padded to the alignment. Lets a writer stream tensors it has not made yet.
+ */
+export function encodeGgufHeader(metadata: Map<string, GgufValue>, tensors: readonly GgufTensorLayout[]): Buffer {
   const sink = new ByteSink();
   sink.u32(GGUF_MAGIC);
   sink.u32(GGUF_VERSION);
-  sink.u64(file.tensors.length);
-  sink.u64(file.metadata.size);
-  for (const [key, value] of file.metadata) {
+  sink.u64(tensors.length);
+  sink.u64(metadata.size);
+  for (const [key, value] of metadata) {
     sink.string(key);
     writeValue(sink, value);
   }
   let offset = 0;
-  const offsets: number[] = [];
+  for (const tensor of tensors) {
+    const { name, blockElements } = ggmlTypeInfo(tensor.type, tensor.name);
+    // ggml quantises rows: a row (ne0) that is not whole blocks cannot be stored in this type.
+    if ((tensor.dims[0] ?? 1) % blockElements !== 0) throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
+    sink.string(tensor.name);
+    sink.u32(tensor.dims.length);
+    for (const dim of tensor.dims) sink.u64(dim);
+    sink.u32(tensor.type);
+    sink.u64(offset);
+    offset += Math.ceil(tensor.bytes / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+  }
+  sink.padTo(GGUF_ALIGNMENT);
+  return sink.concat();
+}
+
+export function encodeGguf(file: GgufFile): Buffer {
   const payloads: Uint8Array[] = [];
-  for (const tensor of file.tensors) {
+  const layout = file.tensors.map((tensor) => {
     const count = tensor.dims.reduce((a, b) => a * b, 1);
     if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name}: dims ${tensor.dims} do not match ${tensor.data.length} values`);
     const type = tensor.type ?? GGML_TYPE_F32;
     const { name, blockElements } = ggmlTypeInfo(type, tensor.name);
-    // ggml quantises rows: a row (ne0) that is not whole blocks cannot be stored in this type.
     if ((tensor.dims[0] ?? 1) % blockElements !== 0) throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
     const data = quantize(type, tensor.data);
-    sink.string(tensor.name);
-    sink.u32(tensor.dims.length);
-    for (const dim of tensor.dims) sink.u64(dim);
-    sink.u32(type);
-    sink.u64(offset);
-    offsets.push(offset);
     payloads.push(data);
-    offset += Math.ceil(data.byteLength / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
-  }
-  sink.padTo(GGUF_ALIGNMENT);
-  const dataStart = sink.length;
-  for (let i = 0; i < file.tensors.length; i++) {
-    const data = payloads[i];
-    if (sink.length - dataStart !== offsets[i]) throw new Error('internal: tensor offset mismatch');
+    return { name: tensor.name, dims: tensor.dims, type, bytes: data.byteLength };
+  });
+  const sink = new ByteSink();
+  sink.push(encodeGgufHeader(file.metadata, layout));
+  for (const data of payloads) {
     sink.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     sink.padTo(GGUF_ALIGNMENT);
   }

@@ -78,6 +78,13 @@ export const AdapterChoice = T.Object({
 export type AdapterChoice = Static<typeof AdapterChoice>;
 export type AdapterFormat = AdapterChoice["format"];
 
+/** A merged model to export (`svc export --format gguf-merged`): the weights' type, and the final adapter or a checkpoint's. */
+export const MergedExportChoice = T.Object({
+  quant: T.Union([T.Literal("q8_0"), T.Literal("f16"), T.Literal("q4_k_m")], { errorMessage: 'quant must be "q8_0", "f16" or "q4_k_m"' }),
+  step: T.Optional(T.Integer({ minimum: 0, errorMessage: "step must be the step of one of the job's checkpoints" })),
+});
+export type MergedExportChoice = Static<typeof MergedExportChoice>;
+
 /**
  * The artifact names a worker uploads an adapter under (cloud/workers/trainerWorker.ts): the final one's, or those of
  * the checkpoint at `step`; the PEFT pair's names inside a download are the plain ones.
@@ -97,6 +104,12 @@ export const jobAdapterRoute = route({
   query: T.Object({ projectId: T.Optional(T.String()), ...AdapterChoice.properties }),
   produces: "file",
 });
+
+/**
+ * The GGUF of the base model a job trained on (the file the cloud serves it from), so a client can
+ * export the adapter merged into it or beside it (`svc export`). Same scope as the job.
+ */
+export const jobBaseModelRoute = route({ method: "GET", path: "/v1/jobs/:id/base-model", ...scoped, produces: "file" });
 
 /**
  * SSE of the project's job list: `event: version` with `{ etag, immediate }` at once and after each

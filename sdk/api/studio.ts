@@ -5,7 +5,7 @@
 import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
-import { AdapterChoice, jobEventsRoute, jobsApi } from "./jobs.js";
+import { AdapterChoice, jobEventsRoute, jobsApi, MergedExportChoice } from "./jobs.js";
 import { deploymentsApi, TargetBody } from "./deployments.js";
 import { keysApi, type KeyRules } from "./keys.js";
 import { modelsApi } from "./models.js";
@@ -105,6 +105,11 @@ export type StudioStreams = typeof studioStreams;
 export const studioDownloads = {
   /** A job's adapter, the final one or a checkpoint's (`step`), as GGUF or PEFT zipped; relayed from the cloud as its bytes arrive. */
   downloadAdapter: route({ method: "GET", path: "/api/jobs/:id/adapter", query: AdapterChoice, produces: "file" }),
+  /**
+   * The base model with the adapter merged in, one GGUF (`svc export --format gguf-merged`, run as a child in the
+   * project): sent once the merge is done, from a temporary file removed afterwards.
+   */
+  downloadMergedModel: route({ method: "GET", path: "/api/jobs/:id/merged-model", query: MergedExportChoice, produces: "file" }),
 };
 export type StudioDownloads = typeof studioDownloads;
 

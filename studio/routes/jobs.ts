@@ -3,10 +3,12 @@
  * and the event stream relayed from the cloud with resume.
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
+import { sendMergedModel } from "../mergedExport.js";
 import { lastEventIdOf, relayFile, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
-export function jobHandlers({ sessions, jobList }: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "jobEvents" | "downloadAdapter"> {
+export function jobHandlers(ctx: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "jobEvents" | "downloadAdapter" | "downloadMergedModel"> {
+  const { sessions, jobList } = ctx;
   return {
     /**
      * Like deployments: no `.svc/state.json` means no project yet, so no jobs and no upstream call.
@@ -29,6 +31,8 @@ export function jobHandlers({ sessions, jobList }: StudioContext): Pick<StudioHa
       const upstream = await (await sessions.clientFor()).openJobAdapter(params.id, { format: query.format, step: query.step }, abort.signal);
       await relayFile(reply.request, reply, upstream, abort);
     },
+    /** The base with the adapter merged in, made by `svc export` in a child (studio/mergedExport.ts). */
+    downloadMergedModel: async ({ params, query }, reply) => sendMergedModel(ctx, params.id, query, reply),
     jobEvents: async (request, reply) => {
       const abort = new AbortController();
       let upstream: Response;

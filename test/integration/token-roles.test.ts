@@ -13,7 +13,7 @@ import { accountsApi } from "../../sdk/api/accounts.js";
 import { uploadDatasetRoute } from "../../sdk/api/datasets.js";
 import { deploymentsApi } from "../../sdk/api/deployments.js";
 import { inferenceChatRoute } from "../../sdk/api/inference.js";
-import { jobAdapterRoute, jobEventsRoute, jobListWatchRoute, jobsApi } from "../../sdk/api/jobs.js";
+import { jobAdapterRoute, jobBaseModelRoute, jobEventsRoute, jobListWatchRoute, jobsApi } from "../../sdk/api/jobs.js";
 import { keysApi } from "../../sdk/api/keys.js";
 import { modelsApi } from "../../sdk/api/models.js";
 import { pathOf, type AnyRoute } from "../../sdk/api/route.js";
@@ -30,6 +30,7 @@ const USER_ROUTES: Record<string, AnyRoute> = {
   listModels: modelsApi.listModels,
   uploadDataset: uploadDatasetRoute,
   jobAdapter: jobAdapterRoute,
+  jobBaseModel: jobBaseModelRoute,
   jobEvents: jobEventsRoute,
   jobListWatch: jobListWatchRoute,
   inferenceChat: inferenceChatRoute,

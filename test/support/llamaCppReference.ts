@@ -127,6 +127,22 @@ export async function logProbabilities(path: string, tokenIds: readonly number[]
   });
 }
 
+/**
+ * The log-probability llama.cpp gives each of `tokenIds[1..]` after the tokens before it, in one
+ * pass over the sequence (entry i is for tokenIds[i + 1]).
+ */
+export async function sequenceLogProbabilities(path: string, tokenIds: readonly number[], options: ReferenceOptions = {}): Promise<number[]> {
+  if (tokenIds.length < 2) throw new Error('sequenceLogProbabilities needs at least two tokens');
+  return withSequence(path, options, async (sequence) => {
+    const input = tokenIds.slice(0, -1).map((t) => greedyNext(t as Token, true));
+    const output = await sequence.controlledEvaluate(input as unknown as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
+    return tokenIds.slice(1).map((next, i) => {
+      const p = output[i]?.next.probabilities?.get(next as Token);
+      return p === undefined || p <= 0 ? -Infinity : Math.log(p);
+    });
+  });
+}
+
 /** Greedy continuation: the argmax token at each of `n` steps after `tokenIds` (EOG tokens included, no stopping). */
 export async function greedy(path: string, tokenIds: readonly number[], n: number, options: ReferenceOptions = {}): Promise<number[]> {
   if (tokenIds.length === 0) throw new Error('greedy needs at least one prompt token');

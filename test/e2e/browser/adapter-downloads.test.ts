@@ -10,7 +10,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Download, Page } from "playwright-core";
 import type { Deployment, Job } from "../../../sdk/wire.js";
+import { readGgufHeader } from "../../../engine/gguf/reader.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
+import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
 import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
 
@@ -84,6 +86,26 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
     assert.ok((await saved(gguf)).equals(onDisk(job, "checkpoint-2.gguf")));
     await section.scrollIntoViewIfNeeded();
     await screenshotBothThemes(page, "adapter-endpoint");
+  });
+
+  it("exports a merged GGUF from the job page (issue 27): the size shown before, the weights chosen, the file saved", async () => {
+    const job = await completedJob();
+    await openRoute(page, stack.studio.url, `#/jobs/${job.id}`);
+    const row = page.getByTestId("adapter-download").filter({ hasText: "Checkpoint, step 2" });
+    const button = row.getByTestId("download-merged");
+    // The size estimate appears once the base model's weight count is known, before anything is written.
+    await row.getByText(/^Merged GGUF ~\d/).waitFor();
+    const q8Label = await button.textContent();
+    await row.getByTestId("merged-quant").selectOption("f16");
+    await pollUntil(async () => ((await button.textContent()) !== q8Label ? true : undefined), { timeoutMs: 5000, description: "the F16 size to replace Q8_0's" });
+    const [merged] = await Promise.all([page.waitForEvent("download"), button.click()]);
+    assert.equal(merged.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-step-2-f16.gguf`);
+    const file = path.join(stack.tmp.path, "merged-f16.gguf");
+    writeFileSync(file, await saved(merged));
+    const header = await readGgufHeader(file);
+    assert.equal(header.metadata.get("general.file_type")?.value, 1, "F16");
+    assert.equal(header.tensors.some((t) => t.name.includes("lora")), false, "the adapter is merged in, not beside");
+    assert.deepEqual(consoleWatch.errors, []);
   });
 
   it("says why a download failed, in the row that asked", async () => {
