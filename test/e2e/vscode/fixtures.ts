@@ -35,7 +35,7 @@ export async function stageExtension(): Promise<StagedExtension> {
   await buildExtension({ outDir: path.join(dir.path, "dist", "extension"), tests: true });
   await cp(path.join(REPO_ROOT, "dist", "webview"), path.join(dir.path, "dist", "webview"), { recursive: true, filter: (src) => !src.endsWith(".map") });
   await cp(path.join(REPO_ROOT, "media"), path.join(dir.path, "media"), { recursive: true });
-  for (const file of ["package.json", ".vscodeignore", "README.md", "CHANGELOG.md"]) await cp(path.join(REPO_ROOT, file), path.join(dir.path, file));
+  for (const file of ["package.json", ".vscodeignore", "README.md", "CHANGELOG.md", "LICENSE"]) await cp(path.join(REPO_ROOT, file), path.join(dir.path, file));
   // The in-host test runner loads mocha at run time (it is not bundled).
   await mkdir(path.join(dir.path, "node_modules"), { recursive: true });
   await symlink(path.join(REPO_ROOT, "node_modules", "mocha"), path.join(dir.path, "node_modules", "mocha"));

@@ -51,7 +51,7 @@ describe("packaged VSIX", function () {
     assert.ok(files.includes("dist/extension/extension.cjs") && files.includes("dist/extension/studio.cjs"));
     assert.ok(files.includes("dist/webview/jobDetail.js") && files.includes("dist/webview/endpointDetail.js") && files.includes("dist/webview/compareJobs.js"));
     assert.ok(files.includes("dist/webview/datasets.js") && files.includes("dist/webview/playground.js") && files.includes("media/datasets-dark.svg"));
-    const unexpected = files.filter((f) => !/^(package\.json|readme\.md|changelog\.md|media\/.+|dist\/extension\/(extension|studio)\.cjs|dist\/webview\/[^/]+)$/i.test(f));
+    const unexpected = files.filter((f) => !/^(package\.json|readme\.md|changelog\.md|license(\.txt)?|media\/.+|dist\/extension\/(extension|studio)\.cjs|dist\/webview\/[^/]+)$/i.test(f));
     assert.deepEqual(unexpected, []);
     assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".node") || f.includes("node_modules") || f.endsWith(".ts")));
   });
