@@ -141,6 +141,32 @@ describe("svc-studio installed from its npm tarball", function () {
       await dev.stop();
     }
   });
+
+  it("the README's GPU worker steps, run as written in a fresh folder, connect a torch worker to that cloud", async () => {
+    const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+    const block = /# on the GPU box, in that session\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    assert.ok(block?.includes("npm i svc-studio") && block.includes("npx svc worker"), "the README's GPU worker steps");
+    const daemon = JSON.parse(readFileSync(path.join(home, "cloud", "daemon.json"), "utf8")) as { cloudUrl: string };
+    const token = readFileSync(path.join(home, "cloud", "worker-token"), "utf8").trim();
+    // What stands in for the GPU box: the packed tarball for the registry's copy, this cloud for the tunnelled one.
+    const script = block!
+      .replace("npm i svc-studio", `npm i --prefer-offline --no-audit --no-fund ${JSON.stringify(path.join(tmp.path, pack.filename))}`)
+      .replace("<token>", token)
+      .replace("http://127.0.0.1:7870", daemon.cloudUrl);
+    const gpuBox = path.join(tmp.path, "gpu box");
+    mkdirSync(gpuBox);
+    const steps = spawnProcess("bash", ["-ec", script], { cwd: gpuBox, env: { ...process.env, SVC_HOME: path.join(gpuBox, "home") }, name: "readme-gpu-worker" });
+    try {
+      await pollUntil(() => /svc worker \S+ connected to .* \(backend: torch\)/.test(steps.recentOutput()) || undefined, {
+        timeoutMs: 400_000,
+        description: "the worker's connected line",
+        abortIf: () => (steps.exitStatus() ? steps.recentOutput() : undefined),
+      });
+      assert.ok(!lstatSync(path.join(gpuBox, "svc-worker", "node_modules", "svc-studio")).isSymbolicLink());
+    } finally {
+      await steps.stop();
+    }
+  });
 });
 
 /**
