@@ -3,12 +3,12 @@
  * project outside the repo (a copy, no links) with every install script blocked (`--ignore-scripts`,
  * what npm does to the scripts a project has not approved). Then: the clear message svc gives without
  * better-sqlite3's binding, the README's approval step, and `svc init`, `svc start`, `svc dev` and one
- * edge request, each run through `npx svc` in that project. npm reads the packages from its cache
- * (`--prefer-offline`); the registry is asked only for what the cache lacks.
+ * edge request, each run through `npx svc` in that project; and the README's GPU worker steps in
+ * another fresh folder.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,14 +16,7 @@ import { repoRoot } from "./harness/cloud.js";
 import { pollUntil } from "../support/poll.js";
 import { spawnProcess, waitForExit } from "../support/processes.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
-
-interface PackResult {
-  name: string;
-  filename: string;
-  size: number;
-  entryCount: number;
-  files: { path: string }[];
-}
+import { installTarball, npm, packCheckout, provideSqliteBinding, type PackResult } from "../support/installedPackage.js";
 
 describe("svc-studio installed from its npm tarball", function () {
   this.timeout(600_000);
@@ -34,21 +27,16 @@ describe("svc-studio installed from its npm tarball", function () {
   let cloudStarted = false;
 
   const env = () => ({ ...process.env, SVC_HOME: home, SVC_CLOUD_URL: "", SVC_CLOUD_PORT: "0", SVC_EDGE_PORT: "0", SVC_TRAIN_BACKEND: "tfjs" });
-  const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 * 1024 * 1024 });
   const svc = (args: string[]) => spawnSync("npx", ["--no-install", "svc", ...args], { cwd: project, env: env(), encoding: "utf8", timeout: 300_000 });
 
   before(async () => {
     tmp = await createTempDir("installed");
-    // dist/ is built already (the suite builds before it tests): pack it as is, without prepack's rebuild,
-    // which would empty dist/ under the other suites.
     const started = Date.now();
-    pack = (JSON.parse(npm(["pack", "--ignore-scripts", "--json", "--pack-destination", tmp.path], repoRoot)) as PackResult[])[0];
+    pack = packCheckout(tmp.path);
     project = path.join(tmp.path, "my project");
     home = path.join(tmp.path, "home");
-    mkdirSync(project);
-    writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "my-project", private: true }, null, 2));
     const packed = Date.now();
-    npm(["install", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", path.join(tmp.path, pack.filename)], project);
+    installTarball(path.join(tmp.path, pack.filename), project);
     console.log(`      packed ${pack.entryCount} files, ${(pack.size / 1024 / 1024).toFixed(2)} MB, in ${((packed - started) / 1000).toFixed(1)} s; installed in ${((Date.now() - packed) / 1000).toFixed(1)} s`);
   });
 
@@ -145,12 +133,12 @@ describe("svc-studio installed from its npm tarball", function () {
   it("the README's GPU worker steps, run as written in a fresh folder, connect a torch worker to that cloud", async () => {
     const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
     const block = /# on the GPU box, in that session\n([\s\S]*?)\n```/.exec(readme)?.[1];
-    assert.ok(block?.includes("npm i svc-studio") && block.includes("npx svc worker"), "the README's GPU worker steps");
+    assert.ok(block && /npm i [^\n]*svc-studio/.test(block) && block.includes("npx svc worker"), "the README's GPU worker steps");
     const daemon = JSON.parse(readFileSync(path.join(home, "cloud", "daemon.json"), "utf8")) as { cloudUrl: string };
     const token = readFileSync(path.join(home, "cloud", "worker-token"), "utf8").trim();
     // What stands in for the GPU box: the packed tarball for the registry's copy, this cloud for the tunnelled one.
-    const script = block!
-      .replace("npm i svc-studio", `npm i --prefer-offline --no-audit --no-fund ${JSON.stringify(path.join(tmp.path, pack.filename))}`)
+    const script = block
+      .replace(/npm i ([^\n]*)svc-studio/, `npm i $1--prefer-offline --no-audit --no-fund ${JSON.stringify(path.join(tmp.path, pack.filename))}`)
       .replace("<token>", token)
       .replace("http://127.0.0.1:7870", daemon.cloudUrl);
     const gpuBox = path.join(tmp.path, "gpu box");
@@ -169,20 +157,3 @@ describe("svc-studio installed from its npm tarball", function () {
   });
 });
 
-/**
- * What `npm rebuild better-sqlite3` does after the approval: prebuild-install downloads the binding from
- * GitHub, which this machine cannot reach, and then node-gyp compiles SQLite for minutes. The checkout's
- * own binding of the same version is the file that step produces, so the test copies it in (a stand-in
- * for the build, not for anything svc does); another version gets the real rebuild.
- */
-function provideSqliteBinding(project: string): void {
-  const version = (dir: string) => (JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version;
-  const ours = path.join(repoRoot, "node_modules", "better-sqlite3");
-  const theirs = path.join(project, "node_modules", "better-sqlite3");
-  if (version(ours) !== version(theirs)) {
-    execFileSync("npm", ["rebuild", "better-sqlite3"], { cwd: project, stdio: "ignore" });
-    return;
-  }
-  mkdirSync(path.join(theirs, "build", "Release"), { recursive: true });
-  copyFileSync(path.join(ours, "build", "Release", "better_sqlite3.node"), path.join(theirs, "build", "Release", "better_sqlite3.node"));
-}

@@ -1,19 +1,19 @@
 /**
  * The packaged VSIX: small, holding only the bundles, webviews and icons; installed into a clean
- * code-server it opens the quickstart workspace (its `svc` dependency is this repo's CLI) and
- * Run Training works end to end.
+ * code-server it opens the quickstart workspace, where svc-studio is installed from its npm tarball
+ * (no links), finds that workspace's CLI, and Run Training works end to end.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { launchChromium, screenshot, type ChromiumSession } from "../../support/chromium.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
-import { cloudForVsCode, quickstartWorkspace, REPO_ROOT, stageExtension, type StagedExtension } from "./fixtures.js";
+import { cloudForVsCode, installedQuickstartWorkspace, REPO_ROOT, stageExtension, type StagedExtension } from "./fixtures.js";
 import { startWithInstalledVsix, type InstalledCodeServer } from "./installedCodeServer.js";
 import { openSvcContainer, runCommand, visibleWebview } from "./workbench.js";
 
 describe("packaged VSIX", function () {
-  this.timeout(240_000);
+  this.timeout(480_000);
   let staged: StagedExtension;
   let out: TempDir;
   let vsix: { vsix: string; bytes: number };
@@ -30,7 +30,7 @@ describe("packaged VSIX", function () {
     };
     vsix = await packageVsix({ dir: staged.path, out: path.join(out.path, "svc.vsix"), build: false });
     cloud = await cloudForVsCode();
-    workspace = await quickstartWorkspace({ maxSteps: 6, evalSteps: 3, saveSteps: 6 });
+    workspace = await installedQuickstartWorkspace({ maxSteps: 6, evalSteps: 3, saveSteps: 6 });
   });
 
   after(async () => {
