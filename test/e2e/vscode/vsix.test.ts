@@ -58,7 +58,7 @@ describe("packaged VSIX", function () {
 
   it("installs into a clean code-server and its Run Training trains the quickstart", async () => {
     server = await startWithInstalledVsix({ vsix: vsix.vsix, workspace: workspace.path, settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0 } });
-    assert.ok(server.installed.some((name) => name.startsWith("svc.svc-")), `installed: ${server.installed.join(", ")}`);
+    assert.ok(server.installed.some((name) => name.startsWith("svc.svc-studio-")), `installed: ${server.installed.join(", ")}`);
     browser = await launchChromium({ viewport: { width: 1440, height: 900 } });
     const page = browser.page;
     await page.goto(server.url);
