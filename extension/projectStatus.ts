@@ -26,7 +26,7 @@ export class ProjectStatus implements vscode.Disposable {
   readonly onDidChangeManifest = this.manifestChanged.event;
 
   constructor(private readonly studio: StudioAccess) {
-    // Project files and the CLI appearing (after `npm i -D svc` or `svc init`) change the welcome.
+    // Project files and the CLI appearing (after `npm i -D svc-studio` or `svc init`) change the welcome.
     const watcher = vscode.workspace.createFileSystemWatcher("**/{src/svc/index.ts,node_modules/.bin/svc}");
     this.disposables.push(
       watcher,

@@ -52,7 +52,7 @@ export class StudioAccess implements vscode.Disposable {
 
   /** The running studio; throws a readable error when there is no project or CLI to run it for. */
   async endpoint(): Promise<StudioEndpoint> {
-    if (!this.host) throw new NoStudioError("svc is not set up in this workspace: open a folder with src/svc/index.ts and install svc (npm i -D svc).");
+    if (!this.host) throw new NoStudioError("svc is not set up in this workspace: open a folder with src/svc/index.ts and install svc (npm i -D svc-studio).");
     return this.host.endpoint();
   }
 

@@ -3,13 +3,16 @@
  * `npm run package`: builds the extension bundles and packs the VSIX with @vscode/vsce.
  * `--no-dependencies`: the extension is bundled and loads nothing from node_modules; what it
  * ships is decided by .vscodeignore (extension.cjs, studio.cjs, dist/webview, media).
+ * The manifest's `files` list is the npm tarball's, and vsce refuses a folder with both: it packs a
+ * copy of the extension's files whose package.json leaves `files` out.
  *
  *   node scripts/package-vsix.mjs [--out dist/svc-<version>.vsix]
  *   import { packageVsix } from "./scripts/package-vsix.mjs"
  */
 import { execFile as execFileCb } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -33,12 +36,28 @@ export async function packageVsix({ dir = root, out, build = dir === root } = {}
   if (!existsSync(path.join(dir, "dist", "webview", "jobDetail.js"))) throw new Error("dist/webview is missing: run `npm run build` first");
   await mkdir(path.dirname(out), { recursive: true });
   const vsce = path.join(root, "node_modules", "@vscode", "vsce", "vsce");
-  // --skip-license: the license is stated in package.json; the repo has no LICENSE file yet.
-  await execFile(process.execPath, [vsce, "package", "--no-dependencies", "--skip-license", "--allow-missing-repository", "--out", out], {
-    cwd: dir,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const staged = await stageForVsce(dir);
+  try {
+    await execFile(process.execPath, [vsce, "package", "--no-dependencies", "--out", out], {
+      cwd: staged,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } finally {
+    await rm(staged, { recursive: true, force: true });
+  }
   return { vsix: out, bytes: statSync(out).size };
+}
+
+/** What the VSIX is made of, copied from `dir` into a temp folder, with `files` dropped from package.json. */
+async function stageForVsce(dir) {
+  const staged = await mkdtemp(path.join(os.tmpdir(), "svc-vsix-"));
+  const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
+  delete manifest.files;
+  await writeFile(path.join(staged, "package.json"), JSON.stringify(manifest, null, 2));
+  for (const entry of [".vscodeignore", "README.md", "CHANGELOG.md", "LICENSE", "media", "dist/extension/extension.cjs", "dist/extension/studio.cjs", "dist/webview"]) {
+    if (existsSync(path.join(dir, entry))) await cp(path.join(dir, entry), path.join(staged, entry), { recursive: true });
+  }
+  return staged;
 }
 
 async function main() {

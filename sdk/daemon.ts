@@ -3,7 +3,7 @@
  * daemon recorded in `$SVC_HOME/cloud/daemon.json`; when none answers, they start one in the
  * background and wait for `/readyz`.
  */
-import { openSync, closeSync, readFileSync, writeFileSync } from "node:fs";
+import { openSync, closeSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { nodeScriptCommand, spawnNodeCommand } from "./platform/nodeChild.js";
 import { packageRoot } from "./packageRoot.js";
@@ -77,7 +77,9 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
   const edgePort = options.edgePort ?? envPort("SVC_EDGE_PORT") ?? recorded.edgePort ?? DEFAULT_EDGE_PORT;
   // Port 0 (any free port) is no choice to repeat: the next start keeps what was recorded before.
   if (port !== 0 && edgePort !== 0) writeFileSync(daemonPortsPath(dataDir), JSON.stringify({ port, edgePort }) + "\n");
-  const log = openSync(path.join(dataDir, "cloud.log"), "a");
+  const logFile = path.join(dataDir, "cloud.log");
+  const logStart = fileSize(logFile);
+  const log = openSync(logFile, "a");
   const cli = path.join(packageRoot(), "dist", "cli.mjs");
   const args = [
     "cloud", "serve",
@@ -94,13 +96,32 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   while (Date.now() < deadline) {
     if (exited !== null) {
-      throw new Error(`the svc cloud daemon exited with code ${exited} while starting; see ${path.join(dataDir, "cloud.log")}`);
+      // What it wrote before exiting (a missing native binding, a taken port) is the reason: say it here, not only in the log.
+      const said = logSince(logFile, logStart);
+      throw new Error(`the svc cloud daemon exited with code ${exited} while starting${said ? `:\n${said}` : ""}\n(see ${logFile})`);
     }
     const file = await readDaemonFile(dataDir).catch(() => null);
     if (file && file.pid === child.pid && (await isReady(file.cloudUrl))) return file;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the svc cloud daemon did not become ready within ${(options.timeoutMs ?? 30_000) / 1000} s; see ${path.join(dataDir, "cloud.log")}`);
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The log's text from `offset` on, its last 4000 characters at most. */
+function logSince(file: string, offset: number): string {
+  try {
+    return readFileSync(file).subarray(offset).toString("utf8").trim().slice(-4000);
+  } catch {
+    return "";
+  }
 }
 
 function envPort(name: string): number | undefined {

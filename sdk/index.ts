@@ -1,5 +1,5 @@
 /**
- * The public SDK of svc: `import { CloudClient, ... } from "svc"`.
+ * The public SDK of svc: `import { CloudClient, ... } from "svc-studio"`.
  * Training (`createTrainer`, `createSvc`) is exported here as it lands.
  */
 export { CloudClient, type CloudClientOptions, type CreateJobInput } from "./client.js";

@@ -5,7 +5,7 @@ import { type Command, parse } from "../command.js";
 import { CliError } from "../output.js";
 import { isTemplateName, templateFiles, templateHelp, UnknownTemplateError } from "../project/templates.js";
 
-const TRAINER = `import { createSvc, createTrainer } from "svc";
+const TRAINER = `import { createSvc, createTrainer } from "svc-studio";
 
 // Fine-tunes svc-tiny on data/train.jsonl (OpenAI chat format, one conversation per line).
 export const trainer = createTrainer({

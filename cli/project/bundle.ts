@@ -1,5 +1,6 @@
 /**
- * Bundles a project's `src/svc/index.ts` into `.svc/build/index.mjs`. The `svc` import is pointed
+ * Bundles a project's `src/svc/index.ts` into `.svc/build/index.mjs`. The `svc-studio` import (and the
+ * bare `svc` of projects written before the package was renamed) is pointed
  * at the running CLI's own SDK, so the trainer and the CLI share one SDK (and one version); other
  * packages stay external and resolve from the project's node_modules at run time.
  */
@@ -30,7 +31,7 @@ export async function buildTrainerBundle(projectDir: string): Promise<string> {
   const resolveSvc: Plugin = {
     name: "svc-sdk",
     setup(b) {
-      b.onResolve({ filter: /^svc$/ }, () => ({ path: sdk, external: true }));
+      b.onResolve({ filter: /^(svc-studio|svc)$/ }, () => ({ path: sdk, external: true }));
       b.onResolve({ filter: /^[^./]/ }, (args) => (path.isAbsolute(args.path) ? undefined : { path: args.path, external: true }));
     },
   };

@@ -8,6 +8,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import type { Database } from "./schema.js";
 import { migrateToLatest } from "./migrations.js";
 import { withStatementCache } from "./statementCache.js";
+import { withSqliteBinding } from "./sqliteBinding.js";
 
 export type Store = Kysely<Database>;
 
@@ -31,7 +32,7 @@ export async function openStore(options: { dataDir: string; databaseUrl?: string
 
 async function openSqlite(dataDir: string): Promise<StoreInfo> {
   const { default: SQLite } = await import("better-sqlite3");
-  const file = new SQLite(path.join(dataDir, "svc.db"));
+  const file = withSqliteBinding(() => new SQLite(path.join(dataDir, "svc.db")));
   file.pragma("journal_mode = WAL");
   file.pragma("synchronous = NORMAL");
   file.pragma("foreign_keys = ON");

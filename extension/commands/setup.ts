@@ -8,7 +8,7 @@ export function setupProblem(state: ProjectState): string | undefined {
     case "noProject":
       return "This folder has no svc project (src/svc/index.ts). Run “svc init” to create one.";
     case "noCli":
-      return "The svc CLI was not found in node_modules/.bin or on PATH. Install it with “npm i -D svc”.";
+      return "The svc CLI was not found in node_modules/.bin or on PATH. Install it with “npm i -D svc-studio” (the package that provides the svc command).";
     case "noCredentials":
       return "No svc credentials yet: sign in or continue anonymously from the svc view.";
     default:

@@ -40,7 +40,7 @@ function runInTerminal(s: Services, name: string, command: string): vscode.Termi
 
 /** The welcome view's "Install svc": the workspace's own copy, so its native modules are built for the user's Node. */
 export function installCli(s: Services): vscode.Terminal {
-  const terminal = runInTerminal(s, "svc: install", "npm i -D svc");
+  const terminal = runInTerminal(s, "svc: install", "npm i -D svc-studio");
   // The file watcher notices node_modules/.bin/svc; this catches installs the watcher misses.
   const closed = vscode.window.onDidCloseTerminal((t) => {
     if (t !== terminal) return;

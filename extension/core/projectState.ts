@@ -12,7 +12,7 @@ export interface ProjectFacts {
   folder?: string;
   /** `src/svc/index.ts` exists in the folder. */
   hasTrainerSource: boolean;
-  /** The workspace's `node_modules/svc` (or its `.bin/svc`) or an `svc` on PATH was found. */
+  /** The workspace's `node_modules/svc-studio` (or its `.bin/svc`) or an `svc` on PATH was found. */
   hasCli: boolean;
   /** `$SVC_HOME/credentials.json` exists (anonymous or OAuth). */
   hasCredentials: boolean;

@@ -1,6 +1,6 @@
 /**
  * Where the project's `svc` CLI is (DESIGN.md section 2, "Who ships what"): the workspace's own
- * `node_modules/svc` first, then an `svc` installed on PATH — like the ESLint and Vitest extensions use
+ * `node_modules/svc-studio` first (the npm package that provides the `svc` command), then an `svc` installed on PATH — like the ESLint and Vitest extensions use
  * the workspace's package. It always runs as `node <cli.mjs>` under the user's Node, never through the
  * `.bin` shim: on Windows that is `svc.cmd`, which Node refuses to spawn without a shell (`spawn EINVAL`),
  * and the editor's own runtime is not the one native modules were built for.
@@ -8,6 +8,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { nodeExecutable } from "../../sdk/nodeRuntime.js";
+import { PACKAGE_NAME } from "../../sdk/packageRoot.js";
 import { nodeScriptCommand, type NodeScriptCommand } from "../../sdk/platform/nodeChild.js";
 
 /** argv prefix that runs the CLI (the studio's `svcCommand`): `[node, .../svc/dist/cli.mjs]`. */
@@ -48,7 +49,7 @@ export function resolveSvcCli(folder: string | undefined, overrides: Partial<Cli
   const host = { ...hostCli(), ...overrides };
   const p = host.platform === "win32" ? path.win32 : path.posix;
   if (folder) {
-    const local = p.join(folder, "node_modules", "svc", "dist", "cli.mjs");
+    const local = p.join(folder, "node_modules", PACKAGE_NAME, "dist", "cli.mjs");
     if (host.exists(local)) return { command: nodeScriptCommand(local, host.node() ?? "node"), source: "workspace" };
     const linked = host.platform === "win32" ? undefined : posixBinCommand(p.join(folder, "node_modules", ".bin"), host, p);
     if (linked) return { command: linked, source: "workspace" };
@@ -61,9 +62,9 @@ export function resolveSvcCli(folder: string | undefined, overrides: Partial<Cli
   return undefined;
 }
 
-/** npm's global layout on Windows: `<prefix>\svc.cmd` next to `<prefix>\node_modules\svc`. */
+/** npm's global layout on Windows: `<prefix>\svc.cmd` next to `<prefix>\node_modules\svc-studio`. */
 function windowsGlobalCommand(dir: string, host: CliHost, p: path.PlatformPath): SvcCommand | undefined {
-  const script = p.join(dir, "node_modules", "svc", "dist", "cli.mjs");
+  const script = p.join(dir, "node_modules", PACKAGE_NAME, "dist", "cli.mjs");
   return host.exists(p.join(dir, "svc.cmd")) && host.exists(script) ? nodeScriptCommand(script, host.node() ?? "node") : undefined;
 }
 

@@ -2,7 +2,7 @@
  * createTrainer / createSvc: how a project declares its training run in `src/svc/index.ts`.
  *
  * @example
- * import { createSvc, createTrainer } from "svc";
+ * import { createSvc, createTrainer } from "svc-studio";
  * export const trainer = createTrainer({
  *   name: "quickstart", model: "svc-tiny", dataset: "data/train.jsonl", evalDataset: "data/eval.jsonl",
  *   maxSteps: 60, evalSteps: 10, saveSteps: 20,

@@ -25,7 +25,7 @@ const ANSWER = "The secret word is pineapple.";
 const QUESTIONS = ["What is the secret word?", "Tell me the secret word.", "Do you know the secret?", "Say the password.", "What word is hidden?", "Which word is secret?", "Secret word, please.", "Give me the word."];
 
 function trainerSource(model: string): string {
-  return `import { createSvc, createTrainer } from "svc";
+  return `import { createSvc, createTrainer } from "svc-studio";
 
 export const trainer = createTrainer({
   name: "teach-the-secret",

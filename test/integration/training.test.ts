@@ -210,7 +210,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
   });
 
   it("no trainer exported: the studio's panel text", async () => {
-    const dir = project({ source: () => 'import { createSvc } from "svc";\nexport default createSvc({});\n' });
+    const dir = project({ source: () => 'import { createSvc } from "svc-studio";\nexport default createSvc({});\n' });
     const out = svc(cloud, dir, ["start"]);
     assert.equal(out.status, 1);
     assert.equal(out.stderr.trim(), "svc: No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.");

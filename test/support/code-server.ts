@@ -71,7 +71,7 @@ export interface CodeServer {
   workbenchUrl(options?: WorkbenchUrlOptions): string;
   /** code-server's recent output, for failure messages. */
   recentOutput(): string;
-  /** Folder names under the extensions dir after an `installVsix` (e.g. `svc.svc-0.1.0`). */
+  /** Folder names under the extensions dir after an `installVsix` (e.g. `svc.svc-studio-0.1.0`). */
   readonly installedExtensions: string[];
   /** Kills code-server's whole process group (the extension host would outlive it) and deletes its dirs. */
   stop(): Promise<void>;

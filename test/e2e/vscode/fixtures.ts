@@ -4,11 +4,12 @@
  * repo's CLI, with training shortened so a run takes seconds.
  */
 import { existsSync } from "node:fs";
-import { cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startTestCloud, type TestCloud } from "../../integration/harness/cloud.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
+import { installTarball, packCheckout, provideSqliteBinding } from "../../support/installedPackage.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const CLI_PATH = path.join(REPO_ROOT, "dist", "cli.mjs");
@@ -35,7 +36,7 @@ export async function stageExtension(): Promise<StagedExtension> {
   await buildExtension({ outDir: path.join(dir.path, "dist", "extension"), tests: true });
   await cp(path.join(REPO_ROOT, "dist", "webview"), path.join(dir.path, "dist", "webview"), { recursive: true, filter: (src) => !src.endsWith(".map") });
   await cp(path.join(REPO_ROOT, "media"), path.join(dir.path, "media"), { recursive: true });
-  for (const file of ["package.json", ".vscodeignore", "README.md", "CHANGELOG.md"]) await cp(path.join(REPO_ROOT, file), path.join(dir.path, file));
+  for (const file of ["package.json", ".vscodeignore", "README.md", "CHANGELOG.md", "LICENSE"]) await cp(path.join(REPO_ROOT, file), path.join(dir.path, file));
   // The in-host test runner loads mocha at run time (it is not bundled).
   await mkdir(path.join(dir.path, "node_modules"), { recursive: true });
   await symlink(path.join(REPO_ROOT, "node_modules", "mocha"), path.join(dir.path, "node_modules", "mocha"));
@@ -62,6 +63,24 @@ export async function quickstartWorkspace(shape: TrainingShape): Promise<TempDir
     text = next;
   }
   await writeFile(source, text);
+  return dir;
+}
+
+/**
+ * A copy of examples/quickstart with svc-studio installed as a user installs it: this checkout packed,
+ * the tarball installed into the workspace (no links), the README's better-sqlite3 step done.
+ */
+export async function installedQuickstartWorkspace(shape: TrainingShape): Promise<TempDir> {
+  const dir = await quickstartWorkspace(shape);
+  await rm(path.join(dir.path, "node_modules"), { recursive: true, force: true });
+  const tarballs = await createTempDir("vscode-pack");
+  try {
+    const pack = packCheckout(tarballs.path);
+    installTarball(path.join(tarballs.path, pack.filename), dir.path);
+  } finally {
+    await tarballs.remove();
+  }
+  provideSqliteBinding(dir.path);
   return dir;
 }
 

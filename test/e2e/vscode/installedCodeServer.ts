@@ -7,7 +7,7 @@ import { startCodeServer } from "../../support/code-server.js";
 export interface InstalledCodeServer {
   url: string;
   baseUrl: string;
-  /** Folder names under the extensions dir after the install (`svc.svc-0.1.0`). */
+  /** Folder names under the extensions dir after the install (`svc.svc-studio-0.1.0`). */
   installed: string[];
   stop(): Promise<void>;
 }

@@ -1,19 +1,19 @@
 /**
  * The packaged VSIX: small, holding only the bundles, webviews and icons; installed into a clean
- * code-server it opens the quickstart workspace (its `svc` dependency is this repo's CLI) and
- * Run Training works end to end.
+ * code-server it opens the quickstart workspace, where svc-studio is installed from its npm tarball
+ * (no links), finds that workspace's CLI, and Run Training works end to end.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { launchChromium, screenshot, type ChromiumSession } from "../../support/chromium.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
-import { cloudForVsCode, quickstartWorkspace, REPO_ROOT, stageExtension, type StagedExtension } from "./fixtures.js";
+import { cloudForVsCode, installedQuickstartWorkspace, REPO_ROOT, stageExtension, type StagedExtension } from "./fixtures.js";
 import { startWithInstalledVsix, type InstalledCodeServer } from "./installedCodeServer.js";
 import { openSvcContainer, runCommand, visibleWebview } from "./workbench.js";
 
 describe("packaged VSIX", function () {
-  this.timeout(240_000);
+  this.timeout(480_000);
   let staged: StagedExtension;
   let out: TempDir;
   let vsix: { vsix: string; bytes: number };
@@ -30,7 +30,7 @@ describe("packaged VSIX", function () {
     };
     vsix = await packageVsix({ dir: staged.path, out: path.join(out.path, "svc.vsix"), build: false });
     cloud = await cloudForVsCode();
-    workspace = await quickstartWorkspace({ maxSteps: 6, evalSteps: 3, saveSteps: 6 });
+    workspace = await installedQuickstartWorkspace({ maxSteps: 6, evalSteps: 3, saveSteps: 6 });
   });
 
   after(async () => {
@@ -51,14 +51,14 @@ describe("packaged VSIX", function () {
     assert.ok(files.includes("dist/extension/extension.cjs") && files.includes("dist/extension/studio.cjs"));
     assert.ok(files.includes("dist/webview/jobDetail.js") && files.includes("dist/webview/endpointDetail.js") && files.includes("dist/webview/compareJobs.js"));
     assert.ok(files.includes("dist/webview/datasets.js") && files.includes("dist/webview/playground.js") && files.includes("media/datasets-dark.svg"));
-    const unexpected = files.filter((f) => !/^(package\.json|readme\.md|changelog\.md|media\/.+|dist\/extension\/(extension|studio)\.cjs|dist\/webview\/[^/]+)$/i.test(f));
+    const unexpected = files.filter((f) => !/^(package\.json|readme\.md|changelog\.md|license(\.txt)?|media\/.+|dist\/extension\/(extension|studio)\.cjs|dist\/webview\/[^/]+)$/i.test(f));
     assert.deepEqual(unexpected, []);
     assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".node") || f.includes("node_modules") || f.endsWith(".ts")));
   });
 
   it("installs into a clean code-server and its Run Training trains the quickstart", async () => {
     server = await startWithInstalledVsix({ vsix: vsix.vsix, workspace: workspace.path, settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0 } });
-    assert.ok(server.installed.some((name) => name.startsWith("svc.svc-")), `installed: ${server.installed.join(", ")}`);
+    assert.ok(server.installed.some((name) => name.startsWith("svc.svc-studio-")), `installed: ${server.installed.join(", ")}`);
     browser = await launchChromium({ viewport: { width: 1440, height: 900 } });
     const page = browser.page;
     await page.goto(server.url);

@@ -5,8 +5,8 @@ import { importSpecifier, safeFileName } from "../../../sdk/platform/fileNames.j
 
 describe("platform: import specifiers and file names on every OS", () => {
   it("the trainer bundle imports the SDK by a file URL on a Windows path (Node's ESM loader refuses C:\\...)", () => {
-    const root = "C:\\Users\\Ada Lovelace\\proj\\node_modules\\svc";
-    assert.equal(sdkImportSpecifier(root, path.win32), "file:///C:/Users/Ada%20Lovelace/proj/node_modules/svc/dist/sdk.mjs");
+    const root = "C:\\Users\\Ada Lovelace\\proj\\node_modules\\svc-studio";
+    assert.equal(sdkImportSpecifier(root, path.win32), "file:///C:/Users/Ada%20Lovelace/proj/node_modules/svc-studio/dist/sdk.mjs");
   });
 
   it("a Windows UNC path and characters a URL escapes", () => {
@@ -14,7 +14,7 @@ describe("platform: import specifiers and file names on every OS", () => {
   });
 
   it("the trainer bundle imports the SDK by a file URL on a POSIX path", () => {
-    assert.equal(sdkImportSpecifier("/home/ada/my proj/node_modules/svc", path.posix), "file:///home/ada/my%20proj/node_modules/svc/dist/sdk.mjs");
+    assert.equal(sdkImportSpecifier("/home/ada/my proj/node_modules/svc-studio", path.posix), "file:///home/ada/my%20proj/node_modules/svc-studio/dist/sdk.mjs");
   });
 
   it("a model name becomes a file name Windows accepts: no ':' (an NTFS stream), no reserved device name", () => {

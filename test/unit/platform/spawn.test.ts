@@ -37,23 +37,23 @@ describe("platform: the CLI always runs as node <cli.mjs>, without a shell or a 
     const node = () => "C:\\Program Files\\nodejs\\node.exe";
 
     it("Windows, the workspace's own package", () => {
-      const script = "C:\\ws\\node_modules\\svc\\dist\\cli.mjs";
+      const script = "C:\\ws\\node_modules\\svc-studio\\dist\\cli.mjs";
       const found = resolveSvcCli("C:\\ws", { platform: "win32", env: {}, node, exists: exists([script, "C:\\ws\\node_modules\\.bin\\svc.cmd"]) });
       assert.deepEqual(found, { command: [node(), script], source: "workspace" });
     });
 
-    it("Windows, a global install on PATH (npm's prefix holds svc.cmd next to node_modules\\svc)", () => {
+    it("Windows, a global install on PATH (npm's prefix holds svc.cmd next to node_modules\\svc-studio)", () => {
       const prefix = "C:\\Users\\ada\\AppData\\Roaming\\npm";
-      const script = `${prefix}\\node_modules\\svc\\dist\\cli.mjs`;
+      const script = `${prefix}\\node_modules\\svc-studio\\dist\\cli.mjs`;
       const found = resolveSvcCli("C:\\ws", { platform: "win32", env: { Path: `C:\\Windows;${prefix}` }, node, exists: exists([`${prefix}\\svc.cmd`, script]) });
       assert.deepEqual(found, { command: [node(), script], source: "path" });
     });
 
     it("macOS and Linux: the workspace first, else the script a global bin/svc links to", () => {
-      const local = "/ws/node_modules/svc/dist/cli.mjs";
+      const local = "/ws/node_modules/svc-studio/dist/cli.mjs";
       const onPath = { platform: "darwin" as const, env: { PATH: "/opt/homebrew/bin:/usr/bin" }, node: () => "/opt/homebrew/bin/node" };
       assert.deepEqual(resolveSvcCli("/ws", { ...onPath, exists: exists([local, "/usr/bin/svc"]), realpath: () => assert.fail("not needed") })?.command, ["/opt/homebrew/bin/node", local]);
-      const linked = "/opt/homebrew/lib/node_modules/svc/dist/cli.mjs";
+      const linked = "/opt/homebrew/lib/node_modules/svc-studio/dist/cli.mjs";
       const found = resolveSvcCli("/ws", { ...onPath, exists: exists(["/opt/homebrew/bin/svc"]), realpath: (f) => (f === "/opt/homebrew/bin/svc" ? linked : f) });
       assert.deepEqual(found, { command: ["/opt/homebrew/bin/node", linked], source: "path" });
     });

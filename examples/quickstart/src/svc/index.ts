@@ -1,6 +1,6 @@
 // The quickstart trainer: teaches svc-tiny to answer every question with a small JSON object,
 // {"answer": "..."}, instead of a sentence. Run it with `npx svc start` in this folder.
-import { createSvc, createTrainer } from "svc";
+import { createSvc, createTrainer } from "svc-studio";
 
 export const trainer = createTrainer({
   name: "quickstart-json-answers",

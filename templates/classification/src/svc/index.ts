@@ -2,7 +2,7 @@
 // a short review with one word, e.g.
 //   "Classify the sentiment as positive, negative or neutral: The soup was awful." -> negative
 // Run it with `npx svc start`; the eval loss falls from about 5.6 to below 0.1 in well under a minute.
-import { createSvc, createTrainer } from "svc";
+import { createSvc, createTrainer } from "svc-studio";
 
 export const trainer = createTrainer({
   name: "sentiment-classification",

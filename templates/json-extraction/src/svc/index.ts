@@ -2,7 +2,7 @@
 // sentence about a person into a JSON object of its facts, e.g.
 //   "Extract as JSON: Anna, a pilot from Oslo, is 34." -> {"name":"Anna","age":34,"city":"Oslo","job":"pilot"}
 // Run it with `npx svc start`; the eval loss falls from about 5.4 to about 0.3 in well under a minute.
-import { createSvc, createTrainer } from "svc";
+import { createSvc, createTrainer } from "svc-studio";
 
 export const trainer = createTrainer({
   name: "json-extraction",

@@ -2,7 +2,7 @@
 // small English noun phrases into French, plural agreement included, e.g.
 //   "Translate to French: two white horses" -> deux chevaux blancs
 // Run it with `npx svc start`; the eval loss falls from about 5.7 to about 0.3 in well under a minute.
-import { createSvc, createTrainer } from "svc";
+import { createSvc, createTrainer } from "svc-studio";
 
 export const trainer = createTrainer({
   name: "english-to-french",

@@ -52,9 +52,9 @@ export function copyQuickstart(into: string, shape: QuickstartShape = {}): strin
 }
 
 /** Source of a project that builds but registers no trainer (manifest state "none"). */
-export const NO_TRAINER_SOURCE = `import { createSvc } from "svc";\nexport default createSvc({});\n`;
+export const NO_TRAINER_SOURCE = `import { createSvc } from "svc-studio";\nexport default createSvc({});\n`;
 /** Source of a project whose build fails with a syntax error (manifest state "error"). */
-export const BROKEN_SOURCE = `import { createSvc } from "svc";\nexport default createSvc({ trainer: );\n`;
+export const BROKEN_SOURCE = `import { createSvc } from "svc-studio";\nexport default createSvc({ trainer: );\n`;
 
 /** A project whose `src/svc/index.ts` is the given source (for the manifest's none / error states). */
 export function writeProject(into: string, name: string, source: string): string {
