@@ -134,7 +134,7 @@ try {
   report("edge CPU per request (16 connections)", edgeRun.cpuMs / REQUESTS, "ms", "bare proxy CPU per request", bareRun.cpuMs / REQUESTS, false);
   console.log(`  goal: edge CPU per request <= ${GOALS.cpuMsPerRequest} ms`);
 
-  // --- keys with rules (issue 28): a limit and a budget cost one conditional UPDATE per request ---
+  // --- keys with rules (issue 28): a limit and a budget cost a share of one transaction per batch ---
   // Limits far above the load, so every request is admitted and settled; runs interleaved with the
   // same key without rules, so both meet the same moments of a shared machine.
   const ruled = await client.createDeploymentKey(proxied.id, { label: "bench-ruled", limits: { requestsPerMinute: 1_000_000_000, tokensPerMinute: null }, budget: { tokens: 1_000_000_000_000, period: "month" } });
