@@ -90,6 +90,7 @@ interface KeyQueue {
 
 export class KeyMeter {
   private readonly queues = new Map<string, KeyQueue>();
+  private closed = false;
 
   constructor(
     private readonly ctx: CloudContext,
@@ -111,15 +112,22 @@ export class KeyMeter {
     return new Promise((done) => {
       const queue = this.queue(key.id);
       queue.settlements.push({ admission, tokens, done });
-      queue.settleTimer ??= setTimeout(() => {
-        queue.settleTimer = null;
-        this.schedule(key.id, queue);
-      }, SETTLE_DELAY_MS);
+      this.settleLater(key.id, queue);
     });
+  }
+
+  /** Writes the key's settlements after SETTLE_DELAY_MS unless a batch takes them first. */
+  private settleLater(keyId: string, queue: KeyQueue): void {
+    // Unref'd: a cloud that exits leaves the holds to refuse early until HOLD_TTL_MS, never to overspend.
+    queue.settleTimer ??= setTimeout(() => {
+      queue.settleTimer = null;
+      this.schedule(keyId, queue);
+    }, SETTLE_DELAY_MS).unref();
   }
 
   /** Writes the settlements still queued (a cloud that stops returns its holds). */
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all(
       [...this.queues].map(([keyId, queue]) => {
         if (queue.settlements.length === 0) return undefined;
@@ -170,8 +178,10 @@ export class KeyMeter {
       });
     } catch (err) {
       for (const w of waiting) w.reject(err);
-      // Best effort, as the holds they return: retried with the next batch, refusing early until then.
-      queue.settlements.unshift(...settlements);
+      // Best effort, as the holds they return: retried with the next batch, refusing early until
+      // then; a closing meter's store may be gone, so it gives them up.
+      if (this.closed) for (const s of settlements) s.done();
+      else queue.settlements.unshift(...settlements);
       outcomes = [];
     } finally {
       queue.running = false;
@@ -179,7 +189,7 @@ export class KeyMeter {
     outcomes.forEach((outcome, i) => (outcome instanceof EdgeError ? waiting[i].reject(outcome) : waiting[i].resolve(outcome)));
     if (outcomes.length > 0) for (const s of settlements) s.done();
     if (queue.waiting.length > 0) this.schedule(keyId, queue);
-    else if (queue.settlements.length > 0) queue.settleTimer ??= setTimeout(() => ((queue.settleTimer = null), this.schedule(keyId, queue)), SETTLE_DELAY_MS);
+    else if (queue.settlements.length > 0) this.settleLater(keyId, queue);
     else this.queues.delete(keyId);
   }
 }
