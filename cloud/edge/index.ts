@@ -69,6 +69,7 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
       cache.close();
       limiter.close();
       await lastUsed.close();
+      await keyed.meter.close();
       await keyed.usage.close();
     },
   };

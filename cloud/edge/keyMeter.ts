@@ -2,8 +2,12 @@
  * Admission of requests made with a key that has limits or a budget, counted in the store so that
  * every cloud instance sharing a PostgreSQL database enforces the same numbers.
  *
- * Admission is one conditional UPDATE of the key's meter row (atomic on SQLite and PostgreSQL:
- * racing requests queue on the row and each sees the count the one before left):
+ * Admissions are decided in batches, one short transaction per key and batch: the requests of a
+ * key that arrive together (the same turn of the event loop, or while the key's previous batch was
+ * being written) read the key's meter row once, locked (PostgreSQL: FOR UPDATE; SQLite: one writer),
+ * are decided one after the other in arrival order as if each were alone, and the row is written
+ * back once. The store still decides every admission, so the numbers hold across instances, and a
+ * request costs a share of one transaction instead of a statement of its own.
  * - the minute window starts with the first request after the previous one ended; the request is
  *   admitted while the window has served fewer than `requestsPerMinute` requests and counted fewer
  *   than `tokensPerMinute` tokens, so a window serves exactly the limit;
@@ -11,12 +15,13 @@
  *   below it, and the admitted request holds its most (`reserve`: prompt estimate + max tokens).
  *   Each request admitted saw the budget not yet reached, so racing requests overspend it by at
  *   most the real tokens of the last one admitted.
- * A request returns its hold when it ends (`settle`) and its real tokens count then. Holds count
- * until `HOLD_TTL_MS` after the last admission: holds a crashed instance never returned stop
- * refusing the key once it has been that long without a new request (until then they refuse early,
- * never overspend).
+ * A request returns its hold when it ends (`settle`) and its real tokens count then: settlements
+ * ride with the key's next batch, applied before its admissions are decided, or are written on
+ * their own after `SETTLE_DELAY_MS` when no request of the key comes (until then the hold refuses
+ * early, never overspends). Holds count until `HOLD_TTL_MS` after the last admission: holds a
+ * crashed instance never returned stop refusing the key once it has been that long without a new
+ * request (until then they refuse early, never overspend).
  */
-import { sql } from "kysely";
 import type { KeyBudget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { budgetPeriodStart, budgetResetMs, MINUTE_MS } from "../domain/keyPeriods.js";
@@ -36,6 +41,8 @@ export const isMetered = (key: KeyRulesState) => key.requestsPerMinute !== null 
 
 /** Longer than any request runs (upstream timeouts, max_tokens): a hold older than this is a leaked one. */
 export const HOLD_TTL_MS = 15 * 60_000;
+/** How long a settlement waits for the key's next batch before it is written on its own. */
+export const SETTLE_DELAY_MS = 50;
 
 export interface Admission {
   windowStart: number;
@@ -46,17 +53,45 @@ export interface Admission {
   headers: Record<string, string>;
 }
 
-interface MeterRow {
-  hold_epoch: number | string;
-  window_start: number | string;
-  window_requests: number | string;
-  window_tokens: number | string;
+/** A key's meter row, as numbers. */
+interface Meter {
+  hold_epoch: number;
+  window_start: number;
+  window_requests: number;
+  window_tokens: number;
   period_start: string;
-  period_tokens: number | string;
-  reserved_tokens: number | string;
+  period_tokens: number;
+  reserved_tokens: number;
+  held_until: number;
+}
+
+interface Waiting {
+  key: KeyRulesState;
+  reserve: number;
+  resolve: (admission: Admission) => void;
+  reject: (err: unknown) => void;
+}
+
+interface Settlement {
+  admission: Admission;
+  tokens: number;
+  done: () => void;
+}
+
+/** What is queued for one key until its next batch. */
+interface KeyQueue {
+  waiting: Waiting[];
+  settlements: Settlement[];
+  /** A batch of this key is being written: what arrives meanwhile waits for the next one. */
+  running: boolean;
+  scheduled: boolean;
+  settleTimer: NodeJS.Timeout | null;
 }
 
 export class KeyMeter {
+  private readonly queues = new Map<string, KeyQueue>();
+  private closed = false;
+
   constructor(
     private readonly ctx: CloudContext,
     /** The clock windows are counted on (tests move windows through the store instead). */
@@ -64,71 +99,174 @@ export class KeyMeter {
   ) {}
 
   /** Admits one request holding `reserve` tokens, or throws the 429 that says which rule refused it. */
-  async admit(key: KeyRulesState, reserve: number): Promise<Admission> {
-    const now = this.now();
-    const cutoff = now - MINUTE_MS;
-    const period = key.budget ? budgetPeriodStart(key.budget.period, now) : "";
-    const hold = key.budget ? reserve : 0;
-    const windowEnded = sql`window_start <= cast(${cutoff} as bigint)`;
-    const holdsStale = sql`held_until < cast(${now} as bigint)`;
-    const liveHolds = sql`(case when ${holdsStale} then 0 else reserved_tokens end)`;
-    const conditions = [sql`key_id = ${key.id}`];
-    if (key.requestsPerMinute !== null) conditions.push(sql`(${windowEnded} or window_requests < ${key.requestsPerMinute})`);
-    if (key.tokensPerMinute !== null) conditions.push(sql`(${windowEnded} or window_tokens < cast(${key.tokensPerMinute} as bigint))`);
-    if (key.budget) conditions.push(sql`(case when period_start = ${period} then period_tokens else 0 end) + ${liveHolds} < cast(${key.budget.tokens} as bigint)`);
-    const result = await sql<MeterRow>`
-      update deployment_key_meters set
-        window_start = case when ${windowEnded} then cast(${now} as bigint) else window_start end,
-        window_requests = case when ${windowEnded} then 1 else window_requests + 1 end,
-        window_tokens = case when ${windowEnded} then 0 else window_tokens end,
-        period_tokens = case when period_start = ${period} then period_tokens else 0 end,
-        period_start = ${period},
-        reserved_tokens = ${hold > 0 ? sql`${liveHolds} + cast(${hold} as bigint)` : sql`reserved_tokens`},
-        hold_epoch = ${hold > 0 ? sql`case when ${holdsStale} then hold_epoch + 1 else hold_epoch end` : sql`hold_epoch`},
-        held_until = ${hold > 0 ? sql`cast(${now + HOLD_TTL_MS} as bigint)` : sql`held_until`}
-      where ${sql.join(conditions, sql` and `)}
-      returning hold_epoch, window_start, window_requests, window_tokens, period_start, period_tokens, reserved_tokens`.execute(this.ctx.db);
-    const row = result.rows[0];
-    if (row) return { windowStart: Number(row.window_start), holdEpoch: Number(row.hold_epoch), periodStart: period, reserved: hold, headers: rateLimitHeaders(key, row, now) };
-    // Read the clock again: the row may have been changed by a request admitted after `now` was read.
-    throw await this.refusal(key, Math.max(now, this.now()), period);
+  admit(key: KeyRulesState, reserve: number): Promise<Admission> {
+    return new Promise((resolve, reject) => {
+      const queue = this.queue(key.id);
+      queue.waiting.push({ key, reserve, resolve, reject });
+      this.schedule(key.id, queue);
+    });
   }
 
   /** Returns the request's hold and counts its real tokens in its window and budget period. */
-  async settle(key: KeyRulesState, admission: Admission, tokens: number): Promise<void> {
-    await sql`
-      update deployment_key_meters set
-        reserved_tokens = case when hold_epoch = ${admission.holdEpoch} then reserved_tokens - cast(${admission.reserved} as bigint) else reserved_tokens end,
-        period_tokens = case when period_start = ${admission.periodStart} then period_tokens + cast(${tokens} as bigint) else period_tokens end,
-        window_tokens = case when window_start = cast(${admission.windowStart} as bigint) then window_tokens + cast(${tokens} as bigint) else window_tokens end
-      where key_id = ${key.id}`.execute(this.ctx.db);
+  settle(key: KeyRulesState, admission: Admission, tokens: number): Promise<void> {
+    return new Promise((done) => {
+      const queue = this.queue(key.id);
+      queue.settlements.push({ admission, tokens, done });
+      this.settleLater(key.id, queue);
+    });
   }
 
-  /** Why the key was refused, read after the fact (another request may have changed the row since: then any limit reached is named). */
-  private async refusal(key: KeyRulesState, now: number, period: string): Promise<EdgeError> {
-    const row = await this.ctx.db.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", key.id).executeTakeFirst();
-    if (!row) return new EdgeError(401, "invalid_api_key", "this API key no longer exists");
-    const headers = rateLimitHeaders(key, row, now);
-    const windowOpen = Number(row.window_start) > now - MINUTE_MS;
-    // Another instance's clock may run a little ahead: a window never lasts more than a minute.
-    const windowResetMs = windowOpen ? Math.min(MINUTE_MS, Number(row.window_start) + MINUTE_MS - now) : 0;
-    if (key.budget) {
-      const spent = row.period_start === period ? Number(row.period_tokens) : 0;
-      if (spent >= key.budget.tokens) {
-        const reset = budgetResetMs(key.budget.period, now);
-        const when = reset === null ? "it does not renew" : `it renews in ${formatResetDuration(reset)}`;
-        return new EdgeError(429, "insufficient_quota", `You exceeded your current quota: this key's budget of ${key.budget.tokens} tokens per ${key.budget.period === "total" ? "key" : key.budget.period} is spent (${when}).`, null, reset === null ? undefined : Math.ceil(reset / 1000), "insufficient_quota", headers);
-      }
-    }
-    if (windowOpen && key.requestsPerMinute !== null && Number(row.window_requests) >= key.requestsPerMinute) {
-      return rateLimited("requests", `requests per min (RPM): Limit ${key.requestsPerMinute}, Used ${row.window_requests}, Requested 1`, windowResetMs, headers);
-    }
-    if (windowOpen && key.tokensPerMinute !== null && Number(row.window_tokens) >= key.tokensPerMinute) {
-      return rateLimited("tokens", `tokens per min (TPM): Limit ${key.tokensPerMinute}, Used ${row.window_tokens}`, windowResetMs, headers);
-    }
-    // The budget is held by requests in flight: it may free up when they end.
-    return rateLimited("tokens", `tokens held by requests in flight: Budget ${key.budget?.tokens ?? 0}, Held ${row.reserved_tokens}`, 1000, headers);
+  /** Writes the key's settlements after SETTLE_DELAY_MS unless a batch takes them first. */
+  private settleLater(keyId: string, queue: KeyQueue): void {
+    // Unref'd: a cloud that exits leaves the holds to refuse early until HOLD_TTL_MS, never to overspend.
+    queue.settleTimer ??= setTimeout(() => {
+      queue.settleTimer = null;
+      this.schedule(keyId, queue);
+    }, SETTLE_DELAY_MS).unref();
   }
+
+  /** Writes the settlements still queued (a cloud that stops returns its holds). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      [...this.queues].map(([keyId, queue]) => {
+        if (queue.settlements.length === 0) return undefined;
+        return new Promise<void>((resolve) => {
+          queue.settlements.push({ admission: NO_ADMISSION, tokens: 0, done: resolve });
+          this.schedule(keyId, queue);
+        });
+      }),
+    );
+  }
+
+  private queue(keyId: string): KeyQueue {
+    let queue = this.queues.get(keyId);
+    if (!queue) this.queues.set(keyId, (queue = { waiting: [], settlements: [], running: false, scheduled: false, settleTimer: null }));
+    return queue;
+  }
+
+  /** Runs the key's next batch once the requests arriving in this turn of the event loop have joined it. */
+  private schedule(keyId: string, queue: KeyQueue): void {
+    if (queue.running || queue.scheduled) return;
+    queue.scheduled = true;
+    setImmediate(() => {
+      queue.scheduled = false;
+      void this.runBatch(keyId, queue);
+    });
+  }
+
+  private async runBatch(keyId: string, queue: KeyQueue): Promise<void> {
+    const waiting = queue.waiting;
+    const settlements = queue.settlements;
+    queue.waiting = [];
+    queue.settlements = [];
+    if (queue.settleTimer) clearTimeout(queue.settleTimer);
+    queue.settleTimer = null;
+    queue.running = true;
+    let outcomes: (Admission | EdgeError)[] = [];
+    try {
+      outcomes = await this.ctx.db.transaction().execute(async (trx) => {
+        const row = await (this.ctx.dialect === "postgres" ? trx.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId).forUpdate() : trx.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId)).executeTakeFirst();
+        if (!row) return waiting.map(() => new EdgeError(401, "invalid_api_key", "this API key no longer exists"));
+        const meter = meterOf(row);
+        for (const s of settlements) applySettlement(meter, s.admission, s.tokens);
+        // Read the clock with the row locked: no admission written after this moment was counted yet.
+        const now = this.now();
+        const decided = waiting.map((w) => decide(meter, w.key, w.reserve, now));
+        await trx.updateTable("deployment_key_meters").set(meter).where("key_id", "=", keyId).execute();
+        return decided;
+      });
+    } catch (err) {
+      for (const w of waiting) w.reject(err);
+      // Best effort, as the holds they return: retried with the next batch, refusing early until
+      // then; a closing meter's store may be gone, so it gives them up.
+      if (this.closed) for (const s of settlements) s.done();
+      else queue.settlements.unshift(...settlements);
+      outcomes = [];
+    } finally {
+      queue.running = false;
+    }
+    outcomes.forEach((outcome, i) => (outcome instanceof EdgeError ? waiting[i].reject(outcome) : waiting[i].resolve(outcome)));
+    if (outcomes.length > 0) for (const s of settlements) s.done();
+    if (queue.waiting.length > 0) this.schedule(keyId, queue);
+    else if (queue.settlements.length > 0) this.settleLater(keyId, queue);
+    else this.queues.delete(keyId);
+  }
+}
+
+/** A settlement that returns nothing (close() uses it to write the others). */
+const NO_ADMISSION: Admission = { windowStart: -1, holdEpoch: -1, periodStart: "\u0000", reserved: 0, headers: {} };
+
+function meterOf(row: { [K in keyof Meter]: number | string | bigint }): Meter {
+  return {
+    hold_epoch: Number(row.hold_epoch),
+    window_start: Number(row.window_start),
+    window_requests: Number(row.window_requests),
+    window_tokens: Number(row.window_tokens),
+    period_start: String(row.period_start),
+    period_tokens: Number(row.period_tokens),
+    reserved_tokens: Number(row.reserved_tokens),
+    held_until: Number(row.held_until),
+  };
+}
+
+/** A request that ended: its hold returns (unless its epoch of holds was dropped) and its real tokens count where it was admitted. */
+function applySettlement(meter: Meter, admission: Admission, tokens: number): void {
+  if (meter.hold_epoch === admission.holdEpoch) meter.reserved_tokens -= admission.reserved;
+  if (meter.period_start === admission.periodStart) meter.period_tokens += tokens;
+  if (meter.window_start === admission.windowStart) meter.window_tokens += tokens;
+}
+
+/** Admits one request against `meter` (changing it), or answers the 429 that says which rule refused it. */
+function decide(meter: Meter, key: KeyRulesState, reserve: number, now: number): Admission | EdgeError {
+  const period = key.budget ? budgetPeriodStart(key.budget.period, now) : "";
+  const hold = key.budget ? reserve : 0;
+  const windowEnded = meter.window_start <= now - MINUTE_MS;
+  const holdsStale = meter.held_until < now;
+  const liveHolds = holdsStale ? 0 : meter.reserved_tokens;
+  const spent = meter.period_start === period ? meter.period_tokens : 0;
+  const admitted =
+    (key.requestsPerMinute === null || windowEnded || meter.window_requests < key.requestsPerMinute) &&
+    (key.tokensPerMinute === null || windowEnded || meter.window_tokens < key.tokensPerMinute) &&
+    (!key.budget || spent + liveHolds < key.budget.tokens);
+  if (!admitted) return refusal(key, meter, now, period);
+  if (windowEnded) {
+    meter.window_start = now;
+    meter.window_requests = 1;
+    meter.window_tokens = 0;
+  } else meter.window_requests += 1;
+  meter.period_tokens = spent;
+  meter.period_start = period;
+  if (hold > 0) {
+    meter.reserved_tokens = liveHolds + hold;
+    if (holdsStale) meter.hold_epoch += 1;
+    meter.held_until = now + HOLD_TTL_MS;
+  }
+  return { windowStart: meter.window_start, holdEpoch: meter.hold_epoch, periodStart: period, reserved: hold, headers: rateLimitHeaders(key, meter, now) };
+}
+
+/** Why the key was refused: the first rule reached. */
+function refusal(key: KeyRulesState, row: Meter, now: number, period: string): EdgeError {
+  const headers = rateLimitHeaders(key, row, now);
+  const windowOpen = row.window_start > now - MINUTE_MS;
+  // Another instance's clock may run a little ahead: a window never lasts more than a minute.
+  const windowResetMs = windowOpen ? Math.min(MINUTE_MS, row.window_start + MINUTE_MS - now) : 0;
+  if (key.budget) {
+    const spent = row.period_start === period ? row.period_tokens : 0;
+    if (spent >= key.budget.tokens) {
+      const reset = budgetResetMs(key.budget.period, now);
+      const when = reset === null ? "it does not renew" : `it renews in ${formatResetDuration(reset)}`;
+      return new EdgeError(429, "insufficient_quota", `You exceeded your current quota: this key's budget of ${key.budget.tokens} tokens per ${key.budget.period === "total" ? "key" : key.budget.period} is spent (${when}).`, null, reset === null ? undefined : Math.ceil(reset / 1000), "insufficient_quota", headers);
+    }
+  }
+  if (windowOpen && key.requestsPerMinute !== null && row.window_requests >= key.requestsPerMinute) {
+    return rateLimited("requests", `requests per min (RPM): Limit ${key.requestsPerMinute}, Used ${row.window_requests}, Requested 1`, windowResetMs, headers);
+  }
+  if (windowOpen && key.tokensPerMinute !== null && row.window_tokens >= key.tokensPerMinute) {
+    return rateLimited("tokens", `tokens per min (TPM): Limit ${key.tokensPerMinute}, Used ${row.window_tokens}`, windowResetMs, headers);
+  }
+  // The budget is held by requests in flight: it may free up when they end.
+  return rateLimited("tokens", `tokens held by requests in flight: Budget ${key.budget?.tokens ?? 0}, Held ${row.reserved_tokens}`, 1000, headers);
 }
 
 function rateLimited(type: "requests" | "tokens", what: string, resetMs: number, headers: Record<string, string>): EdgeError {
@@ -137,7 +275,7 @@ function rateLimited(type: "requests" | "tokens", what: string, resetMs: number,
 }
 
 /** OpenAI's x-ratelimit-* headers for the limits the key has. */
-function rateLimitHeaders(key: KeyRulesState, row: MeterRow, now: number): Record<string, string> {
+function rateLimitHeaders(key: KeyRulesState, row: Meter, now: number): Record<string, string> {
   const headers: Record<string, string> = {};
   const windowOpen = Number(row.window_start) > now - MINUTE_MS;
   const reset = formatResetDuration(windowOpen ? Math.min(MINUTE_MS, Number(row.window_start) + MINUTE_MS - now) : 0);

@@ -4,8 +4,9 @@
  * and the command's return value carries only the key's metadata.
  */
 import * as vscode from "vscode";
-import type { DeploymentKey } from "../../sdk/wire.js";
+import type { DeploymentKey, KeyBudget, KeyRules } from "../../sdk/wire.js";
 import { keyLabelProblem } from "../../ui-shared/format.js";
+import { EXPIRY_CHOICES, ruleFieldProblem, rulesFromForm } from "../../ui-shared/keyRules.js";
 import type { Services } from "../services.js";
 import { deploymentFromArg, keyFromArg, pickDeployment } from "./args.js";
 import { deploymentChanged } from "./endpointCommands.js";
@@ -23,7 +24,9 @@ export async function issueKey(s: Services, arg: unknown): Promise<DeploymentKey
     ignoreFocusOut: true,
   });
   if (label === undefined) return undefined;
-  const { key: plaintext, ...metadata } = await api.issueKey(deployment.id, label.trim());
+  const rules = await askRules(s, `Issue Key for ${deployment.slug}`);
+  if (rules === undefined) return undefined;
+  const { key: plaintext, ...metadata } = await api.issueKey(deployment.id, label.trim(), rules);
   await deploymentChanged(s, deployment.id);
   s.endpointPanels.remount(deployment.id);
   const choice = await s.prompts.info(
@@ -33,6 +36,36 @@ export async function issueKey(s: Services, arg: unknown): Promise<DeploymentKey
   );
   if (choice === "Copy") await vscode.env.clipboard.writeText(plaintext);
   return metadata;
+}
+
+const BUDGET_PERIODS: readonly { label: string; period: KeyBudget["period"] }[] = [
+  { label: "Per month", period: "month" },
+  { label: "Per day", period: "day" },
+  { label: "In all", period: "total" },
+];
+
+/** The new key's rules, one quick input each as the studio's key form asks them (blank: no rule); undefined: dismissed. */
+async function askRules(s: Services, title: string): Promise<KeyRules | undefined> {
+  const expiry = await s.prompts.quickPick(
+    EXPIRY_CHOICES.map((choice) => ({ label: choice.label, ms: choice.ms })),
+    { title: `${title}: expiry`, placeHolder: "When the key stops working", ignoreFocusOut: true },
+  );
+  if (!expiry) return undefined;
+  const whole = (rule: string, prompt: string, placeHolder: string) =>
+    s.prompts.inputBox({ title: `${title}: ${rule}`, prompt, placeHolder, validateInput: (value) => ruleFieldProblem(value) ?? null, ignoreFocusOut: true });
+  const requestsPerMinute = await whole("requests per minute", "Requests per minute (blank: no limit)", "e.g. 30");
+  if (requestsPerMinute === undefined) return undefined;
+  const tokensPerMinute = await whole("tokens per minute", "Tokens per minute (blank: no limit)", "e.g. 10000");
+  if (tokensPerMinute === undefined) return undefined;
+  const budgetTokens = await whole("token budget", "Token budget (blank: none)", "e.g. 1000000");
+  if (budgetTokens === undefined) return undefined;
+  let budgetPeriod: KeyBudget["period"] = "month";
+  if (budgetTokens.trim() !== "") {
+    const picked = await s.prompts.quickPick(BUDGET_PERIODS, { title: `${title}: the budget of ${budgetTokens.trim()} tokens renews`, ignoreFocusOut: true });
+    if (!picked) return undefined;
+    budgetPeriod = picked.period;
+  }
+  return rulesFromForm({ expiryMs: expiry.ms, requestsPerMinute, tokensPerMinute, budgetTokens, budgetPeriod }, Date.now());
 }
 
 export async function revokeKey(s: Services, arg: unknown): Promise<boolean> {

@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import type { Deployment, DeploymentKey } from "../../sdk/wire.js";
 import { svcApi } from "./support/extension.js";
 import { activeKey, testEndpoint } from "./support/fixtures.js";
-import { ScriptedPrompts } from "./support/scriptedPrompts.js";
+import { pickContaining, ScriptedPrompts } from "./support/scriptedPrompts.js";
 
 const MISSING = "00000000-0000-0000-0000-000000000000";
 
@@ -25,7 +25,8 @@ describe("keys", () => {
 
   it("Issue Key validates the label, shows the plaintext once in a modal and copies it on request", async () => {
     const { services } = await svcApi();
-    prompts.answerInputs("", "x".repeat(81), "  ci runner  ");
+    prompts.answerInputs("", "x".repeat(81), "  ci runner  ", "", "", "");
+    prompts.answerPicks(pickContaining("Never"));
     prompts.answerMessages("Copy");
     const issued = await vscode.commands.executeCommand<DeploymentKey>("svc.issueKey", { kind: "endpoint", deployment });
     assert.deepEqual(prompts.validationMessages, ["Enter a label (1 to 80 characters).", "Label is 81 characters; the limit is 80."]);
@@ -42,6 +43,28 @@ describe("keys", () => {
     assert.ok(!JSON.stringify(keys).includes(plaintext), "the cloud never returns it again");
     const row = (await services.endpoints.getChildren({ kind: "endpoint", deployment })).find((n) => n.kind === "key" && n.key.id === issued.id)!;
     assert.equal(services.endpoints.getTreeItem(row).contextValue, "svc.key.active");
+  });
+
+  it("Issue Key takes an expiry, limits and a budget through quick inputs, as the studio's form", async () => {
+    const before = Date.now();
+    prompts.answerInputs("with rules", "thirty", "30", "", "100000");
+    prompts.answerPicks(pickContaining("In 1 hour"), pickContaining("Per day"));
+    prompts.answerMessages(undefined);
+    const issued = await vscode.commands.executeCommand<DeploymentKey>("svc.issueKey", { kind: "endpoint", deployment });
+    assert.deepEqual(prompts.validationMessages, ["a whole number from 1, or blank for none"]);
+    assert.deepEqual(issued.limits, { requestsPerMinute: 30, tokensPerMinute: null });
+    assert.deepEqual(issued.budget, { tokens: 100000, period: "day" });
+    const expires = Date.parse(issued.expiresAt ?? "");
+    assert.ok(expires >= before + 3_600_000 && expires <= Date.now() + 3_600_000, `expiresAt ${issued.expiresAt}`);
+  });
+
+  it("Issue Key dismissed at a rule's box issues nothing", async () => {
+    const { services } = await svcApi();
+    const before = (await services.endpoints.keysOf(deployment.id)).length;
+    prompts.answerInputs("half-made", "30", undefined);
+    prompts.answerPicks(pickContaining("Never"));
+    assert.equal(await vscode.commands.executeCommand("svc.issueKey", deployment.id), undefined);
+    assert.equal((await services.endpoints.keysOf(deployment.id)).length, before);
   });
 
   it("Issue Key dismissed at the label box issues nothing", async () => {

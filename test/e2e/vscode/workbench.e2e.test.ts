@@ -71,6 +71,8 @@ describe("VS Code workbench end to end", function () {
     await runCommand(page, "svc: Issue Key");
     await pick(page, slug);
     await answerInput(page, "Issue Key for", "e2e laptop");
+    await pick(page, "Never");
+    for (const rule of ["requests per minute", "tokens per minute", "token budget"]) await answerInput(page, rule, "");
     const modal = dialog(page);
     await modal.waitFor({ state: "visible" });
     const text = (await modal.innerText()).replace(/\s+/g, " ");

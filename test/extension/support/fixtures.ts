@@ -68,7 +68,8 @@ export async function activeKey(deployment: Deployment): Promise<DeploymentKey> 
   const existing = (await services.endpoints.keysOf(deployment.id)).find((key) => key.enabled);
   if (existing) return existing;
   const issued = await withPrompts(
-    (prompts) => prompts.answerInputs("fixture key").answerMessages(undefined), // the plaintext modal, dismissed
+    // No rules (Never, blank limits and budget); the plaintext modal, dismissed.
+    (prompts) => prompts.answerInputs("fixture key", "", "", "").answerPicks(pickContaining("Never")).answerMessages(undefined),
     () => vscode.commands.executeCommand<DeploymentKey>("svc.issueKey", deployment.id),
   );
   assert.ok(issued, "the fixture key");
