@@ -77,7 +77,7 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
 
   it('2 ranks at batchSize 4 give the losses and the adapter of 1 process at batch 8', async () => {
     const train = (await readChatJsonl(path.join(QUICKSTART, 'train.jsonl'))).slice(0, 48);
-    const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 6);
+    const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 5); // odd: one rank evaluates 3 rows, the other 2
     const run = async (ranks: TorchRanks | undefined, batchSize: number) => {
       const backend = await start(ranks);
       started.push(backend);
