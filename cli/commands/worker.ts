@@ -4,8 +4,13 @@ import { parseBackendChoice, type BackendChoice } from "../../engine/backends/se
 import { type Command, parse } from "../command.js";
 import { CliError } from "../output.js";
 import { onStopRequest } from "../../sdk/platform/stop.js";
+import { detectTorch } from "../../engine/backends/torch/detect.js";
+import { runTorchFollower } from "../../engine/backends/torch/follower.js";
+import { worldSize, type TorchRanks } from "../../engine/backends/torch/ranks.js";
+import { ranksFromFlags } from "../rankFlags.js";
 
 const USAGE = `svc worker --cloud URL [--token T] [--name N] [--work-dir DIR] [--backend auto|torch|tfjs] [--device D] [--shared-files]
+           [--procs N | --gpus N] [--nodes M --master HOST:PORT [--node-rank R]]
 
 Connects to the cloud's control plane and trains queued jobs, one at a time.
 --backend picks the compute backend (default: SVC_TRAIN_BACKEND, else auto): torch runs a
@@ -16,18 +21,31 @@ The token is the cloud's worker token (the file worker-token in its data dir); i
 given as SVC_WORKER_TOKEN, which keeps it out of the process list.
 Base models are downloaded once into the work dir, named by the sha256 of their content (a model
 replaced on the cloud is downloaded again). --shared-files reads them from the cloud's own files
-instead: only for a worker on the cloud's machine (the cloud's own workers use it).`;
+instead: only for a worker on the cloud's machine (the cloud's own workers use it).
+--procs N trains each job as N CPU processes (torch DDP over gloo), --gpus N as one process per
+GPU (NCCL), under torchrun; batchSize is per process, so a step takes batchSize × N examples.
+--nodes M spreads a job over M machines (each with its --procs/--gpus): node 0 (this command with
+--cloud) listens at --master HOST:PORT; on each other machine run
+\`svc worker --nodes M --node-rank R --master HOST:PORT\` (no --cloud): it joins every job node 0
+starts and needs the base model at the same path (a shared --work-dir).`;
 
 export const workerCommand: Command = {
   name: "worker",
   summary: "run a training worker for a cloud (local or remote)",
   usage: USAGE,
   async run(argv) {
-    const { values } = parse(argv, { cloud: { type: "string" }, token: { type: "string" }, name: { type: "string" }, "work-dir": { type: "string" }, backend: { type: "string" }, device: { type: "string" }, "shared-files": { type: "boolean" } }, USAGE);
+    const { values } = parse(argv, { cloud: { type: "string" }, token: { type: "string" }, name: { type: "string" }, "work-dir": { type: "string" }, backend: { type: "string" }, device: { type: "string" }, "shared-files": { type: "boolean" }, procs: { type: "string" }, gpus: { type: "string" }, nodes: { type: "string" }, "node-rank": { type: "string" }, master: { type: "string" } }, USAGE);
     if (values.help) {
       process.stdout.write(USAGE + "\n");
       return 0;
     }
+    let ranks: TorchRanks | undefined;
+    try {
+      ranks = ranksFromFlags(values);
+    } catch (err) {
+      throw new CliError((err as Error).message, 2);
+    }
+    if (ranks?.nodes && ranks.nodes.rank > 0) return followNodeZero(ranks);
     const cloudUrl = values.cloud ?? process.env.SVC_CLOUD_URL;
     const token = values.token ?? process.env.SVC_WORKER_TOKEN;
     if (!cloudUrl) throw new CliError("--cloud URL is required", 2);
@@ -40,8 +58,9 @@ export const workerCommand: Command = {
       throw new CliError((err as Error).message, 2);
     }
     const device = values.device ?? process.env.SVC_TORCH_DEVICE;
-    const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"], backend, device, sharedFiles: values["shared-files"] === true });
-    process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend})\n`);
+    const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"], backend, device, sharedFiles: values["shared-files"] === true, ranks });
+    const spread = ranks ? `, ${worldSize(ranks)} ranks (${ranks.backend})` : "";
+    process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend}${spread})\n`);
     // Ctrl-C, SIGTERM, or the daemon's drain request (its way to ask on Windows, where a signal kills).
     let stopListening = () => {};
     await new Promise<void>((resolve) => (stopListening = onStopRequest(() => resolve())));
@@ -50,3 +69,15 @@ export const workerCommand: Command = {
     return 0;
   },
 };
+
+/** A machine other than node 0: lends its ranks to each job node 0 trains, until stopped. */
+async function followNodeZero(ranks: TorchRanks): Promise<number> {
+  const found = await detectTorch(process.env.SVC_PYTHON || undefined);
+  if (!found.ok) throw new CliError(`--nodes needs the torch backend, which cannot start: ${found.reason}`, 1);
+  const stop = new AbortController();
+  const stopListening = onStopRequest(() => stop.abort());
+  process.stderr.write(`svc worker: node ${ranks.nodes!.rank} of ${ranks.nodes!.count}, ${ranks.perNode} rank(s) (${ranks.backend}), joining jobs at ${ranks.nodes!.master}\n`);
+  await runTorchFollower({ python: found.python, ranks, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
+  stopListening();
+  return 0;
+}

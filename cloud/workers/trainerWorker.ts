@@ -10,6 +10,7 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { BackendChoice } from "../../engine/backends/select.js";
+import type { TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { resolveBaseModel } from "./baseModelCache.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
@@ -36,6 +37,8 @@ export interface TrainerWorkerOptions {
   device?: string;
   /** This worker runs on the cloud's machine (the cloud's own workers): base models are read from the cloud's files, not downloaded. */
   sharedFiles?: boolean;
+  /** Train each job as several data-parallel torch ranks (svc worker --procs / --gpus / --nodes). */
+  ranks?: TorchRanks;
   log?: (line: string) => void;
 }
 
@@ -146,7 +149,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const modelPath = base.file;
     // The job's own choice (svc start under SVC_TRAIN_BACKEND=...) wins over the worker's default.
     const choice = config.backend ? parseBackendChoice(config.backend, "config.backend") : (options.backend ?? "auto");
-    const { backend, reason } = await chooseBackend(choice, { device: options.device, log });
+    const { backend, reason } = await chooseBackend(choice, { device: options.device, log, ranks: options.ranks });
     try {
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {
@@ -157,6 +160,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worker: options.name,
         backend: backend.info.name,
         device: backend.info.device,
+        worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);

@@ -5,7 +5,7 @@
  * where it cannot start is an error, never a silent fall back.
  */
 import { TfjsBackend } from './tfjs.js';
-import { detectTorch, startTorchBackend } from './torch/index.js';
+import { detectTorch, startTorchBackend, type TorchRanks } from './torch/index.js';
 import type { ComputeBackend } from './types.js';
 
 export const BACKEND_CHOICES = ['auto', 'torch', 'tfjs'] as const;
@@ -28,17 +28,21 @@ export interface ChooseOptions {
   /** torch device override: cuda, cuda:1, mps, cpu. */
   device?: string;
   log?: (line: string) => void;
+  /** Data-parallel ranks (svc worker --procs / --gpus / --nodes): torch only. */
+  ranks?: TorchRanks;
 }
 
 export async function chooseBackend(choice: BackendChoice, options: ChooseOptions = {}): Promise<ChosenBackend> {
+  if (options.ranks && choice === 'tfjs') throw new Error('several ranks (--procs, --gpus, --nodes) train with the torch backend only, but tfjs was asked for');
   if (choice === 'tfjs') return { backend: new TfjsBackend(), reason: 'tfjs was asked for' };
   // A Python the user named (SVC_PYTHON) is the only candidate: never quietly another one.
   const found = await detectTorch(options.python ?? (process.env.SVC_PYTHON || undefined));
   if (!found.ok) {
-    if (choice === 'torch') throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
+    if (choice === 'torch' || options.ranks) throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
     return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
   }
-  const backend = await startTorchBackend({ python: found.python, device: options.device, log: options.log });
+  const backend = await startTorchBackend({ python: found.python, device: options.device, log: options.log, ranks: options.ranks });
   const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
-  return { backend, reason: `${why}; training on ${backend.info.device}` };
+  const ranks = (backend.info.worldSize ?? 1) > 1 ? ` × ${backend.info.worldSize} ranks (${options.ranks?.backend})` : '';
+  return { backend, reason: `${why}; training on ${backend.info.device}${ranks}` };
 }

@@ -69,6 +69,8 @@ export interface BackendInfo {
   device: string;
   /** Compute precision of the base model's forward pass, e.g. "float32", "bfloat16". */
   dtype: string;
+  /** Data-parallel ranks training together (torch under torchrun); absent or 1: one process. Each step takes batchSize examples per rank. */
+  worldSize?: number;
 }
 
 export interface ComputeBackend {

@@ -55,6 +55,7 @@ export interface TrainLoraOptions {
   maxSteps?: number;
   numTrainEpochs?: number;
   learningRate: number;
+  /** Examples per step, per rank where the backend trains as several (BackendInfo.worldSize). */
   batchSize: number;
   /** Evaluate every N steps (and always at the end) when eval data is given. */
   evalSteps?: number;
@@ -175,10 +176,13 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
   const tokenize = (items: ReadonlyArray<ChatExample | ChatMessage[]>) => tokenizeExamples(asExamples(items), maxSeqLength, overflow, tokenizer);
   const train = tokenize(options.train);
   const evalSet = options.eval?.length ? tokenize(options.eval) : undefined;
-  const totalSteps = resolveTotalSteps(options, train.length);
-  const loraOptions = validateLoraConfig({ r: options.lora?.r ?? 8, alpha: options.lora?.alpha ?? 16, targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES });
   const ownsBackend = !options.backend;
   const backend = options.backend ?? (typeof options.baseModel === 'string' ? new TfjsBackend() : TfjsBackend.fromLoaded(config, options.baseModel.weights));
+  // batchSize is per rank (Hugging Face's per_device_train_batch_size): several data-parallel ranks
+  // take batchSize × worldSize examples a step, the same steps one process takes at that batch.
+  const stepBatch = options.batchSize * (backend.info.worldSize ?? 1);
+  const totalSteps = resolveTotalSteps({ ...options, batchSize: stepBatch }, train.length);
+  const loraOptions = validateLoraConfig({ r: options.lora?.r ?? 8, alpha: options.lora?.alpha ?? 16, targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES });
   try {
     const longest = Math.max(...train.map((e) => e.ids.length), ...(evalSet ?? []).map((e) => e.ids.length));
     assertFits(backend, config, Math.max(options.batchSize, evalSet ? 16 : 1), longest);
@@ -209,7 +213,7 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
       train,
       eval: evalSet,
       totalSteps,
-      batchSize: options.batchSize,
+      batchSize: stepBatch,
       learningRate: options.learningRate,
       warmupSteps: options.warmupSteps ?? Math.floor(totalSteps * 0.05),
       schedule: options.schedule ?? 'cosine',

@@ -3,13 +3,16 @@
  * and the LoRA tensors on every CPU core or a GPU, spoken to over framed stdin/stdout (PROTOCOL.md).
  * Used for models too large or too slow for tfjs-wasm's single thread and 4 GiB heap.
  */
+import path from 'node:path';
 import type { ModelConfig } from '../../model/config.js';
 import type { BackendInfo, ComputeBackend, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, TokenBatch } from '../types.js';
 import { detectTorch } from './detect.js';
 import type { Frame, WireTensor } from './framing.js';
 import { TorchProcess } from './process.js';
+import type { TorchRanks } from './ranks.js';
 
 export { detectTorch, pythonCandidates, type TorchDetection } from './detect.js';
+export type { TorchRanks } from './ranks.js';
 
 export interface TorchBackendOptions {
   /**
@@ -33,6 +36,8 @@ export interface TorchBackendOptions {
   logitsChunkBytes?: number;
   /** Receives the process's stderr, line by line. */
   log?: (line: string) => void;
+  /** Train as several data-parallel ranks under torchrun (DDP): CPU processes, GPUs or machines. */
+  ranks?: TorchRanks;
 }
 
 function batchTensors(batch: TokenBatch): WireTensor[] {
@@ -71,12 +76,13 @@ export class TorchBackend implements ComputeBackend {
     const frame = await this.process.request('hello');
     this.process.markStarted();
     this.hello = frame.header;
-    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
+    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype), worldSize: Number(frame.header.worldSize ?? 1) };
   }
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
-    const frame = await this.process.request('load', { modelPath, config, checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.loadOptions.logitsChunkBytes, dtype: this.loadOptions.dtype }, [], (p) => onProgress?.(p as unknown as LoadProgress));
-    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype) };
+    // Absolute: ranks under torchrun run in another working directory.
+    const frame = await this.process.request('load', { modelPath: path.resolve(modelPath), config, checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.loadOptions.logitsChunkBytes, dtype: this.loadOptions.dtype }, [], (p) => onProgress?.(p as unknown as LoadProgress));
+    this.info = { ...this.info, device: String(frame.header.device), dtype: String(frame.header.dtype) };
     this.projectionShapes = frame.header.projectionShapes as Record<string, [number, number]>;
   }
 
@@ -139,7 +145,7 @@ export async function startTorchBackend(options: TorchBackendOptions = {}): Prom
     if (!found.ok) throw new Error(found.reason);
     python = found.python;
   }
-  const child = new TorchProcess({ python, device: options.device, threads: options.threads, log: options.log });
+  const child = new TorchProcess({ python, device: options.device, threads: options.threads, log: options.log, ranks: options.ranks });
   const backend = new TorchBackend(child, { checkpointActivations: options.checkpointActivations, logitsChunkBytes: options.logitsChunkBytes, dtype: options.dtype });
   try {
     await backend.start();

@@ -9,12 +9,15 @@ import path from 'node:path';
 import { encodeFrame, FrameDecoder, FramingError, type Frame, type WireTensor } from './framing.js';
 import { torchPythonPath } from './paths.js';
 import { torchProcessEnv } from './env.js';
+import { rankFailure, ranksEnv, torchrunArgs, worldSize, type TorchRanks } from './ranks.js';
 
 export interface TorchProcessOptions {
   python: string;
   device?: string;
   threads?: number;
   log?: (line: string) => void;
+  /** Several data-parallel ranks under torchrun (ranks.ts); absent: one process, as always. */
+  ranks?: TorchRanks;
 }
 
 interface Pending {
@@ -52,9 +55,12 @@ export class TorchProcess {
   readonly exited: Promise<void>;
 
   constructor(private readonly options: TorchProcessOptions) {
-    const env = torchProcessEnv({ SVC_TORCH_DEVICE: options.device || undefined, SVC_TORCH_THREADS: options.threads ? String(options.threads) : undefined });
+    const ranks = options.ranks;
+    const env = torchProcessEnv({ ...(ranks ? ranksEnv(ranks) : {}), SVC_TORCH_DEVICE: options.device || (ranks ? ranksEnv(ranks).SVC_TORCH_DEVICE : undefined), SVC_TORCH_THREADS: options.threads ? String(options.threads) : undefined });
     const entry = path.join(torchPythonPath(), 'svc_torch_server.py');
-    this.child = spawn(options.python, [entry], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // torchrun starts in the python folder, so a stray torch.py in the caller's directory cannot shadow torch.
+    const args = ranks ? ['-m', 'torch.distributed.run', ...torchrunArgs(ranks), entry] : [entry];
+    this.child = spawn(options.python, args, { env, stdio: ['pipe', 'pipe', 'pipe'], ...(ranks ? { cwd: torchPythonPath() } : {}) });
     this.child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.child.stderr.on('data', (chunk: Buffer) => this.onStderr(chunk));
     // A dead process makes writes fail with EPIPE; the exit handler reports it better.
@@ -68,6 +74,11 @@ export class TorchProcess {
       this.child.on('close', (code, signal) => {
         const how = signal ? signal : `exit code ${code}`;
         const doing = this.started ? this.currentActivity() : 'starting';
+        const failedRank = ranks && rankFailure(this.stderrTail, worldSize(ranks));
+        if (failedRank) {
+          this.fail(new Error(`the torch backend's ${failedRank} while ${doing}${this.stderrSuffix()}`));
+          return resolve();
+        }
         const prefix = this.started ? `the torch backend process exited (${how}) while ${doing}` : `the torch backend (${options.python}) exited at start (${how})`;
         this.fail(new Error(`${prefix}; python: ${options.python}${this.stderrSuffix()}`));
         resolve();

@@ -46,7 +46,9 @@ def configure_threads() -> int:
     # Debian's torch starts with one thread. SVC_TORCH_THREADS wins; else the cores this process may
     # really use, less one for the cloud and the worker beside it: threads past the cores a cgroup
     # or an affinity mask allows only wait on each other.
-    wanted = int(os.environ.get("SVC_TORCH_THREADS") or 0) or training_threads(usable_cpus())
+    # Ranks of one job on one machine (torchrun's LOCAL_WORLD_SIZE) split those threads between them.
+    local_ranks = max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or 1))
+    wanted = int(os.environ.get("SVC_TORCH_THREADS") or 0) or max(1, training_threads(usable_cpus()) // local_ranks)
     torch.set_num_threads(wanted)
     return torch.get_num_threads()
 

@@ -10,6 +10,8 @@ import os
 import sys
 import traceback
 
+from .distributed import COLLECTIVE_OPS, Ranks, is_communication_error, is_distributed
+
 
 def _private_stdout():
     out_fd = os.dup(1)
@@ -33,7 +35,7 @@ def log(message: str) -> None:
 
 
 class Server:
-    def __init__(self, out):
+    def __init__(self, out, ranks=None):
         import numpy as np
         import torch
 
@@ -41,6 +43,8 @@ class Server:
 
         self.np, self.torch, self.dev = np, torch, dev
         self.out = out
+        # torchrun's ranks (distributed.Ranks) when this is one of several processes of a job, else None.
+        self.ranks = ranks
         self.threads = dev.configure_threads()
         self.device = dev.choose_device(None)
         self.dtype = None
@@ -54,6 +58,8 @@ class Server:
     def send(self, header: dict, tensors=None) -> None:
         from .protocol import write_frame
 
+        if self.out is None:  # a rank other than 0: rank 0 alone speaks
+            return
         write_frame(self.out, header, tensors)
 
     def info(self) -> dict:
@@ -66,12 +72,15 @@ class Server:
 
         return {"python": sys.version.split()[0], "torch": self.torch.__version__, "numpy": self.np.__version__,
                 "transformers": transformers.__version__, "peft": peft.__version__,
-                "threads": self.threads, "pid": os.getpid(), **self.info()}
+                "threads": self.threads, "pid": os.getpid(), "worldSize": self.ranks.world if self.ranks else 1,
+                **self.info()}
 
     def op_load(self, req, tensors):
         from .gguf_base import load_gguf_base
 
         self.device = self.dev.choose_device(req.get("device"))
+        if self.ranks and self.device.type == "cuda" and self.device.index is None:
+            self.device = self.torch.device("cuda", self.ranks.local_rank)
         self.dtype = self.dev.compute_dtype(self.device, req.get("dtype"))
         self.base = self.adapter = self.trainer = None
 
@@ -140,12 +149,49 @@ class Server:
         return total / max(masked, 1.0), masked
 
     def op_train_step(self, req, tensors):
+        if self.ranks:
+            return self._train_step_shard(req, tensors)
         inputs, targets, mask = self._batch(req, tensors)
         loss, _ = self._loss(inputs, targets, mask)
         value = float(loss.detach())
         if not self.np.isfinite(value):
             return {"loss": value, "gradNorm": None}
         loss.backward()
+        return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"])}
+
+    def _shard(self, req, tensors):
+        """This rank's rows of the batch every rank received, and the whole batch's masked-token count."""
+        rows = self.ranks.rows(int(req["batchSize"]))
+        masked = float(tensors["mask"].sum())
+        part = {name: tensors[name][rows] for name in ("inputs", "targets", "mask")}
+        size = part["inputs"].shape[0]
+        if size == 0:  # a last batch smaller than the world: this rank only joins the sums
+            return None, masked
+        return self._batch({"batchSize": size, "length": req["length"]}, part), masked
+
+    def _train_step_shard(self, req, tensors):
+        torch = self.torch
+        if self.trainer is None:
+            raise RuntimeError("load and init_lora must come before training or evaluation")
+        batch, masked = self._shard(req, tensors)
+        params = self.adapter.trainable()
+        local = torch.zeros((), device=self.device)
+        if batch is not None:
+            local = self.trainer.loss_sum(*batch) / max(masked, 1.0)
+            if local.requires_grad:
+                local.backward()
+        grads = [p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), device=self.device) for p in params]
+        # One bucket: the gradients and the loss summed over ranks in a single all-reduce.
+        bucket = self.ranks.sum_(torch.cat(grads + [local.detach().float().reshape(1).to(self.device)]))
+        value = float(bucket[-1])
+        if not self.np.isfinite(value):
+            for p in params:
+                p.grad = None
+            return {"loss": value, "gradNorm": None}
+        offset = 0
+        for p in params:
+            p.grad = bucket[offset:offset + p.numel()].view_as(p).to(p.dtype)
+            offset += p.numel()
         return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"])}
 
     def op_grads(self, req, tensors):
@@ -159,6 +205,14 @@ class Server:
         return {"loss": float(loss.detach())}, grads
 
     def op_eval(self, req, tensors):
+        if self.ranks:
+            batch, masked = self._shard(req, tensors)
+            total = self.torch.zeros(1, device=self.device)
+            if batch is not None and masked > 0:
+                with self.torch.no_grad():
+                    total += self.trainer.loss_sum(*batch).float()
+            total = self.ranks.sum_(total)
+            return {"lossSum": float(total[0]) if masked else 0.0, "maskedTokens": int(masked)}
         inputs, targets, mask = self._batch(req, tensors)
         masked = float(mask.sum())
         if masked == 0:
@@ -205,6 +259,10 @@ class Server:
             self.send({"id": rid, "ok": True, **reply}, out_tensors)
         except Exception as err:  # reported to the client; the process stays usable
             log(traceback.format_exc().rstrip())
+            if self.ranks and op in COLLECTIVE_OPS and is_communication_error(err):
+                # Another rank is gone and the group cannot be used again: end, so torchrun ends the job.
+                log(f"rank {self.ranks.rank}: a collective failed; exiting")
+                os._exit(1)
             self.send({"id": rid, "ok": False, "error": describe_error(err)})
         return True
 
@@ -213,19 +271,41 @@ def main() -> int:
     out = _private_stdout()
     from .protocol import read_frame
 
-    stdin = sys.stdin.buffer
+    ranks = None
     try:
-        server = Server(out)
+        if is_distributed():
+            ranks = Ranks()
+        server = Server(out if ranks is None or ranks.speaker else None, ranks)
     except Exception as err:
         log(f"cannot start: {err}")
         raise
-    log(f"ready: torch {server.torch.__version__} on {server.info()['device']}")
+    where = f" (rank {ranks.rank} of {ranks.world}, {ranks.backend})" if ranks else ""
+    log(f"ready: torch {server.torch.__version__} on {server.info()['device']}{where}")
+    if ranks is not None and not ranks.speaker:
+        return _follow(server, ranks)
+    stdin = sys.stdin.buffer
     while True:
         frame = read_frame(stdin)
-        if frame is None:
+        if frame is None:  # end of input: the other ranks end too
+            if ranks is not None:
+                ranks.broadcast_request(({"op": "shutdown", "id": None}, {}))
+                ranks.close()
             return 0
         header, tensors = frame
+        if ranks is not None and header.get("op") in COLLECTIVE_OPS:
+            ranks.broadcast_request(frame)
         if not server.handle(header, tensors):
+            if ranks is not None:
+                ranks.close()
+            return 0
+
+
+def _follow(server: "Server", ranks: "Ranks") -> int:
+    """A rank other than 0: runs what rank 0 broadcasts, until its shutdown."""
+    while True:
+        header, tensors = ranks.broadcast_request(None)
+        if not server.handle(header, tensors):
+            ranks.close()
             return 0
 
 

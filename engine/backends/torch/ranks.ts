@@ -1,0 +1,57 @@
+/**
+ * One training job on several processes: the torch backend's server started under torchrun
+ * (torch.distributed.run) as data-parallel ranks. Rank 0 speaks the protocol on stdin/stdout; the
+ * others take its requests by broadcast (python/svc_torch/distributed.py). The user's batchSize is
+ * per rank, so a step trains on batchSize × worldSize examples (lora-trainer.ts).
+ */
+
+export interface TorchRanks {
+  /** Processes on this machine: CPU processes (gloo) or one per GPU (nccl). */
+  perNode: number;
+  backend: 'gloo' | 'nccl';
+  /** Several machines: how many, this one's index (0 is the one that talks to the cloud), and where node 0 listens (host:port). */
+  nodes?: { count: number; rank: number; master: string };
+}
+
+export function worldSize(ranks: TorchRanks): number {
+  return ranks.perNode * (ranks.nodes?.count ?? 1);
+}
+
+/** `host:port` (an IPv6 host in brackets) split, or an error that names the flag. */
+export function parseMaster(value: string, source = '--master'): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(value.trim());
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || !(port > 0 && port < 65536)) throw new Error(`${source} must be host:port (node 0's address and a free port), not "${value}"`);
+  return { host: match[1].replace(/^\[|\]$/g, ''), port };
+}
+
+/** torch.distributed.run's arguments before the script: one machine rendezvous on a free local port, several at node 0's address. */
+export function torchrunArgs(ranks: TorchRanks): string[] {
+  const common = [`--nproc-per-node=${ranks.perNode}`, '--max-restarts=0'];
+  if (!ranks.nodes) return ['--standalone', ...common];
+  const { host, port } = parseMaster(ranks.nodes.master);
+  return [`--nnodes=${ranks.nodes.count}`, `--node-rank=${ranks.nodes.rank}`, `--master-addr=${host}`, `--master-port=${port}`, ...common];
+}
+
+/** The environment every rank needs on top of the backend's own (env.ts). */
+export function ranksEnv(ranks: TorchRanks): Record<string, string> {
+  return { SVC_TORCH_DIST_BACKEND: ranks.backend, ...(ranks.backend === 'gloo' ? { SVC_TORCH_DEVICE: 'cpu' } : {}) };
+}
+
+/**
+ * torchrun's summary of the first rank that failed ("Root Cause" in its ChildFailedError report)
+ * as one sentence, e.g. "rank 1 of 2 failed (Signal 9 (SIGKILL) received by PID 4242)"; undefined
+ * when the text holds no such report.
+ */
+export function rankFailure(stderr: string, world: number): string | undefined {
+  const at = stderr.lastIndexOf('Root Cause');
+  if (at < 0) return undefined;
+  const report = stderr.slice(at);
+  const field = (name: string) => new RegExp(`^\\s*${name}\\s*:\\s*(.+)$`, 'm').exec(report)?.[1].trim();
+  const rank = field('rank')?.match(/^(\d+)/)?.[1];
+  if (rank === undefined) return undefined;
+  const exitcode = field('exitcode')?.match(/^(-?\d+)/)?.[1];
+  const traceback = field('traceback');
+  const why = traceback && /^Signal \d+/.test(traceback) ? traceback : exitcode !== undefined ? `exit code ${exitcode}` : 'unknown cause';
+  return `rank ${rank} of ${world} failed (${why}); torchrun stopped the other ranks`;
+}

@@ -1,0 +1,151 @@
+/**
+ * One job on several torch ranks (torchrun, DDP over gloo on CPU): two ranks at batchSize 4 train
+ * the same steps as one process at batch 8 (losses and LoRA within 1e-5), a rank killed mid-job
+ * fails the job with a sentence that names it and ends the other ranks, and a job killed outright
+ * leaves no rank behind.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
+import type { TorchRanks } from '../../../engine/backends/torch/ranks.js';
+import type { TokenBatch } from '../../../engine/backends/types.js';
+import { readChatJsonl } from '../../../engine/data/chat-jsonl.js';
+import { readModelConfig } from '../../../engine/gguf/model-file.js';
+import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
+import { trainLora } from '../../../engine/train/lora-trainer.js';
+import { packageRoot } from '../../../sdk/packageRoot.js';
+import { pollUntil } from '../../support/poll.js';
+import { descendantPids } from '../../support/processes.js';
+import { createTempDir, type TempDir } from '../../support/tmp.js';
+import { requireTorchStack } from '../../support/torchStack.js';
+import { torchTestPython } from './torch-support.js';
+
+const MODEL = path.join(packageRoot(), 'models', 'svc-tiny.gguf');
+const QUICKSTART = path.join(packageRoot(), 'examples', 'quickstart', 'data');
+const TWO_CPU_RANKS: TorchRanks = { perNode: 2, backend: 'gloo' };
+/** Float32 sums over the batch in another order (per rank, then across ranks): rounding only. */
+const TOLERANCE = 1e-5;
+
+function start(ranks?: TorchRanks): Promise<TorchBackend> {
+  return startTorchBackend({ python: torchTestPython(), dtype: 'float32', threads: 1, ranks });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The rank processes under torchrun, by RANK. */
+function rankPids(torchrun: number): Map<number, number> {
+  const ranks = new Map<number, number>();
+  for (const pid of descendantPids(torchrun, 'svc_torch_server.py')) {
+    const rank = /(?:^|\0)RANK=(\d+)\0/.exec(readFileSync(`/proc/${pid}/environ`, 'latin1'))?.[1];
+    if (rank !== undefined) ranks.set(Number(rank), pid);
+  }
+  return ranks;
+}
+
+function batchOf(vocab: number): TokenBatch {
+  const batchSize = 4;
+  const length = 32;
+  const size = batchSize * length;
+  const inputs = Int32Array.from({ length: size }, (_, i) => (i * 7) % vocab);
+  return { batchSize, length, inputs, targets: inputs.map((x) => (x + 1) % vocab), mask: new Float32Array(size).fill(1), maskedTokens: size, tokens: size };
+}
+
+describe('torch backend on several ranks (torchrun, gloo)', function () {
+  this.timeout(240_000);
+  let dir: TempDir;
+  const started: TorchBackend[] = [];
+
+  before(async function () {
+    if (process.platform !== 'linux') this.skip();
+    await requireTorchStack(this);
+  });
+  beforeEach(async () => {
+    dir = await createTempDir('torch-ranks');
+  });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((b) => b.dispose()));
+    await dir.remove();
+  });
+
+  it('2 ranks at batchSize 4 give the losses and the adapter of 1 process at batch 8', async () => {
+    const train = (await readChatJsonl(path.join(QUICKSTART, 'train.jsonl'))).slice(0, 48);
+    const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 5); // odd: one rank evaluates 3 rows, the other 2
+    const run = async (ranks: TorchRanks | undefined, batchSize: number) => {
+      const backend = await start(ranks);
+      started.push(backend);
+      const losses: number[] = [];
+      const result = await trainLora({
+        baseModel: MODEL, backend, train, eval: evalSet, outputDir: path.join(dir.path, `out-${batchSize}`),
+        maxSteps: 6, evalSteps: 3, learningRate: 3e-3, batchSize, seed: 3, onLog: (entry) => void losses.push(entry.loss),
+      });
+      const lora = await backend.loraTensors();
+      const torchrun = backend.pid!;
+      const ranksBefore = [...rankPids(torchrun).values()];
+      await backend.dispose();
+      return { result, losses, lora, worldSize: backend.info.worldSize, torchrun, ranksBefore };
+    };
+    const one = await run(undefined, 8);
+    const two = await run(TWO_CPU_RANKS, 4);
+
+    assert.equal(one.worldSize, 1);
+    assert.equal(two.worldSize, 2);
+    assert.equal(two.ranksBefore.length, 2, 'torchrun ran two ranks');
+    assert.equal(two.result.steps, 6);
+    assert.equal(two.losses.length, one.losses.length);
+    two.losses.forEach((loss, i) => assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`));
+    assert.ok(Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss, `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`);
+    for (const [name, tensor] of Object.entries(one.lora)) {
+      const other = two.lora[name].data;
+      const worst = tensor.data.reduce((max, x, i) => Math.max(max, Math.abs(x - other[i])), 0);
+      assert.ok(worst <= TOLERANCE, `${name}: max |difference| ${worst}`);
+    }
+    // The shutdown reached every rank: none is left.
+    await pollUntil(() => ![two.torchrun, ...two.ranksBefore].some(alive), { timeoutMs: 20_000, description: 'torchrun and its ranks to exit' });
+  });
+
+  it('a rank killed mid-job fails the step with a sentence naming it, and no rank is left behind', async () => {
+    const backend = await start(TWO_CPU_RANKS);
+    started.push(backend);
+    const config = await readModelConfig(MODEL);
+    await backend.loadBase(MODEL, config);
+    const { config: lora, tensors } = initLoraTensors(config, { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, 1, backend.projectionShapes);
+    await backend.initLora(loraSpec(lora), tensors);
+    const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+    await backend.trainStep(batchOf(config.vocabSize), optimizer);
+    const torchrun = backend.pid!;
+    const ranks = rankPids(torchrun);
+    assert.equal(ranks.size, 2);
+    process.kill(ranks.get(1)!, 'SIGKILL');
+    await assert.rejects(
+      (async () => {
+        for (;;) await backend.trainStep(batchOf(config.vocabSize), optimizer);
+      })(),
+      (error: Error) => {
+        assert.match(error.message, /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/);
+        return true;
+      },
+    );
+    await pollUntil(() => ![torchrun, ...ranks.values()].some(alive), { timeoutMs: 60_000, description: 'torchrun and the surviving rank to exit' });
+  });
+
+  it('a job killed outright (torchrun SIGKILLed) takes its ranks with it', async () => {
+    const backend = await start(TWO_CPU_RANKS);
+    started.push(backend);
+    // Loaded: rank 0 waits on its input and rank 1 on rank 0, neither on torchrun.
+    const config = await readModelConfig(MODEL);
+    await backend.loadBase(MODEL, config);
+    const torchrun = backend.pid!;
+    const ranks = rankPids(torchrun);
+    assert.equal(ranks.size, 2);
+    process.kill(torchrun, 'SIGKILL');
+    await pollUntil(() => ![...ranks.values()].some(alive), { timeoutMs: 20_000, description: 'the ranks to end with torchrun' });
+  });
+});
