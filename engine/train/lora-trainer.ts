@@ -98,6 +98,9 @@ export interface TrainLoraResult {
   /** NaN without eval data or with `evaluateBeforeTraining: false`. */
   initialEvalLoss: number;
   finalEvalLoss: number;
+  /** Eval token accuracy before the first step and after the last (NaN as for the losses). */
+  initialEvalTokenAccuracy: number;
+  finalEvalTokenAccuracy: number;
   finalTrainLoss: number;
   tokensPerSecond: number;
   wallSeconds: number;
@@ -232,6 +235,8 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
       artifacts,
       initialEvalLoss: result.initialEvalLoss,
       finalEvalLoss: result.finalEvalLoss,
+      initialEvalTokenAccuracy: result.initialEvalTokenAccuracy,
+      finalEvalTokenAccuracy: result.finalEvalTokenAccuracy,
       finalTrainLoss: result.finalTrainLoss,
       tokensPerSecond: result.tokensPerSecond,
       wallSeconds: (performance.now() - started) / 1000,
