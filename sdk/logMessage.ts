@@ -1,6 +1,7 @@
 /**
  * The one-line log message of a job event, in the spec's exact forms (SPEC.md section 6):
  * `step=10 loss=2.3100`, `step=20 evalLoss=2.2000`, `step=30` (checkpoint), `1 artifact`,
+ * (token accuracies, when a frame has them, appended: `step=10 loss=2.3100 tokenAccuracy=0.6100`),
  * the error of a failure, the raw JSON payload of training.started, and the sentence of a
  * training.progress event (e.g. "loading the base model: 40% (0.96 GB of 2.4 GB)").
  * Used by `svc start` and the UI alike, so the terminal and the studio read the same.
@@ -17,6 +18,9 @@ export function logMessage(type: string, data: Record<string, unknown>): string 
       let text = `step=${data.step}`;
       if (isNumber(data.loss)) text += ` loss=${fixed(data.loss)}`;
       if (isNumber(data.evalLoss)) text += ` evalLoss=${fixed(data.evalLoss)}`;
+      // Accuracies follow the losses, so a line still starts as SPEC section 6 reads it.
+      if (isNumber(data.tokenAccuracy)) text += ` tokenAccuracy=${fixed(data.tokenAccuracy)}`;
+      if (isNumber(data.evalTokenAccuracy)) text += ` evalTokenAccuracy=${fixed(data.evalTokenAccuracy)}`;
       return text;
     }
     case "checkpoint.saved":

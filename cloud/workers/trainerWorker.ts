@@ -195,6 +195,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
             step: entry.step,
             loss: entry.loss,
             evalLoss: entry.evalLoss ?? null,
+            tokenAccuracy: Number.isFinite(entry.tokenAccuracy) ? entry.tokenAccuracy : null,
+            evalTokenAccuracy: entry.evalTokenAccuracy !== undefined && Number.isFinite(entry.evalTokenAccuracy) ? entry.evalTokenAccuracy : null,
             learningRate: entry.learningRate,
             epoch: entry.epoch,
             tokensPerSecond: entry.tokensPerSecond,

@@ -197,7 +197,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-csv").click()]);
     assert.equal(csvDownload.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-metrics.csv`);
     const csv = (await readFile((await csvDownload.path())!, "utf8")).trimEnd().split("\n");
-    assert.equal(csv[0], "step,loss,evalLoss,learningRate,tokensPerSecond");
+    assert.equal(csv[0], "step,loss,evalLoss,learningRate,tokensPerSecond,tokenAccuracy,evalTokenAccuracy");
     assert.equal(csv.length - 1, logs.length, "one row per logged step");
     for (const [i, log] of logs.entries()) {
       const cells = csv[i + 1].split(",");

@@ -16,6 +16,14 @@ describe("ui-shared/eventLog", () => {
     assert.equal(message("training.log", `{"step":40,"loss":null}`), "step=40");
   });
 
+  it("training.log appends token accuracies after the losses, in the same form", () => {
+    assert.equal(message("training.log", `{"step":10,"loss":2.31,"evalLoss":null,"tokenAccuracy":0.61,"evalTokenAccuracy":null}`), "step=10 loss=2.3100 tokenAccuracy=0.6100");
+    assert.equal(
+      message("training.log", `{"step":20,"loss":2.1,"evalLoss":2.456789,"tokenAccuracy":0.5,"evalTokenAccuracy":0.4444444}`),
+      "step=20 loss=2.1000 evalLoss=2.4568 tokenAccuracy=0.5000 evalTokenAccuracy=0.4444",
+    );
+  });
+
   it("checkpoint, completion and failure messages", () => {
     assert.equal(message("checkpoint.saved", `{"step":20,"name":"checkpoint-20"}`), "step=20");
     assert.equal(message("training.completed", `{"artifacts":3}`), "3 artifacts");
