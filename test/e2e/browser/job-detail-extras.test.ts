@@ -157,6 +157,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const job = await completedJob();
     await openJob(job);
     const logs = await trainingLogs(job.id);
+    // Token accuracy shows by default (its own test below); this one is about the other two.
+    await page.getByTestId("show-token-accuracy").uncheck();
     assert.equal(await page.locator("svg.small-plot").count(), 0, "off by default");
     await page.getByTestId("show-learning-rate").check();
     await page.getByTestId("show-tokens-per-second").check();
@@ -187,6 +189,32 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     await page.locator("svg.plot").dblclick();
   });
 
+  it("draws training and eval token accuracy under the loss by default, as logged, and hides them on request", async () => {
+    const job = await completedJob();
+    await openJob(job);
+    const logs = await trainingLogs(job.id);
+    // On by default; an earlier test on this page may have hidden it (the page keeps the choice).
+    await page.getByTestId("show-token-accuracy").check();
+    const accuracy = page.locator('path[data-series="tokenAccuracy"]');
+    await accuracy.waitFor();
+    assert.equal(pathVertexCount(await accuracy.getAttribute("d")), STEPS);
+    const evalPoints = logs.filter((l) => typeof l.evalTokenAccuracy === "number").length;
+    assert.ok(evalPoints > 0);
+    assert.equal(await page.locator('circle[data-series="evalTokenAccuracy"]').count(), evalPoints);
+    assert.notEqual(await page.locator('path[data-series="evalTokenAccuracy"]').evaluate((el) => getComputedStyle(el).strokeDasharray), "none", "eval accuracy is dashed");
+    const plot = page.locator("svg.plot");
+    await plot.focus();
+    await page.keyboard.press("End");
+    const last = logs[logs.length - 1];
+    const text = (await plot.getAttribute("aria-valuetext")) ?? "";
+    assert.ok(text.includes(`accuracy ${(last.tokenAccuracy * 100).toFixed(1)}%`), text);
+    assert.ok(text.includes(`eval accuracy ${(last.evalTokenAccuracy * 100).toFixed(1)}%`), text);
+    await screenshotBothThemes(page, "job-token-accuracy");
+    await page.getByTestId("show-token-accuracy").uncheck();
+    await accuracy.waitFor({ state: "detached" });
+    await page.getByTestId("show-token-accuracy").check();
+  });
+
   it("downloads every series as CSV and JSON, raw values, one row per step", async () => {
     const job = await completedJob();
     await openJob(job);
@@ -206,6 +234,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
       assert.equal(cells[2], typeof log.evalLoss === "number" ? String(log.evalLoss) : "", `evalLoss at step ${log.step}`);
       assert.equal(Number(cells[3]), log.learningRate);
       assert.equal(Number(cells[4]), log.tokensPerSecond);
+      assert.equal(Number(cells[5]), log.tokenAccuracy, `tokenAccuracy at step ${log.step}`);
+      assert.equal(cells[6], typeof log.evalTokenAccuracy === "number" ? String(log.evalTokenAccuracy) : "", `evalTokenAccuracy at step ${log.step}`);
     }
 
     await page.getByTestId("download-json").focus();
@@ -214,7 +244,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const json = JSON.parse(await readFile((await jsonDownload.path())!, "utf8"));
     assert.deepEqual(json.job, { id: job.id, name: "quickstart-json-answers" });
     assert.deepEqual(json.rows.map((r: { step: number }) => r.step), logs.map((l) => l.step));
-    assert.deepEqual(json.rows[0], { step: logs[0].step, loss: logs[0].loss, learningRate: logs[0].learningRate, tokensPerSecond: logs[0].tokensPerSecond });
+    assert.deepEqual(json.rows[0], { step: logs[0].step, loss: logs[0].loss, learningRate: logs[0].learningRate, tokensPerSecond: logs[0].tokensPerSecond, tokenAccuracy: logs[0].tokenAccuracy });
     await page.getByTestId("job-chart-smoothing").fill("0");
   });
 
