@@ -37,6 +37,22 @@ export interface TrainLog {
   gradNorm: number;
 }
 
+/** An evaluation metric early stopping and the best checkpoint are judged by. */
+export type EvalMetric = 'evalLoss' | 'evalTokenAccuracy';
+
+/** Stop once `metric` has not improved for `patience` evaluations in a row. */
+export interface EarlyStopping {
+  metric: EvalMetric;
+  patience: number;
+}
+
+/** Whether `value` beats `best` on `metric` (lower loss, higher accuracy); any number beats NaN. */
+export function improves(metric: EvalMetric, value: number, best: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  if (!Number.isFinite(best)) return true;
+  return metric === 'evalLoss' ? value < best : value > best;
+}
+
 export interface LoopOptions {
   model: LoopModel;
   /** Token id used for padding (any valid id: padded positions carry no loss). */
@@ -59,6 +75,8 @@ export interface LoopOptions {
    * than spend an evaluation nobody is shown.
    */
   evaluateBeforeTraining?: boolean;
+  /** Stop when the eval metric stops improving (needs eval data). */
+  earlyStopping?: EarlyStopping;
   signal?: AbortSignal;
   onLog?: (log: TrainLog) => void | Promise<void>;
   /** Runs after every completed step (checkpointing lives here). */
@@ -79,6 +97,8 @@ export interface LoopResult {
   finalTrainLoss: number;
   /** Mean tokens/s over all steps. */
   tokensPerSecond: number;
+  /** Set when early stopping ended the run: the step it stopped at, and the best evaluation seen. */
+  stoppedEarly?: { step: number; metric: EvalMetric; bestStep: number; bestValue: number };
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -123,6 +143,10 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
   let totalSeconds = 0;
   let steps = 0;
   let aborted = false;
+  const stopping = evalSet ? options.earlyStopping : undefined;
+  let best = { step: 0, value: NaN };
+  let stale = 0;
+  let stoppedEarly: LoopResult['stoppedEarly'];
   for (let step = 1; step <= totalSteps; step++) {
     await yieldToEventLoop();
     if (options.signal?.aborted) {
@@ -153,6 +177,16 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
       gradNorm: result.gradNorm,
     });
     await options.afterStep?.(step);
+    if (stopping && evaluation) {
+      const value = stopping.metric === 'evalLoss' ? evaluation.loss : evaluation.tokenAccuracy;
+      if (improves(stopping.metric, value, best.value)) {
+        best = { step, value };
+        stale = 0;
+      } else if (++stale >= stopping.patience && step < totalSteps) {
+        stoppedEarly = { step, metric: stopping.metric, bestStep: best.step, bestValue: best.value };
+        break;
+      }
+    }
   }
   if (aborted && evalSet && steps > 0) final = await evaluate(evalSet);
   return {
@@ -164,5 +198,6 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
     finalEvalTokenAccuracy: final.tokenAccuracy,
     finalTrainLoss,
     tokensPerSecond: totalTokens / Math.max(totalSeconds, 1e-9),
+    ...(stoppedEarly ? { stoppedEarly } : {}),
   };
 }
