@@ -26,7 +26,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
   let completed: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: STEPS }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
+    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: STEPS, evalSteps: 10, saveSteps: 10 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
     page = browser.page;
     consoleWatch = watchConsole(page);
   });
@@ -213,6 +213,36 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     await page.getByTestId("show-token-accuracy").uncheck();
     await accuracy.waitFor({ state: "detached" });
     await page.getByTestId("show-token-accuracy").check();
+  });
+
+  it("marks the best adapter by eval loss, and the create-endpoint form offers the best checkpoint first", async () => {
+    const job = await completedJob();
+    await openJob(job);
+    const logs = await trainingLogs(job.id);
+    const evalAt = new Map(logs.filter((l) => typeof l.evalLoss === "number").map((l) => [l.step, l.evalLoss]));
+    const saved = [10, 20, STEPS];
+    const lowest = (steps: number[]) => steps.reduce((best, s) => (evalAt.get(s)! < evalAt.get(best)! ? s : best));
+    const best = page.getByTestId("best-adapter");
+    await best.waitFor();
+    assert.equal(await best.count(), 1);
+    const row = page.getByTestId("adapter-download").filter({ has: best });
+    const bestStep = lowest(saved);
+    assert.equal(await row.getAttribute("data-step"), bestStep === STEPS ? "final" : String(bestStep));
+    assert.equal(await best.textContent(), `Best · eval loss ${evalAt.get(bestStep)!.toFixed(4)}`);
+    await page.getByTestId("adapter-files").scrollIntoViewIfNeeded();
+    await screenshotBothThemes(page, "job-best-adapter");
+
+    await openRoute(page, stack.studio.url, "#/endpoints");
+    await page.locator("vscode-button", { hasText: "New endpoint" }).click();
+    await page.getByRole("radio", { name: "Checkpoint" }).check();
+    // The worker also saves a checkpoint at the last step when saveSteps divides it.
+    const bestCheckpoint = lowest(saved);
+    const select = page.getByTestId("checkpoint-step");
+    await pollUntil(async () => ((await select.inputValue()) === String(bestCheckpoint) && (await select.locator("option:checked").textContent())?.includes("best") ? true : undefined), {
+      timeoutMs: 10_000,
+      description: `checkpoint ${bestCheckpoint} offered first, marked best`,
+    });
+    assert.equal(await select.locator("option:checked").textContent(), `Step ${bestCheckpoint} (best: eval loss ${evalAt.get(bestCheckpoint)!.toFixed(4)})`);
   });
 
   it("downloads every series as CSV and JSON, raw values, one row per step", async () => {
