@@ -16,5 +16,5 @@ export { TERMINAL_JOB_STATUSES } from "./wire.js";
 export { createTrainer, createSvc, TrainerStoppedError, type Trainer, type TrainerCallbacks, type CreateTrainerOptions, type Svc, type InferFn } from "./trainer/trainer.js";
 export type { DryRunReport, DryRunSplit, DryRunPlan, DryRunEstimate } from "./trainer/dryRunReport.js";
 export type { DryRunOptions } from "./trainer/dryRun.js";
-export { SUPPORTED_MODELS, TrainerConfigError, type ConfigProblem, type TrainerConfig, type LoraConfig } from "./trainer/config.js";
+export { SUPPORTED_MODELS, TrainerConfigError, type ConfigProblem, type TrainerConfig, type LoraConfig, type EarlyStoppingConfig, type EvalMetric } from "./trainer/config.js";
 export { logMessage } from "./logMessage.js";

@@ -19,6 +19,10 @@ export interface TrainingLogData {
   step: number;
   loss?: number | null;
   evalLoss?: number | null;
+  /** Share of the step's loss-carrying tokens whose most likely next token was the target (0 to 1). */
+  tokenAccuracy?: number | null;
+  /** The same over the eval set, on evaluation steps beside evalLoss. */
+  evalTokenAccuracy?: number | null;
   learningRate?: number;
   epoch?: number;
   tokensPerSecond?: number;

@@ -5,7 +5,7 @@
  */
 import type { Job } from "../sdk/wire.js";
 import type { ChartPoint } from "./chart.js";
-import { formatLossValue } from "./eventLog.js";
+import { formatAccuracy, formatLossValue } from "./eventLog.js";
 import { jobDurationText } from "./jobFacts.js";
 
 export const COMPARE_MIN = 2;
@@ -40,12 +40,24 @@ export interface SummaryRow {
 export interface RunSeries {
   loss: readonly ChartPoint[];
   evalLoss: readonly ChartPoint[];
+  evalTokenAccuracy?: readonly ChartPoint[];
 }
 
-/** Status, duration, steps, final training loss, final and best eval loss: the first rows of the table. */
+/**
+ * Status, duration, steps, final training loss, final and best eval loss, and, once a run logged
+ * it, final and best eval token accuracy: the first rows of the table.
+ */
 export function summaryRows(jobs: readonly (Job | undefined)[], series: readonly RunSeries[], now: number = Date.now()): SummaryRow[] {
   const last = (points: readonly ChartPoint[]) => points[points.length - 1];
   const loss = (value: number | undefined) => (value === undefined ? "—" : formatLossValue(value));
+  const accuracy = (value: number | undefined) => (value === undefined ? "—" : formatAccuracy(value));
+  const accuracies = series.map((s) => s.evalTokenAccuracy ?? []);
+  const accuracyRows: SummaryRow[] = accuracies.some((a) => a.length > 0)
+    ? [
+        { label: "Final eval token accuracy", values: accuracies.map((a) => accuracy(last(a)?.value)) },
+        { label: "Best eval token accuracy", values: accuracies.map((a) => accuracy(a.length ? a.reduce((best, p) => Math.max(best, p.value), -Infinity) : undefined)) },
+      ]
+    : [];
   return [
     { label: "Status", values: jobs.map((j) => j?.status ?? "—") },
     { label: "Duration", values: jobs.map((j) => jobDurationText(j, now)) },
@@ -53,5 +65,6 @@ export function summaryRows(jobs: readonly (Job | undefined)[], series: readonly
     { label: "Final loss", values: series.map((s) => loss(last(s.loss)?.value)) },
     { label: "Final eval loss", values: series.map((s) => loss(last(s.evalLoss)?.value)) },
     { label: "Best eval loss", values: series.map((s) => loss(s.evalLoss.length ? s.evalLoss.reduce((best, p) => Math.min(best, p.value), Infinity) : undefined)) },
+    ...accuracyRows,
   ];
 }

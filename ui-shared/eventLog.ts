@@ -60,6 +60,11 @@ export function formatLossValue(value: number): string {
   return value.toFixed(4);
 }
 
+/** A token accuracy (0 to 1) as a percentage with one decimal: `83.3%`. */
+export function formatAccuracy(value: number): string {
+  return `${(value * 100).toFixed(1)}%`;
+}
+
 /**
  * The log message of one frame. The wording is shared with `svc start` (sdk/logMessage.ts), so
  * the terminal and the studio read the same; the view logs training.started's payload verbatim.

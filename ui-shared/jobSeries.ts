@@ -1,7 +1,7 @@
 /**
  * The metric series of a job, fed by training.log frames (`TrainingLogData` in sdk/wire.ts): the
- * two losses of SPEC section 6 and, beyond it, the learning rate and tokens/s the trainer reports
- * every step. Plain arrays, mutated in place: the view re-renders on animation frames, so 100,000
+ * two losses of SPEC section 6 and, beyond it, the learning rate, tokens/s and token accuracy the
+ * trainer reports every step (eval token accuracy on evaluation steps). Plain arrays, mutated in place: the view re-renders on animation frames, so 100,000
  * events never copy a 100,000-array. Values are looked up by binary search, not kept in maps, so
  * a long history costs one small object per point and nothing more.
  */
@@ -9,7 +9,7 @@ import { insertByStep, type ChartPoint } from "./chart.js";
 import { isNumber } from "./eventLog.js";
 
 /** The series a training.log frame can carry, by their payload field names. */
-export const METRIC_IDS = ["loss", "evalLoss", "learningRate", "tokensPerSecond"] as const;
+export const METRIC_IDS = ["loss", "evalLoss", "learningRate", "tokensPerSecond", "tokenAccuracy", "evalTokenAccuracy"] as const;
 export type MetricId = (typeof METRIC_IDS)[number];
 
 /** Readable names, for legends, readouts and export headers' documentation. */
@@ -18,6 +18,8 @@ export const METRIC_LABELS: Record<MetricId, string> = {
   evalLoss: "Eval loss",
   learningRate: "Learning rate",
   tokensPerSecond: "Tokens/s",
+  tokenAccuracy: "Token accuracy",
+  evalTokenAccuracy: "Eval token accuracy",
 };
 
 export class JobSeries {
@@ -27,6 +29,9 @@ export class JobSeries {
   readonly evalLoss: ChartPoint[] = [];
   readonly learningRate: ChartPoint[] = [];
   readonly tokensPerSecond: ChartPoint[] = [];
+  /** Mean token accuracy of each step's batch, and of the eval set on evaluation steps (0 to 1). */
+  readonly tokenAccuracy: ChartPoint[] = [];
+  readonly evalTokenAccuracy: ChartPoint[] = [];
   private mergedSteps: number[] | undefined;
 
   /** Adds a training.log payload; returns whether it carried a loss the chart plots (SPEC's placeholder rule). */
@@ -44,6 +49,8 @@ export class JobSeries {
     }
     if (isNumber(data.learningRate)) insertByStep(this.learningRate, { step, value: data.learningRate });
     if (isNumber(data.tokensPerSecond)) insertByStep(this.tokensPerSecond, { step, value: data.tokensPerSecond });
+    if (isNumber(data.tokenAccuracy)) insertByStep(this.tokenAccuracy, { step, value: data.tokenAccuracy });
+    if (isNumber(data.evalTokenAccuracy)) insertByStep(this.evalTokenAccuracy, { step, value: data.evalTokenAccuracy });
     if (plotted) this.mergedSteps = undefined;
     return plotted;
   }

@@ -32,7 +32,7 @@ export function metricRows(series: Readonly<Record<MetricId, readonly ChartPoint
   }
 }
 
-/** RFC 4180 CSV with a header row: `step,loss,evalLoss,learningRate,tokensPerSecond`, full precision, LF line ends. */
+/** RFC 4180 CSV with a header row: `step,loss,evalLoss,learningRate,tokensPerSecond,tokenAccuracy,evalTokenAccuracy`, full precision, LF line ends. */
 export function metricsCsv(rows: readonly MetricRow[]): string {
   const lines = [["step", ...METRIC_IDS].join(",")];
   for (const row of rows) lines.push([row.step, ...METRIC_IDS.map((id) => row[id] ?? "")].join(","));

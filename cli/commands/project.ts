@@ -125,7 +125,7 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
     if (interrupted) cancel(job);
     const final = await trainer.wait({
       onEvent: (event) => {
-        process.stdout.write((json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data)) + "\n");
+        process.stdout.write((json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data, { accuracies: true })) + "\n");
       },
     });
     if (!json) process.stdout.write(`job ${final.id} ${final.status}\n`);

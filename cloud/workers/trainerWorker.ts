@@ -188,6 +188,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         // the dry run counts and times exactly those: one before step 1 would cost time and show nowhere.
         evaluateBeforeTraining: false,
         saveSteps: config.saveSteps || undefined,
+        earlyStopping: config.earlyStopping ? { metric: config.earlyStopping.metric ?? "evalLoss", patience: config.earlyStopping.patience } : undefined,
         seed: config.seed,
         schedule: config.schedule,
         warmupSteps: config.warmupSteps,
@@ -199,6 +200,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
             step: entry.step,
             loss: entry.loss,
             evalLoss: entry.evalLoss ?? null,
+            tokenAccuracy: Number.isFinite(entry.tokenAccuracy) ? entry.tokenAccuracy : null,
+            evalTokenAccuracy: entry.evalTokenAccuracy !== undefined && Number.isFinite(entry.evalTokenAccuracy) ? entry.evalTokenAccuracy : null,
             learningRate: entry.learningRate,
             epoch: entry.epoch,
             tokensPerSecond: entry.tokensPerSecond,
@@ -222,6 +225,10 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
           void emit("checkpoint.saved", { step });
         },
       });
+      if (result.stoppedEarly) {
+        const { step, metric, bestStep, bestValue } = result.stoppedEarly;
+        void emit("training.progress", { message: `early stopping at step ${step}: ${metric} has not improved for ${config.earlyStopping.patience} evaluations (best ${bestValue.toFixed(4)} at step ${bestStep})` });
+      }
       if (result.status === "aborted") {
         await emit("training.cancelled", { reason: "cancelled by user", step: result.steps });
         return;

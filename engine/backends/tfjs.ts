@@ -12,7 +12,8 @@ import { disposeWeights, type ModelWeights } from '../model/weights.js';
 import { AdamW } from '../train/adamw.js';
 import { disposeBatch, toTensors } from '../train/batches.js';
 import { lossAndGrads } from '../train/step.js';
-import type { BackendInfo, ComputeBackend, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, TokenBatch } from './types.js';
+import type { TokenCounts } from '../model/loss.js';
+import type { BackendInfo, ComputeBackend, EvalResult, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, StepResult, TokenBatch } from './types.js';
 
 /** The wasm heap's hard ceiling, less room for the runtime and fragmentation. */
 export const TFJS_HEAP_LIMIT_BYTES = 3.5 * 2 ** 30;
@@ -91,31 +92,33 @@ export class TfjsBackend implements ComputeBackend {
     return this.optimizer;
   }
 
-  async trainStep(batch: TokenBatch, settings: OptimizerSettings): Promise<{ loss: number; gradNorm: number }> {
+  async trainStep(batch: TokenBatch, settings: OptimizerSettings): Promise<StepResult> {
     const target = this.target();
     const tensors = toTensors(batch);
     try {
-      const { loss, grads } = lossAndGrads(target, tensors);
+      const { loss, correctTokens, grads } = lossAndGrads(target, tensors);
+      const tokenAccuracy = batch.maskedTokens ? correctTokens / batch.maskedTokens : NaN;
       if (!Number.isFinite(loss)) {
         for (const g of Object.values(grads)) g.dispose();
-        return { loss, gradNorm: NaN };
+        return { loss, gradNorm: NaN, tokenAccuracy };
       }
       const gradNorm = this.optimizerFor(settings).apply(target.adapter.weights, grads, settings.learningRate);
-      return { loss, gradNorm };
+      return { loss, gradNorm, tokenAccuracy };
     } finally {
       disposeBatch(tensors);
     }
   }
 
-  async evalBatch(batch: TokenBatch): Promise<{ lossSum: number; maskedTokens: number }> {
+  async evalBatch(batch: TokenBatch): Promise<EvalResult> {
     const target = this.target();
-    if (batch.maskedTokens === 0) return { lossSum: 0, maskedTokens: 0 };
+    if (batch.maskedTokens === 0) return { lossSum: 0, maskedTokens: 0, correctTokens: 0 };
     const tensors = toTensors(batch);
     try {
-      const loss = tf.tidy(() => maskedLoss(target.config, target.base, tensors.inputs, tensors.targets, tensors.mask, target.adapter));
+      const counts: TokenCounts = { correct: 0 };
+      const loss = tf.tidy(() => maskedLoss(target.config, target.base, tensors.inputs, tensors.targets, tensors.mask, target.adapter, counts));
       const value = loss.dataSync()[0];
       loss.dispose();
-      return { lossSum: value * batch.maskedTokens, maskedTokens: batch.maskedTokens };
+      return { lossSum: value * batch.maskedTokens, maskedTokens: batch.maskedTokens, correctTokens: counts.correct };
     } finally {
       disposeBatch(tensors);
     }

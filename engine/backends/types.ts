@@ -73,6 +73,23 @@ export interface BackendInfo {
   worldSize?: number;
 }
 
+/** One optimiser step's numbers. */
+export interface StepResult {
+  /** Mean masked cross-entropy. */
+  loss: number;
+  gradNorm: number;
+  /** Share of masked tokens whose most likely next token is the target (NaN when none is masked). */
+  tokenAccuracy: number;
+}
+
+/** One evaluation batch's sums, so the loop can weight batches by tokens. */
+export interface EvalResult {
+  lossSum: number;
+  maskedTokens: number;
+  /** Masked tokens whose most likely next token is the target. */
+  correctTokens: number;
+}
+
 export interface ComputeBackend {
   readonly info: BackendInfo;
   /** Reads the base model's weights from its GGUF (dequantised, frozen). Call once. */
@@ -82,9 +99,9 @@ export interface ComputeBackend {
   /** Installs the LoRA matrices to train (their initial values come from the loop, so a seed means the same start on every backend). */
   initLora(spec: LoraSpec, initial: LoraTensors): Promise<void>;
   /** Forward, backward and one AdamW update of the LoRA matrices. Loss is the mean over masked tokens. */
-  trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<{ loss: number; gradNorm: number }>;
-  /** Summed (not averaged) masked cross-entropy, so the loop can weight batches by tokens. */
-  evalBatch(batch: TokenBatch): Promise<{ lossSum: number; maskedTokens: number }>;
+  trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<StepResult>;
+  /** Summed (not averaged) masked cross-entropy and correct tokens, so the loop can weight batches by tokens. */
+  evalBatch(batch: TokenBatch): Promise<EvalResult>;
   /** The current LoRA matrices in the seam's layout. */
   loraTensors(): Promise<LoraTensors>;
   /** Frees tensors; for torch, ends the Python process. Safe to call twice. */

@@ -14,7 +14,7 @@ import type { LoraAdapter } from '../lora.js';
 import { headDim, type ModelConfig } from './config.js';
 import { ropeCausalAttention, type RopeTables } from './attention.js';
 import { rmsNorm, swiglu } from './elementwise.js';
-import { maskedCrossEntropy } from './loss.js';
+import { maskedCrossEntropy, type TokenCounts } from './loss.js';
 import { frozenTranspose, loraDelta, matMul2d, matMul2dFrozen } from './matmul.js';
 import { peek } from './tensor-data.js';
 import { BoundedCache } from './boundedCache.js';
@@ -160,9 +160,10 @@ export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: t
 /**
  * Mean next-token cross-entropy over positions whose mask is 1.
  * inputs/targets: [B, T] int32 (targets are inputs shifted by one); mask: [B, T] float32.
- * Returns a scalar; if the mask is all zero the loss is 0 rather than NaN.
+ * Returns a scalar; if the mask is all zero the loss is 0 rather than NaN. `counts` receives the
+ * masked tokens predicted right (argmax equals the target).
  */
-export function maskedLoss(config: ModelConfig, weights: ModelWeights, inputs: tf.Tensor2D, targets: tf.Tensor2D, mask: tf.Tensor2D, lora?: LoraAdapter): tf.Scalar {
+export function maskedLoss(config: ModelConfig, weights: ModelWeights, inputs: tf.Tensor2D, targets: tf.Tensor2D, mask: tf.Tensor2D, lora?: LoraAdapter, counts?: TokenCounts): tf.Scalar {
   const logits = forwardLogits(config, weights, inputs, lora);
-  return maskedCrossEntropy(logits, targets.dataSync() as Int32Array, mask.dataSync() as Float32Array);
+  return maskedCrossEntropy(logits, targets.dataSync() as Int32Array, mask.dataSync() as Float32Array, counts);
 }

@@ -26,11 +26,17 @@ function exactTokenLoss(logits: Float32Array, row: number, vocab: number, target
 /** Below this a float32 probability has lost precision (float32's smallest normal is 1.2e-38). */
 const SMALLEST_TRUSTED_PROBABILITY = 1e-30;
 
+/** Filled by the loss op: masked tokens whose most likely next token (first of ties) is the target. */
+export interface TokenCounts {
+  correct: number;
+}
+
 /**
  * logits [N, V], targets and mask [N] -> Σ mask·(−log softmax(logits)[target]) / max(Σ mask, 1),
- * a scalar; 0 (not NaN) when the mask is all zero.
+ * a scalar; 0 (not NaN) when the mask is all zero. With `counts`, also counts the masked rows
+ * whose argmax is the target (token accuracy), in the same pass over the probabilities.
  */
-export function maskedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, mask: Float32Array): tf.Scalar {
+export function maskedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, mask: Float32Array, counts?: TokenCounts): tf.Scalar {
   const [rows, vocab] = logits.shape;
   let count = 0;
   for (let i = 0; i < rows; i++) count += mask[i];
@@ -49,8 +55,14 @@ export function maskedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, mas
       const pt = p[from + target];
       if (pt >= SMALLEST_TRUSTED_PROBABILITY) total += mask[i] * -Math.log(pt);
       else unlikely.push(i);
-      for (let j = 0; j < vocab; j++) grad[from + j] = p[from + j] * weight;
+      let best = 0;
+      for (let j = 0; j < vocab; j++) {
+        const pj = p[from + j];
+        grad[from + j] = pj * weight;
+        if (pj > p[from + best]) best = j;
+      }
       grad[from + target] -= weight;
+      if (counts && best === target) counts.correct += mask[i];
     }
     if (unlikely.length > 0) {
       const values = logitsIn.dataSync() as Float32Array;

@@ -27,10 +27,10 @@ import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec, validateLoraConfig, 
 import type { ModelConfig } from '../model/config.js';
 import { weightShapes } from '../model/weights.js';
 import type { ChatMessage } from '../tokenizer.js';
-import { runTrainingLoop, type LoopModel, type TrainLog } from './loop.js';
+import { runTrainingLoop, type EarlyStopping, type LoopModel, type LoopResult, type TrainLog } from './loop.js';
 import type { ScheduleKind } from './schedule.js';
 
-export type { TrainLog } from './loop.js';
+export type { EarlyStopping, EvalMetric, TrainLog } from './loop.js';
 
 export interface TrainLoraOptions {
   /** Path of a base GGUF, or a model already loaded with loadModelGguf (tfjs only). */
@@ -61,6 +61,8 @@ export interface TrainLoraOptions {
   evalSteps?: number;
   /** Also evaluate before the first step, for `initialEvalLoss` (default true; never reported through onLog). */
   evaluateBeforeTraining?: boolean;
+  /** Stop when the eval metric has not improved for `patience` evaluations (needs eval data); the final adapter is the stopping step's. */
+  earlyStopping?: EarlyStopping;
   /** Write a checkpoint every N steps; 0 or undefined: only the final adapter. */
   saveSteps?: number;
   seed: number;
@@ -99,6 +101,11 @@ export interface TrainLoraResult {
   /** NaN without eval data or with `evaluateBeforeTraining: false`. */
   initialEvalLoss: number;
   finalEvalLoss: number;
+  /** Eval token accuracy before the first step and after the last (NaN as for the losses). */
+  initialEvalTokenAccuracy: number;
+  finalEvalTokenAccuracy: number;
+  /** Set when early stopping ended the run before its last step. */
+  stoppedEarly?: LoopResult['stoppedEarly'];
   finalTrainLoss: number;
   tokensPerSecond: number;
   wallSeconds: number;
@@ -220,6 +227,7 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
       seed: options.seed,
       evalSteps: options.evalSteps,
       evaluateBeforeTraining: options.evaluateBeforeTraining,
+      earlyStopping: options.earlyStopping,
       signal: options.signal,
       onLog: options.onLog,
       afterStep: async (step) => {
@@ -236,6 +244,9 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
       artifacts,
       initialEvalLoss: result.initialEvalLoss,
       finalEvalLoss: result.finalEvalLoss,
+      initialEvalTokenAccuracy: result.initialEvalTokenAccuracy,
+      finalEvalTokenAccuracy: result.finalEvalTokenAccuracy,
+      ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}),
       finalTrainLoss: result.finalTrainLoss,
       tokensPerSecond: result.tokensPerSecond,
       wallSeconds: (performance.now() - started) / 1000,

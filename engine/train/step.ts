@@ -7,6 +7,7 @@ import { tf } from '../backend.js';
 import type { LoraAdapter } from '../lora.js';
 import type { ModelConfig } from '../model/config.js';
 import { maskedLoss } from '../model/forward.js';
+import type { TokenCounts } from '../model/loss.js';
 import type { ModelWeights } from '../model/weights.js';
 import { disposeBatch, toTensors, type Batch } from './batches.js';
 import type { AdamW } from './adamw.js';
@@ -22,23 +23,24 @@ export function trainableParams(target: TrainTarget): Record<string, tf.Tensor> 
 }
 
 /** Loss of a batch as a function of the trainable tensors (for tf.valueAndGrads). */
-function lossOf(target: TrainTarget, batch: Batch, params: Record<string, tf.Tensor>): tf.Scalar {
-  if (target.kind === 'full') return maskedLoss(target.config, params, batch.inputs, batch.targets, batch.mask);
+function lossOf(target: TrainTarget, batch: Batch, params: Record<string, tf.Tensor>, counts?: TokenCounts): tf.Scalar {
+  if (target.kind === 'full') return maskedLoss(target.config, params, batch.inputs, batch.targets, batch.mask, undefined, counts);
   const adapter: LoraAdapter = { ...target.adapter, weights: params };
-  return maskedLoss(target.config, target.base, batch.inputs, batch.targets, batch.mask, adapter);
+  return maskedLoss(target.config, target.base, batch.inputs, batch.targets, batch.mask, adapter, counts);
 }
 
-/** Loss value and gradients for every trainable tensor; intermediates are freed. */
-export function lossAndGrads(target: TrainTarget, batch: Batch): { loss: number; grads: Record<string, tf.Tensor> } {
+/** Loss value, masked tokens predicted right, and gradients for every trainable tensor; intermediates are freed. */
+export function lossAndGrads(target: TrainTarget, batch: Batch): { loss: number; correctTokens: number; grads: Record<string, tf.Tensor> } {
   const params = trainableParams(target);
   const names = Object.keys(params);
+  const counts: TokenCounts = { correct: 0 };
   const { value, grads } = tf.tidy(() => {
-    const f = (...xs: tf.Tensor[]) => lossOf(target, batch, Object.fromEntries(names.map((n, i) => [n, xs[i]])));
+    const f = (...xs: tf.Tensor[]) => lossOf(target, batch, Object.fromEntries(names.map((n, i) => [n, xs[i]])), counts);
     return tf.valueAndGrads(f)(names.map((n) => params[n]));
   });
   const loss = value.dataSync()[0];
   value.dispose();
-  return { loss, grads: Object.fromEntries(names.map((n, i) => [n, grads[i]])) };
+  return { loss, correctTokens: counts.correct, grads: Object.fromEntries(names.map((n, i) => [n, grads[i]])) };
 }
 
 /**
@@ -51,12 +53,13 @@ export function fullModelStepper(config: ModelConfig, weights: ModelWeights, opt
     async trainStep(packed, learningRate) {
       const batch = toTensors(packed);
       try {
-        const { loss, grads } = lossAndGrads(target, batch);
+        const { loss, correctTokens, grads } = lossAndGrads(target, batch);
+        const tokenAccuracy = packed.maskedTokens ? correctTokens / packed.maskedTokens : NaN;
         if (!Number.isFinite(loss)) {
           for (const g of Object.values(grads)) g.dispose();
-          return { loss, gradNorm: NaN };
+          return { loss, gradNorm: NaN, tokenAccuracy };
         }
-        return { loss, gradNorm: optimizer.apply(weights, grads, learningRate) };
+        return { loss, gradNorm: optimizer.apply(weights, grads, learningRate), tokenAccuracy };
       } finally {
         disposeBatch(batch);
       }
@@ -64,10 +67,11 @@ export function fullModelStepper(config: ModelConfig, weights: ModelWeights, opt
     async evalBatch(packed) {
       const batch = toTensors(packed);
       try {
-        const loss = tf.tidy(() => lossOf(target, batch, weights));
+        const counts: TokenCounts = { correct: 0 };
+        const loss = tf.tidy(() => lossOf(target, batch, weights, counts));
         const value = loss.dataSync()[0];
         loss.dispose();
-        return { lossSum: value * packed.maskedTokens, maskedTokens: packed.maskedTokens };
+        return { lossSum: value * packed.maskedTokens, maskedTokens: packed.maskedTokens, correctTokens: counts.correct };
       } finally {
         disposeBatch(batch);
       }

@@ -25,6 +25,17 @@ export interface LoraConfig {
   targetModules?: (typeof LORA_TARGET_MODULES)[number][];
 }
 
+/** The eval metrics early stopping and "best checkpoint" can go by: lower eval loss, or higher eval token accuracy. */
+export const EVAL_METRICS = ["evalLoss", "evalTokenAccuracy"] as const;
+export type EvalMetric = (typeof EVAL_METRICS)[number];
+
+export interface EarlyStoppingConfig {
+  /** What must improve: "evalLoss" (lower is better, the default) or "evalTokenAccuracy" (higher is better). */
+  metric?: EvalMetric;
+  /** Evaluations in a row without improvement that end the run, an integer from 1 to 1000. */
+  patience: number;
+}
+
 export interface TrainerConfig {
   /** Shown as the job name. */
   name: string;
@@ -47,6 +58,12 @@ export interface TrainerConfig {
   evalSteps?: number;
   /** Save a checkpoint adapter every N steps (0: only the final adapter). */
   saveSteps?: number;
+  /**
+   * Stop a run whose eval metric has not improved for `patience` evaluations (every evalSteps;
+   * needs evalDataset and evalSteps). The final adapter is the stopping step's; the studio marks
+   * the best checkpoint by the same metric and offers it first.
+   */
+  earlyStopping?: EarlyStoppingConfig;
   /** Same seed, same data, same config: same losses. */
   seed?: number;
   schedule?: "cosine" | "linear";
@@ -68,8 +85,9 @@ export const TRAINING_BACKENDS = ["auto", "torch", "tfjs"] as const;
 export type TrainingBackend = (typeof TRAINING_BACKENDS)[number];
 
 /** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
-export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength" | "backend">> & {
+export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength" | "backend" | "earlyStopping">> & {
   backend?: TrainingBackend;
+  earlyStopping?: Required<EarlyStoppingConfig>;
   maxSteps?: number;
   numTrainEpochs?: number;
   warmupSteps?: number;
@@ -138,6 +156,14 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
     if (!isObject(config.lora)) check("lora", false, "must be an object");
     else problems.push(...loraProblems(config.lora));
   }
+  if (given("earlyStopping")) {
+    const stopping = config.earlyStopping;
+    if (!isObject(stopping)) check("earlyStopping", false, "must be an object: { metric, patience }");
+    else {
+      check("earlyStopping.patience", isIntegerIn(stopping.patience, 1, 1000), "must be an integer from 1 to 1000");
+      if (stopping.metric !== undefined) check("earlyStopping.metric", (EVAL_METRICS as readonly unknown[]).includes(stopping.metric), `must be ${EVAL_METRICS.map((m) => `"${m}"`).join(" or ")}`);
+    }
+  }
   return problems;
 }
 
@@ -188,6 +214,8 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
   // createTrainer's evalSteps needs an evalDataset to evaluate; unset, the job gets 0 (no evaluation).
   if (config.evalSteps !== undefined && !isIntegerIn(config.evalSteps, 1, 1_000_000)) fail("evalSteps", "must be an integer from 1 to 1000000");
   else if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");
+  // Early stopping compares evaluations: without periodic ones there is only the last.
+  if (config.earlyStopping !== undefined && (config.evalDataset === undefined || config.evalSteps === undefined)) fail("earlyStopping", "needs evalDataset and evalSteps");
   const fromEnvironment = config.backend === undefined ? backendFromEnvironment() : undefined;
   if (fromEnvironment !== undefined && !(TRAINING_BACKENDS as readonly string[]).includes(fromEnvironment)) {
     fail("backend (from SVC_TRAIN_BACKEND)", `must be one of ${TRAINING_BACKENDS.join(", ")}, got "${fromEnvironment}"`);
@@ -209,6 +237,7 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     ...(config.warmupSteps !== undefined ? { warmupSteps: config.warmupSteps } : {}),
     ...(config.maxSeqLength !== undefined ? { maxSeqLength: config.maxSeqLength } : {}),
     ...(backend !== undefined ? { backend } : {}),
+    ...(config.earlyStopping !== undefined ? { earlyStopping: { metric: config.earlyStopping.metric ?? "evalLoss", patience: config.earlyStopping.patience } } : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? [...LORA_TARGET_MODULES] },
   };
 }

@@ -58,11 +58,11 @@ describe("svc start: the quickstart trains for real", function () {
     assert.match(lines[lines.length - 1], /^job [0-9a-f-]{36} completed$/);
   });
 
-  it("prints the spec's log forms: started payload, step=N loss=, evalLoss, checkpoints, artifacts", () => {
+  it("prints the spec's log forms: started payload, step=N loss=, evalLoss, token accuracies after them, checkpoints, artifacts", () => {
     const lines = run.stdout.trim().split("\n");
     assert.ok(JSON.parse(lines[1]).model === "svc-tiny", "training.started prints its raw JSON payload");
-    assert.ok(lines.some((l) => /^step=1 loss=\d+\.\d{4}$/.test(l)));
-    assert.ok(lines.some((l) => /^step=10 loss=\d+\.\d{4} evalLoss=\d+\.\d{4}$/.test(l)));
+    assert.ok(lines.some((l) => /^step=1 loss=\d+\.\d{4} tokenAccuracy=[01]\.\d{4}$/.test(l)));
+    assert.ok(lines.some((l) => /^step=10 loss=\d+\.\d{4} evalLoss=\d+\.\d{4} tokenAccuracy=[01]\.\d{4} evalTokenAccuracy=[01]\.\d{4}$/.test(l)));
     for (const step of [20, 40, 60]) assert.ok(lines.includes(`step=${step}`), `checkpoint at ${step}`);
     assert.ok(lines.includes("4 artifacts"));
   });
@@ -70,12 +70,19 @@ describe("svc start: the quickstart trains for real", function () {
   it("shows decreasing training and eval loss", () => {
     const lines = run.stdout.trim().split("\n");
     const losses = numbers(lines, /^step=\d+ loss=(\d+\.\d+)/);
-    const evals = numbers(lines, /evalLoss=(\d+\.\d+)$/);
+    const evals = numbers(lines, / evalLoss=(\d+\.\d+)/);
     assert.equal(losses.length, 60);
     assert.ok(evals.length >= 6);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     assert.ok(mean(losses.slice(-10)) < mean(losses.slice(0, 10)), `loss should fall: ${losses.slice(0, 3)} ... ${losses.slice(-3)}`);
     assert.ok(evals[evals.length - 1] < evals[0], `eval loss should fall: ${evals}`);
+  });
+
+  it("shows eval token accuracy rising as the model learns the answers", () => {
+    const accuracies = numbers(run.stdout.trim().split("\n"), / evalTokenAccuracy=(\d\.\d+)/);
+    assert.ok(accuracies.length >= 6);
+    assert.ok(accuracies.every((a) => a >= 0 && a <= 1));
+    assert.ok(accuracies[accuracies.length - 1] > accuracies[0], `eval token accuracy should rise: ${accuracies}`);
   });
 
   it("leaves the adapter and checkpoints listed by the cloud", async () => {

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { ModelConfig } from '../../model/config.js';
-import type { BackendInfo, ComputeBackend, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, TokenBatch } from '../types.js';
+import type { BackendInfo, ComputeBackend, EvalResult, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, StepResult, TokenBatch } from '../types.js';
 import { detectTorch } from './detect.js';
 import type { Frame, WireTensor } from './framing.js';
 import { TorchProcess } from './process.js';
@@ -91,15 +91,16 @@ export class TorchBackend implements ComputeBackend {
     await this.process.request('init_lora', { spec }, tensors);
   }
 
-  async trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<{ loss: number; gradNorm: number }> {
+  async trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<StepResult> {
     const frame = await this.process.request('train_step', { batchSize: batch.batchSize, length: batch.length, optimizer }, batchTensors(batch));
     const gradNorm = frame.header.gradNorm;
-    return { loss: Number(frame.header.loss), gradNorm: typeof gradNorm === 'number' ? gradNorm : NaN };
+    const correct = Number(frame.header.correctTokens);
+    return { loss: Number(frame.header.loss), gradNorm: typeof gradNorm === 'number' ? gradNorm : NaN, tokenAccuracy: batch.maskedTokens ? correct / batch.maskedTokens : NaN };
   }
 
-  async evalBatch(batch: TokenBatch): Promise<{ lossSum: number; maskedTokens: number }> {
+  async evalBatch(batch: TokenBatch): Promise<EvalResult> {
     const frame = await this.process.request('eval', { batchSize: batch.batchSize, length: batch.length }, batchTensors(batch));
-    return { lossSum: Number(frame.header.lossSum), maskedTokens: Number(frame.header.maskedTokens) };
+    return { lossSum: Number(frame.header.lossSum), maskedTokens: Number(frame.header.maskedTokens), correctTokens: Number(frame.header.correctTokens) };
   }
 
   /** Loss and LoRA gradients of a batch without an update (tests compare them with tfjs). */

@@ -26,7 +26,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
   let completed: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: STEPS }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
+    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: STEPS, evalSteps: 10, saveSteps: 10 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
     page = browser.page;
     consoleWatch = watchConsole(page);
   });
@@ -157,6 +157,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const job = await completedJob();
     await openJob(job);
     const logs = await trainingLogs(job.id);
+    // Token accuracy shows by default (its own test below); this one is about the other two.
+    await page.getByTestId("show-token-accuracy").uncheck();
     assert.equal(await page.locator("svg.small-plot").count(), 0, "off by default");
     await page.getByTestId("show-learning-rate").check();
     await page.getByTestId("show-tokens-per-second").check();
@@ -187,6 +189,62 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     await page.locator("svg.plot").dblclick();
   });
 
+  it("draws training and eval token accuracy under the loss by default, as logged, and hides them on request", async () => {
+    const job = await completedJob();
+    await openJob(job);
+    const logs = await trainingLogs(job.id);
+    // On by default; an earlier test on this page may have hidden it (the page keeps the choice).
+    await page.getByTestId("show-token-accuracy").check();
+    const accuracy = page.locator('path[data-series="tokenAccuracy"]');
+    await accuracy.waitFor();
+    assert.equal(pathVertexCount(await accuracy.getAttribute("d")), STEPS);
+    const evalPoints = logs.filter((l) => typeof l.evalTokenAccuracy === "number").length;
+    assert.ok(evalPoints > 0);
+    assert.equal(await page.locator('circle[data-series="evalTokenAccuracy"]').count(), evalPoints);
+    assert.notEqual(await page.locator('path[data-series="evalTokenAccuracy"]').evaluate((el) => getComputedStyle(el).strokeDasharray), "none", "eval accuracy is dashed");
+    const plot = page.locator("svg.plot");
+    await plot.focus();
+    await page.keyboard.press("End");
+    const last = logs[logs.length - 1];
+    const text = (await plot.getAttribute("aria-valuetext")) ?? "";
+    assert.ok(text.includes(`accuracy ${(last.tokenAccuracy * 100).toFixed(1)}%`), text);
+    assert.ok(text.includes(`eval accuracy ${(last.evalTokenAccuracy * 100).toFixed(1)}%`), text);
+    await screenshotBothThemes(page, "job-token-accuracy");
+    await page.getByTestId("show-token-accuracy").uncheck();
+    await accuracy.waitFor({ state: "detached" });
+    await page.getByTestId("show-token-accuracy").check();
+  });
+
+  it("marks the best adapter by eval loss, and the create-endpoint form offers the best checkpoint first", async () => {
+    const job = await completedJob();
+    await openJob(job);
+    const logs = await trainingLogs(job.id);
+    const evalAt = new Map(logs.filter((l) => typeof l.evalLoss === "number").map((l) => [l.step, l.evalLoss]));
+    const saved = [10, 20, STEPS];
+    const lowest = (steps: number[]) => steps.reduce((best, s) => (evalAt.get(s)! < evalAt.get(best)! ? s : best));
+    const best = page.getByTestId("best-adapter");
+    await best.waitFor();
+    assert.equal(await best.count(), 1);
+    const row = page.getByTestId("adapter-download").filter({ has: best });
+    const bestStep = lowest(saved);
+    assert.equal(await row.getAttribute("data-step"), bestStep === STEPS ? "final" : String(bestStep));
+    assert.equal(await best.textContent(), `Best · eval loss ${evalAt.get(bestStep)!.toFixed(4)}`);
+    await page.getByTestId("adapter-files").scrollIntoViewIfNeeded();
+    await screenshotBothThemes(page, "job-best-adapter");
+
+    await openRoute(page, stack.studio.url, "#/endpoints");
+    await page.locator("vscode-button", { hasText: "New endpoint" }).click();
+    await page.getByRole("radio", { name: "Checkpoint" }).check();
+    // The worker also saves a checkpoint at the last step when saveSteps divides it.
+    const bestCheckpoint = lowest(saved);
+    const select = page.getByTestId("checkpoint-step");
+    await pollUntil(async () => ((await select.inputValue()) === String(bestCheckpoint) && (await select.locator("option:checked").textContent())?.includes("best") ? true : undefined), {
+      timeoutMs: 10_000,
+      description: `checkpoint ${bestCheckpoint} offered first, marked best`,
+    });
+    assert.equal(await select.locator("option:checked").textContent(), `Step ${bestCheckpoint} (best: eval loss ${evalAt.get(bestCheckpoint)!.toFixed(4)})`);
+  });
+
   it("downloads every series as CSV and JSON, raw values, one row per step", async () => {
     const job = await completedJob();
     await openJob(job);
@@ -197,7 +255,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-csv").click()]);
     assert.equal(csvDownload.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-metrics.csv`);
     const csv = (await readFile((await csvDownload.path())!, "utf8")).trimEnd().split("\n");
-    assert.equal(csv[0], "step,loss,evalLoss,learningRate,tokensPerSecond");
+    assert.equal(csv[0], "step,loss,evalLoss,learningRate,tokensPerSecond,tokenAccuracy,evalTokenAccuracy");
     assert.equal(csv.length - 1, logs.length, "one row per logged step");
     for (const [i, log] of logs.entries()) {
       const cells = csv[i + 1].split(",");
@@ -206,6 +264,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
       assert.equal(cells[2], typeof log.evalLoss === "number" ? String(log.evalLoss) : "", `evalLoss at step ${log.step}`);
       assert.equal(Number(cells[3]), log.learningRate);
       assert.equal(Number(cells[4]), log.tokensPerSecond);
+      assert.equal(Number(cells[5]), log.tokenAccuracy, `tokenAccuracy at step ${log.step}`);
+      assert.equal(cells[6], typeof log.evalTokenAccuracy === "number" ? String(log.evalTokenAccuracy) : "", `evalTokenAccuracy at step ${log.step}`);
     }
 
     await page.getByTestId("download-json").focus();
@@ -214,7 +274,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const json = JSON.parse(await readFile((await jsonDownload.path())!, "utf8"));
     assert.deepEqual(json.job, { id: job.id, name: "quickstart-json-answers" });
     assert.deepEqual(json.rows.map((r: { step: number }) => r.step), logs.map((l) => l.step));
-    assert.deepEqual(json.rows[0], { step: logs[0].step, loss: logs[0].loss, learningRate: logs[0].learningRate, tokensPerSecond: logs[0].tokensPerSecond });
+    assert.deepEqual(json.rows[0], { step: logs[0].step, loss: logs[0].loss, learningRate: logs[0].learningRate, tokensPerSecond: logs[0].tokensPerSecond, tokenAccuracy: logs[0].tokenAccuracy });
     await page.getByTestId("job-chart-smoothing").fill("0");
   });
 

@@ -86,7 +86,7 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     const saved = path.join(workspace.path, path.basename(suggested));
     await pollUntil(() => (existsSync(saved) ? true : undefined), { timeoutMs: 20_000, description: "the CSV file" });
     const rows = readFileSync(saved, "utf8").trimEnd().split("\n");
-    assert.equal(rows[0], "step,loss,evalLoss,learningRate,tokensPerSecond");
+    assert.equal(rows[0], "step,loss,evalLoss,learningRate,tokensPerSecond,tokenAccuracy,evalTokenAccuracy");
     assert.equal(rows.length, STEPS + 1);
 
     // Open in Playground: the Playground panel, this job's adapter chosen.

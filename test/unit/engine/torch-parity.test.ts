@@ -131,6 +131,36 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     assert.ok(Math.abs(e1.lossSum - e2.lossSum) / e2.lossSum < 1e-4, `eval loss sum torch ${e1.lossSum} vs tfjs ${e2.lossSum}`);
   });
 
+  it('token accuracy: torch counts the masked tokens whose argmax is the target as tfjs does, whole or in slices', async () => {
+    const start = loraStart(model);
+    await torch.initLora(loraSpec(LORA), start);
+    const tfjs = TfjsBackend.fromLoaded(model.config, model.weights);
+    await tfjs.initLora(loraSpec(LORA), start);
+    // Random targets are almost never the argmax: make every other masked target the model's own choice.
+    const batch = randomBatch(11, model.config.vocabSize);
+    for (let row = 0; row < batch.batchSize; row++) {
+      for (let t = 0; t < batch.length; t += 2) {
+        const i = row * batch.length + t;
+        if (!batch.mask[i]) continue;
+        const logits = await tfjs.logits(Array.from(batch.inputs.subarray(row * batch.length, i + 1)));
+        batch.targets[i] = logits.reduce((best, v, j) => (v > logits[best] ? j : best), 0);
+      }
+    }
+    const reference = await tfjs.evalBatch(batch);
+    assert.ok(reference.correctTokens >= batch.maskedTokens / 2 - 1, `tfjs counts ${reference.correctTokens} of ${batch.maskedTokens}`);
+    assert.equal((await torch.evalBatch(batch)).correctTokens, reference.correctTokens);
+    const sliced = await startTorchBackend({ python: torchTestPython(), logitsChunkBytes: 4 * model.config.vocabSize * 10 });
+    try {
+      await sliced.loadBase(MODEL, model.config);
+      await sliced.initLora(loraSpec(LORA), start);
+      assert.equal((await sliced.evalBatch(batch)).correctTokens, reference.correctTokens, 'sliced, without gradients');
+      assert.equal((await sliced.trainStep(batch, OPTIMIZER)).tokenAccuracy, reference.correctTokens / batch.maskedTokens, 'sliced, in the autograd op');
+    } finally {
+      await sliced.dispose();
+    }
+    assert.equal((await torch.trainStep(batch, OPTIMIZER)).tokenAccuracy, reference.correctTokens / batch.maskedTokens);
+  });
+
   it('activation checkpointing and sliced logits change memory, not numbers: same loss and gradients', async () => {
     const start = loraStart(model);
     await torch.initLora(loraSpec(LORA), start);
@@ -186,6 +216,6 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     const { loss, grads } = await torch.gradients(batch);
     assert.equal(loss, 0);
     for (const [name, g] of Object.entries(grads)) assert.equal(maxAbs(g.data), 0, name);
-    assert.deepEqual(await torch.evalBatch(batch), { lossSum: 0, maskedTokens: 0 });
+    assert.deepEqual(await torch.evalBatch(batch), { lossSum: 0, maskedTokens: 0, correctTokens: 0 });
   });
 });

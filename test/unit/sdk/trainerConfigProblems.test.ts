@@ -32,8 +32,21 @@ describe("trainer config: every bad field at once, one rule set for createTraine
       base,
       { ...base, maxSteps: undefined, numTrainEpochs: 0.5, evalDataset: "data/eval.jsonl", evalSteps: 5, warmupSteps: 0, maxSeqLength: 16, backend: "torch" },
       { ...base, learningRate: 0.999, batchSize: 1024, saveSteps: 0, seed: -3, schedule: "linear", lora: { r: 256, alpha: 0.5, targetModules: ["q_proj"] } },
+      { ...base, evalDataset: "data/eval.jsonl", evalSteps: 5, earlyStopping: { patience: 3 } },
+      { ...base, evalDataset: "data/eval.jsonl", evalSteps: 5, earlyStopping: { metric: "evalTokenAccuracy", patience: 1 } },
     ];
     for (const config of variants) assert.deepEqual(jobConfigProblems(validateTrainerConfig(config)), [], JSON.stringify(config));
+  });
+
+  it("earlyStopping: a patience, a known metric (evalLoss by default), and periodic evaluation to compare", () => {
+    const withEval = { ...base, evalDataset: "data/eval.jsonl", evalSteps: 5 };
+    assert.deepEqual(validateTrainerConfig({ ...withEval, earlyStopping: { patience: 3 } }).earlyStopping, { metric: "evalLoss", patience: 3 });
+    assert.throws(() => validateTrainerConfig({ ...base, earlyStopping: { patience: 3 } }), /createTrainer: earlyStopping needs evalDataset and evalSteps/);
+    assert.deepEqual(jobConfigProblems({ earlyStopping: { metric: "loss", patience: 0 } }), [
+      { field: "earlyStopping.patience", message: "must be an integer from 1 to 1000" },
+      { field: "earlyStopping.metric", message: 'must be "evalLoss" or "evalTokenAccuracy"' },
+    ]);
+    assert.deepEqual(jobConfigProblems({ earlyStopping: 3 }), [{ field: "earlyStopping", message: "must be an object: { metric, patience }" }]);
   });
 
   it("a job config names each problem by its path", () => {

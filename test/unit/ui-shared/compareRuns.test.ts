@@ -34,4 +34,15 @@ describe("ui-shared/compareRuns", () => {
       { label: "Best eval loss", values: ["2.9000", "—"] },
     ]);
   });
+
+  it("adds final and best eval token accuracy once a run logged it", () => {
+    const rows = summaryRows([undefined, undefined], [
+      { loss: [], evalLoss: [], evalTokenAccuracy: [{ step: 1, value: 0.5 }, { step: 2, value: 0.875 }, { step: 3, value: 0.75 }] },
+      { loss: [], evalLoss: [] },
+    ]);
+    assert.deepEqual(rows.slice(-2), [
+      { label: "Final eval token accuracy", values: ["75.0%", "—"] },
+      { label: "Best eval token accuracy", values: ["87.5%", "—"] },
+    ]);
+  });
 });

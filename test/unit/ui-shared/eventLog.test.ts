@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { appendBounded, EVENT_LOG_LIMIT, logMessage, parseEventData, reduceJobStatus, type JobStreamEventType } from "../../../ui-shared/eventLog.js";
 import { decodeJobEventBatch } from "../../../ui-shared/jobEventBatch.js";
+import { logMessage as sdkLogMessage } from "../../../sdk/logMessage.js";
 
 const message = (type: JobStreamEventType, raw: string) => logMessage({ type, raw, data: parseEventData(raw) });
 
@@ -14,6 +15,17 @@ describe("ui-shared/eventLog", () => {
     assert.equal(message("training.log", `{"step":20,"loss":2.1,"evalLoss":2.456789}`), "step=20 loss=2.1000 evalLoss=2.4568");
     assert.equal(message("training.log", `{"step":30,"evalLoss":2.2}`), "step=30 evalLoss=2.2000");
     assert.equal(message("training.log", `{"step":40,"loss":null}`), "step=40");
+  });
+
+  it("training.log keeps the spec's form when a frame carries token accuracies (they go to the chart, not the line)", () => {
+    assert.equal(message("training.log", `{"step":10,"loss":2.31,"evalLoss":null,"tokenAccuracy":0.61,"evalTokenAccuracy":null}`), "step=10 loss=2.3100");
+    assert.equal(message("training.log", `{"step":20,"loss":2.1,"evalLoss":2.456789,"tokenAccuracy":0.5,"evalTokenAccuracy":0.4444444}`), "step=20 loss=2.1000 evalLoss=2.4568");
+  });
+
+  it("the terminal's line (svc start) adds the token accuracies after the losses", () => {
+    const data = { step: 20, loss: 2.1, evalLoss: 2.456789, tokenAccuracy: 0.5, evalTokenAccuracy: 0.4444444 };
+    assert.equal(sdkLogMessage("training.log", data, { accuracies: true }), "step=20 loss=2.1000 evalLoss=2.4568 tokenAccuracy=0.5000 evalTokenAccuracy=0.4444");
+    assert.equal(sdkLogMessage("training.log", data), "step=20 loss=2.1000 evalLoss=2.4568");
   });
 
   it("checkpoint, completion and failure messages", () => {

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 class ChunkedMaskedCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, rows: int) -> torch.Tensor:
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, rows: int, correct: list) -> torch.Tensor:
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
         grad_hidden = torch.empty(hidden.shape, dtype=torch.float32, device=hidden.device)
         for first in range(0, hidden.shape[0], rows):
@@ -24,6 +24,7 @@ class ChunkedMaskedCrossEntropy(torch.autograd.Function):
             log_probs = torch.log_softmax(logits, dim=-1)
             picked = log_probs.gather(1, targets[part].unsqueeze(1)).squeeze(1)
             total += -(picked * mask[part]).sum()
+            correct.append(((logits.argmax(dim=-1) == targets[part]) * mask[part]).sum())
             # d(loss)/d(logits) = (softmax - onehot) · mask, reusing log_probs' memory.
             probs = log_probs.exp_()
             probs[torch.arange(probs.shape[0], device=probs.device), targets[part]] -= 1
@@ -37,9 +38,10 @@ class ChunkedMaskedCrossEntropy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_total: torch.Tensor):
         (grad_hidden,) = ctx.saved_tensors
-        return (grad_hidden * grad_total).to(ctx.hidden_dtype), None, None, None, None
+        return (grad_hidden * grad_total).to(ctx.hidden_dtype), None, None, None, None, None
 
 
-def chunked_masked_loss_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, rows: int) -> torch.Tensor:
-    """hidden [N, d], weight [vocab, d] (frozen), targets [N] int64, mask [N] float32 -> summed loss."""
-    return ChunkedMaskedCrossEntropy.apply(hidden, weight, targets, mask, rows)
+def chunked_masked_loss_sum(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, rows: int, correct: list) -> torch.Tensor:
+    """hidden [N, d], weight [vocab, d] (frozen), targets [N] int64, mask [N] float32 -> summed loss;
+    appends each slice's count of masked tokens whose argmax is the target to `correct`."""
+    return ChunkedMaskedCrossEntropy.apply(hidden, weight, targets, mask, rows, correct)

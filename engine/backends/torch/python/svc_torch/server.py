@@ -145,19 +145,19 @@ class Server:
 
     def _loss(self, inputs, targets, mask):
         masked = float(mask.sum())
-        total = self.trainer.loss_sum(inputs, targets, mask)
-        return total / max(masked, 1.0), masked
+        total, correct = self.trainer.loss_sum(inputs, targets, mask)
+        return total / max(masked, 1.0), correct
 
     def op_train_step(self, req, tensors):
         if self.ranks:
             return self._train_step_shard(req, tensors)
         inputs, targets, mask = self._batch(req, tensors)
-        loss, _ = self._loss(inputs, targets, mask)
+        loss, correct = self._loss(inputs, targets, mask)
         value = float(loss.detach())
         if not self.np.isfinite(value):
-            return {"loss": value, "gradNorm": None}
+            return {"loss": value, "gradNorm": None, "correctTokens": correct}
         loss.backward()
-        return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"])}
+        return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"]), "correctTokens": correct}
 
     def _shard(self, req, tensors):
         """This rank's rows of the batch every rank received, and the whole batch's masked-token count."""
@@ -216,10 +216,10 @@ class Server:
         inputs, targets, mask = self._batch(req, tensors)
         masked = float(mask.sum())
         if masked == 0:
-            return {"lossSum": 0.0, "maskedTokens": 0}
+            return {"lossSum": 0.0, "maskedTokens": 0, "correctTokens": 0}
         with self.torch.no_grad():
-            total = self.trainer.loss_sum(inputs, targets, mask)
-        return {"lossSum": float(total), "maskedTokens": int(masked)}
+            total, correct = self.trainer.loss_sum(inputs, targets, mask)
+        return {"lossSum": float(total), "maskedTokens": int(masked), "correctTokens": correct}
 
     def op_logits(self, req, tensors):
         """Next-token logits at the last position of one sequence, with the current LoRA (tests, greedy)."""

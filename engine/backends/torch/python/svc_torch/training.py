@@ -54,25 +54,31 @@ class Trainer:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
 
-    def _chunk_loss(self, hidden: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return (F.cross_entropy(self.logits(hidden), targets, reduction="none") * mask).sum()
+    def _chunk_loss(self, hidden: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, correct: list) -> torch.Tensor:
+        logits = self.logits(hidden)
+        # Token accuracy: masked tokens whose most likely next token is the target.
+        correct.append(((logits.detach().argmax(dim=-1) == targets) * mask).sum())
+        return (F.cross_entropy(logits, targets, reduction="none") * mask).sum()
 
-    def loss_sum(self, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Summed masked cross-entropy (float32) of next-token targets."""
+    def loss_sum(self, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """Summed masked cross-entropy (float32) of next-token targets, and the masked tokens predicted right."""
         final = self.hidden(inputs)
         final = final.reshape(-1, final.shape[-1])
         targets, mask = targets.reshape(-1).long(), mask.reshape(-1)
+        correct: list = []
         # A large vocabulary's logits dominate memory: above LOGITS_CHUNK_BYTES go a slice of tokens
         # at a time (chunked_loss.py). Softcapped heads take the plain path per slice.
         rows = max(1, self.LOGITS_CHUNK_BYTES // (4 * self.vocab))
         if final.shape[0] <= rows:
-            return self._chunk_loss(final, targets, mask)
-        if not (torch.is_grad_enabled() and final.requires_grad):
+            total = self._chunk_loss(final, targets, mask, correct)
+        elif not (torch.is_grad_enabled() and final.requires_grad):
             with torch.no_grad():
-                return sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows]) for i in range(0, final.shape[0], rows))
-        if self.softcap:
-            return sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows]) for i in range(0, final.shape[0], rows))
-        return chunked_masked_loss_sum(final, self.head.weight, targets, mask, rows)
+                total = sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows], correct) for i in range(0, final.shape[0], rows))
+        elif self.softcap:
+            total = sum(self._chunk_loss(final[i : i + rows], targets[i : i + rows], mask[i : i + rows], correct) for i in range(0, final.shape[0], rows))
+        else:
+            total = chunked_masked_loss_sum(final, self.head.weight, targets, mask, rows, correct)
+        return total, int(round(float(sum(c.float() for c in correct))))
 
     def step(self, settings: dict) -> float:
         """Clips and applies the gradients now in the LoRA parameters; returns the norm before clipping."""
