@@ -3,9 +3,9 @@
  * `type` (F32 by default; quantised by quantize.ts otherwise). Tensor data offsets are aligned to
  * 32 bytes as llama.cpp requires (general.alignment is left at its default).
  */
-import { writeFile, rename } from 'node:fs/promises';
+import { open, rename } from 'node:fs/promises';
 import { quantize } from './quantize.js';
-import { ggmlTypeInfo } from './ggml-types.js';
+import { ggmlByteLength, ggmlTypeInfo } from './ggml-types.js';
 import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GGUF_VERSION, GgufValueType, type GgufFile, type GgufValue } from './format.js';
 
 class ByteSink {
@@ -80,6 +80,17 @@ function writeValue(sink: ByteSink, value: GgufValue): void {
 }
 
 export function encodeGguf(file: GgufFile): Buffer {
+  const { header, payloads } = layoutGguf(file);
+  const parts: Buffer[] = [header];
+  for (const payload of payloads) parts.push(...payload());
+  return Buffer.concat(parts);
+}
+
+/**
+ * The header (metadata, tensor infos, padding to the data) and, per tensor, a function that
+ * quantises it and returns its bytes with their padding: a writer holds one tensor's bytes at a time.
+ */
+function layoutGguf(file: GgufFile): { header: Buffer; payloads: Array<() => Buffer[]> } {
   const sink = new ByteSink();
   sink.u32(GGUF_MAGIC);
   sink.u32(GGUF_VERSION);
@@ -90,8 +101,7 @@ export function encodeGguf(file: GgufFile): Buffer {
     writeValue(sink, value);
   }
   let offset = 0;
-  const offsets: number[] = [];
-  const payloads: Uint8Array[] = [];
+  const payloads: Array<() => Buffer[]> = [];
   for (const tensor of file.tensors) {
     const count = tensor.dims.reduce((a, b) => a * b, 1);
     if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name}: dims ${tensor.dims} do not match ${tensor.data.length} values`);
@@ -99,30 +109,36 @@ export function encodeGguf(file: GgufFile): Buffer {
     const { name, blockElements } = ggmlTypeInfo(type, tensor.name);
     // ggml quantises rows: a row (ne0) that is not whole blocks cannot be stored in this type.
     if ((tensor.dims[0] ?? 1) % blockElements !== 0) throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
-    const data = quantize(type, tensor.data);
+    const bytes = ggmlByteLength(type, count, tensor.name);
     sink.string(tensor.name);
     sink.u32(tensor.dims.length);
     for (const dim of tensor.dims) sink.u64(dim);
     sink.u32(type);
     sink.u64(offset);
-    offsets.push(offset);
-    payloads.push(data);
-    offset += Math.ceil(data.byteLength / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+    const padded = Math.ceil(bytes / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+    payloads.push(() => {
+      const data = quantize(type, tensor.data);
+      return [Buffer.from(data.buffer, data.byteOffset, data.byteLength), Buffer.alloc(padded - bytes)];
+    });
+    offset += padded;
   }
   sink.padTo(GGUF_ALIGNMENT);
-  const dataStart = sink.length;
-  for (let i = 0; i < file.tensors.length; i++) {
-    const data = payloads[i];
-    if (sink.length - dataStart !== offsets[i]) throw new Error('internal: tensor offset mismatch');
-    sink.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-    sink.padTo(GGUF_ALIGNMENT);
-  }
-  return sink.concat();
+  return { header: sink.concat(), payloads };
 }
 
-/** Writes atomically (temp file + rename) so a reader never sees a half-written model. */
+/** Writes atomically (temp file + rename) so a reader never sees a half-written model; one tensor's bytes in memory at a time. */
 export async function writeGgufFile(path: string, file: GgufFile): Promise<void> {
   const temp = `${path}.tmp-${process.pid}`;
-  await writeFile(temp, encodeGguf(file));
+  const { header, payloads } = layoutGguf(file);
+  const handle = await open(temp, 'w');
+  try {
+    const write = async (buffer: Buffer) => {
+      for (let done = 0; done < buffer.length; ) done += (await handle.write(buffer, done)).bytesWritten;
+    };
+    await write(header);
+    for (const payload of payloads) for (const part of payload()) await write(part);
+  } finally {
+    await handle.close();
+  }
   await rename(temp, path);
 }
