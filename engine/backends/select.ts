@@ -27,6 +27,10 @@ export interface ChooseOptions {
   python?: string;
   /** torch device override: cuda, cuda:1, mps, cpu. */
   device?: string;
+  /** The torch base model's dtype (the job's `dtype`); tfjs computes in float32 whatever it says. */
+  dtype?: 'auto' | 'float32' | 'bfloat16';
+  /** The job's `gradientCheckpointing`: the torch backend's activation checkpointing. */
+  checkpointActivations?: boolean | 'auto';
   log?: (line: string) => void;
 }
 
@@ -38,7 +42,7 @@ export async function chooseBackend(choice: BackendChoice, options: ChooseOption
     if (choice === 'torch') throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
     return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
   }
-  const backend = await startTorchBackend({ python: found.python, device: options.device, log: options.log });
+  const backend = await startTorchBackend({ python: found.python, device: options.device, dtype: options.dtype, checkpointActivations: options.checkpointActivations, log: options.log });
   const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
   return { backend, reason: `${why}; training on ${backend.info.device}` };
 }

@@ -31,8 +31,23 @@ describe("trainer config: every bad field at once, one rule set for createTraine
       base,
       { ...base, maxSteps: undefined, numTrainEpochs: 0.5, evalDataset: "data/eval.jsonl", evalSteps: 5, warmupSteps: 0, maxSeqLength: 16, backend: "torch" },
       { ...base, learningRate: 0.999, batchSize: 1024, saveSteps: 0, seed: -3, schedule: "linear", lora: { r: 256, alpha: 0.5, targetModules: ["q_proj"] } },
+      { ...base, dtype: "bfloat16", gradientCheckpointing: true },
+      { ...base, dtype: "auto", gradientCheckpointing: "auto" },
     ];
     for (const config of variants) assert.deepEqual(jobConfigProblems(validateTrainerConfig(config)), [], JSON.stringify(config));
+  });
+
+  it("dtype and gradientCheckpointing reach the job config as given, and bad values are refused by name", () => {
+    const job = validateTrainerConfig({ ...base, dtype: "float32", gradientCheckpointing: false });
+    assert.equal(job.dtype, "float32");
+    assert.equal(job.gradientCheckpointing, false);
+    const unset = validateTrainerConfig(base);
+    assert.ok(!("dtype" in unset) && !("gradientCheckpointing" in unset), "absent: the backend's own 'auto'");
+    assert.deepEqual(jobConfigProblems({ dtype: "fp16", gradientCheckpointing: "yes" }), [
+      { field: "dtype", message: 'must be one of auto, float32, bfloat16, got "fp16"' },
+      { field: "gradientCheckpointing", message: 'must be true, false or "auto"' },
+    ]);
+    assert.throws(() => validateTrainerConfig({ ...base, dtype: "half" } as unknown as TrainerConfig), /createTrainer: dtype must be one of auto, float32, bfloat16, got "half"/);
   });
 
   it("a job config names each problem by its path", () => {
