@@ -149,7 +149,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const modelPath = base.file;
     // The job's own choice (svc start under SVC_TRAIN_BACKEND=...) wins over the worker's default.
     const choice = config.backend ? parseBackendChoice(config.backend, "config.backend") : (options.backend ?? "auto");
-    const { backend, reason } = await chooseBackend(choice, { device: options.device, log, ranks: options.ranks });
+    const { backend, reason } = await chooseBackend(choice, { device: options.device, dtype: config.dtype, checkpointActivations: config.gradientCheckpointing, log, ranks: options.ranks });
     try {
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {

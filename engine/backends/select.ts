@@ -27,6 +27,10 @@ export interface ChooseOptions {
   python?: string;
   /** torch device override: cuda, cuda:1, mps, cpu. */
   device?: string;
+  /** The torch base model's dtype (the job's `dtype`); tfjs computes in float32 whatever it says. */
+  dtype?: 'auto' | 'float32' | 'bfloat16';
+  /** The job's `gradientCheckpointing`: the torch backend's activation checkpointing. */
+  checkpointActivations?: boolean | 'auto';
   log?: (line: string) => void;
   /** Data-parallel ranks (svc worker --procs / --gpus / --nodes): torch only. */
   ranks?: TorchRanks;
@@ -41,7 +45,7 @@ export async function chooseBackend(choice: BackendChoice, options: ChooseOption
     if (choice === 'torch' || options.ranks) throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
     return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
   }
-  const backend = await startTorchBackend({ python: found.python, device: options.device, log: options.log, ranks: options.ranks });
+  const backend = await startTorchBackend({ python: found.python, device: options.device, dtype: options.dtype, checkpointActivations: options.checkpointActivations, log: options.log, ranks: options.ranks });
   const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
   const ranks = (backend.info.worldSize ?? 1) > 1 ? ` × ${backend.info.worldSize} ranks (${options.ranks?.backend})` : '';
   return { backend, reason: `${why}; training on ${backend.info.device}${ranks}` };

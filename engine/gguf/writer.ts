@@ -3,9 +3,9 @@
  * `type` (F32 by default; quantised by quantize.ts otherwise). Tensor data offsets are aligned to
  * 32 bytes as llama.cpp requires (general.alignment is left at its default).
  */
-import { writeFile, rename } from 'node:fs/promises';
+import { open, rename } from 'node:fs/promises';
 import { quantize } from './quantize.js';
-import { ggmlTypeInfo } from './ggml-types.js';
+import { ggmlByteLength, ggmlTypeInfo } from './ggml-types.js';
 import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GGUF_VERSION, GgufValueType, type GgufFile, type GgufValue } from './format.js';
 
 class ByteSink {
@@ -118,29 +118,47 @@ export function encodeGgufHeader(metadata: Map<string, GgufValue>, tensors: read
 }
 
 export function encodeGguf(file: GgufFile): Buffer {
-  const payloads: Uint8Array[] = [];
-  const layout = file.tensors.map((tensor) => {
+  const { header, payloads } = layoutGguf(file);
+  const parts: Buffer[] = [header];
+  for (const payload of payloads) parts.push(...payload());
+  return Buffer.concat(parts);
+}
+
+/**
+ * The header and, per tensor, a function that quantises it and returns its bytes with their
+ * padding: a writer holds one tensor's bytes at a time.
+ */
+function layoutGguf(file: GgufFile): { header: Buffer; payloads: Array<() => Buffer[]> } {
+  const layout: GgufTensorLayout[] = [];
+  const payloads: Array<() => Buffer[]> = [];
+  for (const tensor of file.tensors) {
     const count = tensor.dims.reduce((a, b) => a * b, 1);
     if (count !== tensor.data.length) throw new Error(`tensor ${tensor.name}: dims ${tensor.dims} do not match ${tensor.data.length} values`);
     const type = tensor.type ?? GGML_TYPE_F32;
-    const { name, blockElements } = ggmlTypeInfo(type, tensor.name);
-    if ((tensor.dims[0] ?? 1) % blockElements !== 0) throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
-    const data = quantize(type, tensor.data);
-    payloads.push(data);
-    return { name: tensor.name, dims: tensor.dims, type, bytes: data.byteLength };
-  });
-  const sink = new ByteSink();
-  sink.push(encodeGgufHeader(file.metadata, layout));
-  for (const data of payloads) {
-    sink.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-    sink.padTo(GGUF_ALIGNMENT);
+    const bytes = ggmlByteLength(type, count, tensor.name);
+    layout.push({ name: tensor.name, dims: tensor.dims, type, bytes });
+    const padded = Math.ceil(bytes / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+    payloads.push(() => {
+      const data = quantize(type, tensor.data);
+      return [Buffer.from(data.buffer, data.byteOffset, data.byteLength), Buffer.alloc(padded - bytes)];
+    });
   }
-  return sink.concat();
+  return { header: encodeGgufHeader(file.metadata, layout), payloads };
 }
 
-/** Writes atomically (temp file + rename) so a reader never sees a half-written model. */
+/** Writes atomically (temp file + rename) so a reader never sees a half-written model; one tensor's bytes in memory at a time. */
 export async function writeGgufFile(path: string, file: GgufFile): Promise<void> {
   const temp = `${path}.tmp-${process.pid}`;
-  await writeFile(temp, encodeGguf(file));
+  const { header, payloads } = layoutGguf(file);
+  const handle = await open(temp, 'w');
+  try {
+    const write = async (buffer: Buffer) => {
+      for (let done = 0; done < buffer.length; ) done += (await handle.write(buffer, done)).bytesWritten;
+    };
+    await write(header);
+    for (const payload of payloads) for (const part of payload()) await write(part);
+  } finally {
+    await handle.close();
+  }
   await rename(temp, path);
 }

@@ -79,15 +79,33 @@ export interface TrainerConfig {
    * Python imports it, else tfjs). Default: SVC_TRAIN_BACKEND where set, else the worker's choice.
    */
   backend?: TrainingBackend;
+  /**
+   * The base model's compute dtype on the torch backend (the LoRA trains in float32 either way):
+   * "auto" (default) is bfloat16 on a GPU and on CPUs that compute it in hardware (AVX512-BF16,
+   * AMX, Arm BF16), about twice float32's speed at half its memory; float32 elsewhere. tfjs
+   * always computes in float32.
+   */
+  dtype?: TrainingDtype;
+  /**
+   * Recompute each layer's activations in the backward pass instead of keeping them (torch
+   * backend): much less memory for about a third more compute. "auto" (default) turns it on when a
+   * batch's activations would exceed about 2 GiB.
+   */
+  gradientCheckpointing?: boolean | "auto";
 }
+
+export const TRAINING_DTYPES = ["auto", "float32", "bfloat16"] as const;
+export type TrainingDtype = (typeof TRAINING_DTYPES)[number];
 
 export const TRAINING_BACKENDS = ["auto", "torch", "tfjs"] as const;
 export type TrainingBackend = (typeof TRAINING_BACKENDS)[number];
 
 /** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
-export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength" | "backend" | "earlyStopping">> & {
+export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength" | "backend" | "earlyStopping" | "dtype" | "gradientCheckpointing">> & {
   backend?: TrainingBackend;
   earlyStopping?: Required<EarlyStoppingConfig>;
+  dtype?: TrainingDtype;
+  gradientCheckpointing?: boolean | "auto";
   maxSteps?: number;
   numTrainEpochs?: number;
   warmupSteps?: number;
@@ -152,6 +170,8 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
   const { min, max } = MAX_SEQ_LENGTH_RANGE;
   if (given("maxSeqLength")) check("maxSeqLength", isIntegerIn(config.maxSeqLength, min, max), `must be an integer from ${min} to ${max}`);
   if (given("backend")) check("backend", (TRAINING_BACKENDS as readonly unknown[]).includes(config.backend), `must be one of ${TRAINING_BACKENDS.join(", ")}, got ${JSON.stringify(config.backend)}`);
+  if (given("dtype")) check("dtype", (TRAINING_DTYPES as readonly unknown[]).includes(config.dtype), `must be one of ${TRAINING_DTYPES.join(", ")}, got ${JSON.stringify(config.dtype)}`);
+  if (given("gradientCheckpointing")) check("gradientCheckpointing", typeof config.gradientCheckpointing === "boolean" || config.gradientCheckpointing === "auto", 'must be true, false or "auto"');
   if (given("lora")) {
     if (!isObject(config.lora)) check("lora", false, "must be an object");
     else problems.push(...loraProblems(config.lora));
@@ -238,6 +258,8 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     ...(config.maxSeqLength !== undefined ? { maxSeqLength: config.maxSeqLength } : {}),
     ...(backend !== undefined ? { backend } : {}),
     ...(config.earlyStopping !== undefined ? { earlyStopping: { metric: config.earlyStopping.metric ?? "evalLoss", patience: config.earlyStopping.patience } } : {}),
+    ...(config.dtype !== undefined ? { dtype: config.dtype } : {}),
+    ...(config.gradientCheckpointing !== undefined ? { gradientCheckpointing: config.gradientCheckpointing } : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? [...LORA_TARGET_MODULES] },
   };
 }

@@ -33,7 +33,7 @@ const median = (values: number[]) => {
 export interface TimingInput {
   modelFile: string;
   modelConfig: ModelConfig;
-  config: Pick<JobTrainingConfig, "backend" | "lora" | "seed" | "batchSize" | "learningRate">;
+  config: Pick<JobTrainingConfig, "backend" | "lora" | "seed" | "batchSize" | "learningRate" | "dtype" | "gradientCheckpointing">;
   train: readonly RenderedChat[];
   eval: readonly RenderedChat[];
   plan: DryRunPlan & { evalPaddedTokens: number };
@@ -45,7 +45,8 @@ const seconds = (since: number) => (performance.now() - since) / 1000;
 export async function measureEstimate(input: TimingInput): Promise<DryRunEstimate> {
   const { config, plan } = input;
   const choice = parseBackendChoice(config.backend, config.backend ? "backend" : "SVC_TRAIN_BACKEND");
-  const { backend, reason } = await chooseBackend(choice);
+  // Timed as the job will train: the same dtype and checkpointing.
+  const { backend, reason } = await chooseBackend(choice, { dtype: config.dtype, checkpointActivations: config.gradientCheckpointing });
   try {
     const longest = Math.max(...input.train.map((e) => e.ids.length), ...input.eval.map((e) => e.ids.length));
     try {

@@ -1,7 +1,8 @@
 /**
- * Compute backends side by side (issues 9 and 14): LoRA training tokens/s and peak memory of the
- * tfjs backend, the torch backend and a plain PyTorch loop written without svc (the anchor,
- * engine/backends/torch/python/anchor.py), on the same model, batches, LoRA and machine, in one run.
+ * Compute backends side by side (issues 9, 14 and 25): LoRA training tokens/s and peak memory of the
+ * tfjs backend, the torch backend (its 'auto' dtype) and a plain transformers + PEFT loop written
+ * without svc (the anchor, engine/backends/torch/python/anchor.py, in the dtype and threads the
+ * backend used), on the same model, batches, LoRA and machine, in one run.
  *
  *   quickstart (svc-tiny, its data)   tfjs · torch · anchor                goal: torch ≥ 3× tfjs, ≥ 0.8× anchor
  *   d=256 × 4 blocks, 8 × 160          tfjs · tfjs at 91e4272 · torch · anchor
@@ -9,21 +10,20 @@
  *                                      issue 14, test/bench/tfjsAtCommit.ts). anchor / tfjs says what the
  *                                      hardware allows: if a plain PyTorch loop is below 5× tfjs here, so
  *                                      is any backend that matches it.
- *   SmolLM2-135M shape, 2 × 256        torch · anchor                       (tfjs refuses it before loading, and says why)
- *   Qwen3-0.6B shape, 2 × 256          torch                                (tfjs refuses it too)
+ *   SmolLM2-135M shape, 2 × 256        torch · anchor                       goal: torch ≥ 0.9× anchor; bytes per base parameter
+ *   Qwen3-0.6B shape, 2 × 256          torch · anchor                       the same
+ *   Qwen3-4B shape, 1 × 256            torch (bf16, checkpointing)          goal: peak RSS ≤ 11 GB; opt-in: SVC_BENCH_QWEN3_4B=1
  *
  * Ratios are what to read: absolute numbers depend on the machine and its load (on a shared
  * 2-core machine other processes' load moves them by 2x and more; compare lines of one run).
  * Peak RSS is the Python process's for torch and the anchor, this Node process's high-water mark
- * for tfjs (the workloads run smallest first, so each tfjs figure is that workload's peak). The
- * Qwen3 step takes minutes on a small CPU: SVC_BENCH_QWEN3=0 skips it. SVC_BENCH_SMOL_BLOCKS trims
- * SmolLM2's 30 blocks.
+ * for tfjs (the workloads run smallest first, so each tfjs figure is that workload's peak). SVC_BENCH_QWEN3=0 skips the Qwen3-0.6B shape.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TfjsBackend } from "../../engine/backends/tfjs.js";
-import { benchAnchor, benchTorchBackend, quickstartBatches, timeTrainSteps, randomBatches, SMOLLM2_135M_SHAPE, writeRandomModelGguf, type TorchBenchCase, type TorchBenchResult } from "../../engine/backends/torch/bench.js";
+import { benchAnchor, benchLine, benchTorchBackend, compareWithPlainLoop, measureQwen3FourBillionMemory, quickstartBatches, QWEN3_06B_SHAPE, shapeCase, SMOLLM2_135M_SHAPE, timeTrainSteps, randomBatches, writeRandomModelGguf, type TorchBenchCase, type TorchBenchResult } from "../../engine/backends/torch/bench.js";
 import { detectTorch } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
@@ -31,10 +31,6 @@ import { assertFits } from "../../engine/train/lora-trainer.js";
 import { repoRoot } from "../integration/harness/cloud.js";
 import { BEFORE_ISSUE_14, timeTfjsAtCommit } from "./tfjsAtCommit.js";
 
-const QWEN3_06B_SHAPE: ModelConfig = llamaConfig({
-  name: "qwen3-0.6b-shaped", architecture: "qwen3", vocabSize: 151936, contextLength: 40960, embeddingLength: 1024, blockCount: 28,
-  headCount: 16, headCountKv: 8, headDim: 128, feedForwardLength: 3072, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: "neox", qkNorm: true, tiedOutput: true,
-});
 const D256_SHAPE: ModelConfig = llamaConfig({ name: "d256x4", vocabSize: 262, contextLength: 160, embeddingLength: 256, blockCount: 4, headCount: 4, feedForwardLength: 1024 });
 
 /** The torch bench's workload on the tfjs backend, in this process. */
@@ -78,12 +74,12 @@ async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partia
   if (tfjs && before && !("reason" in before)) console.log(`${label}: ratio tfjs / tfjs at ${BEFORE_ISSUE_14}`.padEnd(58), (tfjs.tokensPerSecond / before.tokensPerSecond).toFixed(2));
   if (!python) return;
   const torch = await benchTorchBackend({ ...c, python });
-  line(`${label}: torch backend`, torch);
-  const anchor = which.anchor ? await benchAnchor({ ...c, python }) : undefined;
-  if (anchor) line(`${label}: plain PyTorch loop (anchor)`, anchor);
+  console.log(benchLine(`${label}: torch backend`, torch));
+  const anchor = which.anchor ? await benchAnchor({ ...c, python }, torch) : undefined;
+  if (anchor) console.log(benchLine(`${label}: plain transformers + PEFT loop`, { ...anchor, device: torch.device }));
   if (tfjs) ratio(`${label}: ratio torch / tfjs`, torch, tfjs);
   if (tfjs && anchor) ratio(`${label}: ratio anchor / tfjs (what the hardware allows)`, anchor, tfjs);
-  if (anchor) ratio(`${label}: ratio torch / anchor`, torch, anchor);
+  if (anchor) ratio(`${label}: ratio torch / plain loop`, torch, anchor);
 }
 
 try {
@@ -95,17 +91,16 @@ try {
   await writeRandomModelGguf(d256Path, D256_SHAPE);
   await workload("d=256 x 4 blocks, 8x160", { python, config: D256_SHAPE, modelPath: d256Path, batches: randomBatches(D256_SHAPE.vocabSize, 8, 160, 4), lora, warmup: 2, steps: 8 }, { tfjsBefore: true, anchor: true });
 
-  const smol = { ...SMOLLM2_135M_SHAPE, blockCount: Number(process.env.SVC_BENCH_SMOL_BLOCKS ?? SMOLLM2_135M_SHAPE.blockCount) };
-  const smolPath = path.join(dir, "smollm2.gguf");
-  await writeRandomModelGguf(smolPath, smol);
-  await workload(`SmolLM2-135M shape (${smol.blockCount} blocks), 2x256`, { python, config: smol, modelPath: smolPath, batches: randomBatches(smol.vocabSize, 2, 256, 2), lora, warmup: 1, steps: 3 }, { tfjs: { warmup: 0, steps: 1 }, anchor: true });
-  await rm(smolPath, { force: true });
-
-  if (python && process.env.SVC_BENCH_QWEN3 !== "0") {
-    const qwenPath = path.join(dir, "qwen3.gguf");
-    await writeRandomModelGguf(qwenPath, QWEN3_06B_SHAPE);
-    await workload("Qwen3-0.6B shape, 2x256", { python, config: QWEN3_06B_SHAPE, modelPath: qwenPath, batches: randomBatches(QWEN3_06B_SHAPE.vocabSize, 2, 256, 1), lora, warmup: 1, steps: 1 }, {});
+  // svc's torch backend in its best dtype against the plain transformers + PEFT loop on the same
+  // shapes (goal >= 0.9x), and bytes per base parameter at peak RSS.
+  if (python) {
+    for (const shape of process.env.SVC_BENCH_QWEN3 === "0" ? [SMOLLM2_135M_SHAPE] : [SMOLLM2_135M_SHAPE, QWEN3_06B_SHAPE]) {
+      const c = await shapeCase(python, dir, shape);
+      await compareWithPlainLoop(`${shape.name}, 2x256`, c);
+      await rm(c.modelPath, { force: true });
+    }
   }
+  if (python && process.env.SVC_BENCH_QWEN3_4B === "1") await measureQwen3FourBillionMemory(python, dir);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

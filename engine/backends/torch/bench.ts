@@ -1,13 +1,9 @@
 /**
  * Torch backend benchmark: LoRA training tokens/s through svc's torch backend (TS client, framed
- * protocol, svc_torch's model) against a plain hand-written PyTorch LoRA loop (python/anchor.py)
- * on the same batch shapes, threads and device; plus the peak RSS of each Python process.
- *
- * Two workloads: the quickstart (svc-tiny, its data and batch size) and a SmolLM2-135M-shaped
- * random model (d 576, 30 blocks, 9 heads / 3 kv heads, ff 1536, vocab 49152, tied output;
- * batch 4 × 256). SVC_BENCH_TORCH_BLOCKS overrides the block count on slow machines,
- * SVC_BENCH_TORCH_STEPS the timed steps; SVC_BENCH_TORCH_05B=1 adds the peak memory of a
- * Qwen2.5-0.5B-shaped step (slow on CPU). Run: `tsx engine/backends/torch/bench.ts`.
+ * protocol, svc_torch) as a ratio of a plain transformers + PEFT loop (python/anchor.py:
+ * AutoModelForCausalLM.from_config, get_peft_model, AdamW) on the same shape, batches, LoRA, dtype
+ * (svc's 'auto' choice) and threads, measured in the same run; plus each side's peak RSS and
+ * bytes per base parameter. test/bench/backends.bench.ts drives it for `npm run bench`.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +14,7 @@ import { packageRoot } from '../../packageRoot.js';
 import { readChatJsonl, tokenizeExamples } from '../../data/chat-jsonl.js';
 import { modelMetadata, readModelConfig } from '../../gguf/model-file.js';
 import { writeGgufFile } from '../../gguf/writer.js';
+import { GgmlType } from '../../gguf/ggml-types.js';
 import { initLoraTensors, loraSpec, type LoraConfig } from '../../lora.js';
 import { llamaConfig, type ModelConfig } from '../../model/config.js';
 import { weightShapes } from '../../model/weights.js';
@@ -25,7 +22,7 @@ import { SeededRandom } from '../../random.js';
 import { packBatch } from '../../train/batches.js';
 import { QUICKSTART_HYPERPARAMETERS as QS } from '../../train/quickstart.js';
 import type { ComputeBackend, OptimizerSettings, TokenBatch } from '../types.js';
-import { detectTorch, startTorchBackend } from './index.js';
+import { detectTorch, startTorchBackend, type TorchDtype } from './index.js';
 import { torchPythonPath } from './paths.js';
 import { torchProcessEnv } from './env.js';
 
@@ -36,6 +33,10 @@ export interface TorchBenchResult {
   peakDeviceBytes: number;
   device: string;
   dtype: string;
+  /** Elements of the base model (0 where unknown, e.g. tfjs). */
+  parameters?: number;
+  threads?: number;
+  checkpointing?: boolean;
 }
 
 export interface TorchBenchCase {
@@ -49,6 +50,7 @@ export interface TorchBenchCase {
   device?: string;
   /** The backend's default is 'auto'; false keeps every activation, as the anchor does. */
   checkpointActivations?: boolean | 'auto';
+  dtype?: TorchDtype;
 }
 
 const OPTIMIZER: OptimizerSettings = { learningRate: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
@@ -58,10 +60,14 @@ export const SMOLLM2_135M_SHAPE: ModelConfig = llamaConfig({
   headCount: 9, headCountKv: 3, feedForwardLength: 1536, ropeFreqBase: 100000, tiedOutput: true,
 });
 
-/** Qwen2.5-0.5B's shape (bias, NEOX, GQA 14/2, tied 152k vocabulary): the memory target is 8 GB. */
-export const QWEN25_05B_SHAPE: ModelConfig = llamaConfig({
-  name: 'qwen2.5-0.5b-shaped', architecture: 'qwen2', vocabSize: 151936, contextLength: 32768, embeddingLength: 896, blockCount: 24,
-  headCount: 14, headCountKv: 2, feedForwardLength: 4864, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: 'neox', attentionBias: true, tiedOutput: true,
+export const QWEN3_06B_SHAPE: ModelConfig = llamaConfig({
+  name: 'qwen3-0.6b-shaped', architecture: 'qwen3', vocabSize: 151936, contextLength: 40960, embeddingLength: 1024, blockCount: 28,
+  headCount: 16, headCountKv: 8, headDim: 128, feedForwardLength: 3072, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: 'neox', qkNorm: true, tiedOutput: true,
+});
+
+export const QWEN3_4B_SHAPE: ModelConfig = llamaConfig({
+  name: 'qwen3-4b-shaped', architecture: 'qwen3', vocabSize: 151936, contextLength: 40960, embeddingLength: 2560, blockCount: 36,
+  headCount: 32, headCountKv: 8, headDim: 128, feedForwardLength: 9728, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: 'neox', qkNorm: true, tiedOutput: true,
 });
 
 /** The quickstart's training data packed as the trainer packs it (batches in file order). */
@@ -83,18 +89,25 @@ export function randomBatches(vocab: number, batchSize: number, length: number, 
   });
 }
 
-/** A GGUF of the config's shape with small random weights (a tiled random pool: fast to make). */
-export async function writeRandomModelGguf(file: string, config: ModelConfig): Promise<void> {
+/**
+ * A GGUF of the config's shape with small random weights (a tiled random pool: fast to make);
+ * `type` stores the 2-D ones as BF16 (half the file). Every tensor is a view of one shared array
+ * of the largest tensor's size, so a 4B shape is written holding that array and one tensor's bytes.
+ */
+export async function writeRandomModelGguf(file: string, config: ModelConfig, type?: 'bf16'): Promise<void> {
   const pool = new SeededRandom(3).normalArray(1 << 20, 0.02);
-  const tensors = weightShapes(config).map(([name, shape]) => {
+  const shapes = weightShapes(config);
+  const largest = Math.max(...shapes.map(([, shape]) => shape.reduce((a, b) => a * b, 1)));
+  const shared = new Float32Array(largest);
+  for (let i = 0; i < largest; i += pool.length) shared.set(pool.subarray(0, Math.min(pool.length, largest - i)), i);
+  const ones = new Float32Array(Math.max(...shapes.filter(([, s]) => s.length === 1).map(([, s]) => s[0]), 1)).fill(1);
+  const tensors = shapes.map(([name, shape]) => {
     const size = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(size);
-    if (name.endsWith('norm.weight')) data.fill(1);
-    else for (let i = 0; i < size; i += pool.length) data.set(pool.subarray(0, Math.min(pool.length, size - i)), i);
+    const data = name.endsWith('norm.weight') ? ones.subarray(0, size) : shared.subarray(0, size);
     // GGUF dims are ne0 first: the row length. tfjs shapes here are [in, out] for linears, which
     // ggml stores as ne = [in, out]; other 2-D tensors ([vocab, d]) as ne = [d, vocab].
     const dims = shape.length === 1 ? shape : name === 'token_embd.weight' ? [shape[1], shape[0]] : shape;
-    return { name, dims, data };
+    return { name, dims, data, ...(type === 'bf16' && shape.length === 2 ? { type: GgmlType.BF16 } : {}) };
   });
   await writeGgufFile(file, { metadata: new Map(modelMetadata(config)), tensors });
 }
@@ -116,28 +129,40 @@ export async function timeTrainSteps(backend: ComputeBackend, c: Omit<TorchBench
 }
 
 export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchResult> {
-  const backend = await startTorchBackend({ python: c.python, device: c.device, checkpointActivations: c.checkpointActivations });
+  const backend = await startTorchBackend({ python: c.python, device: c.device, checkpointActivations: c.checkpointActivations, dtype: c.dtype });
   try {
     const timing = await timeTrainSteps(backend, c);
     const memory = await backend.memory();
-    return { ...timing, ...memory, device: backend.info.device, dtype: backend.info.dtype };
+    return { ...timing, ...memory, device: backend.info.device, dtype: backend.info.dtype, parameters: backend.parameters, threads: Number(backend.hello.threads) };
   } finally {
     await backend.dispose();
   }
 }
 
-/** The same workload through python/anchor.py, a plain PyTorch loop with nothing of svc in it. */
-export function benchAnchor(c: TorchBenchCase): Promise<TorchBenchResult> {
-  const targets = loraSpec(c.lora).targets;
+/** transformers' config for a llama-family ModelConfig (what AutoConfig.for_model takes). */
+export function hfConfig(config: ModelConfig): Record<string, unknown> {
+  return {
+    model_type: config.architecture, vocab_size: config.vocabSize, hidden_size: config.embeddingLength, num_hidden_layers: config.blockCount,
+    num_attention_heads: config.headCount, num_key_value_heads: config.headCountKv, head_dim: config.headDim,
+    intermediate_size: config.feedForwardLength, rms_norm_eps: config.rmsNormEpsilon, max_position_embeddings: config.contextLength,
+    tie_word_embeddings: config.tiedOutput, ...(config.architecture === 'llama' ? { attention_bias: config.attentionBias } : {}),
+  };
+}
+
+/**
+ * The same workload through python/anchor.py, a plain transformers + PEFT loop with nothing of
+ * svc in it, in the dtype, threads and checkpointing svc's backend ran with (`like`).
+ */
+export function benchAnchor(c: TorchBenchCase, like: Pick<TorchBenchResult, 'dtype' | 'threads' | 'checkpointing'>): Promise<TorchBenchResult> {
   const job = {
-    config: c.config, shapes: c.batches.map((b) => [b.batchSize, b.length, b.tokens]), steps: c.steps, warmup: c.warmup,
-    lora: { r: c.lora.r, alpha: c.lora.alpha, targets }, device: c.device,
+    hf_config: hfConfig(c.config), shapes: c.batches.map((b) => [b.batchSize, b.length]), steps: c.steps, warmup: c.warmup,
+    lora: { r: c.lora.r, alpha: c.lora.alpha, target_modules: c.lora.targetModules }, device: c.device,
+    dtype: like.dtype, threads: like.threads, checkpointing: like.checkpointing ?? false,
   };
   return new Promise((resolve, reject) => {
     const child = execFile(c.python, [path.join(torchPythonPath(), 'anchor.py')], { maxBuffer: 1 << 20, env: torchProcessEnv() }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`anchor failed: ${error.message}\n${stderr}`));
-      const result = JSON.parse(stdout.trim().split('\n').pop()!);
-      resolve({ ...result, device: result.device === 'cpu' ? `cpu` : result.device });
+      resolve({ ...JSON.parse(stdout.trim().split('\n').pop()!), checkpointing: job.checkpointing });
     });
     child.stdin!.end(JSON.stringify(job));
   });
@@ -145,67 +170,74 @@ export function benchAnchor(c: TorchBenchCase): Promise<TorchBenchResult> {
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
-function report(label: string, svc: TorchBenchResult, anchor: TorchBenchResult): void {
-  console.log(`${label}: torch backend`.padEnd(52), `${svc.tokensPerSecond.toFixed(0)} tokens/s (${svc.stepSeconds.toFixed(3)} s/step) on ${svc.device}, ${svc.dtype}; peak RSS ${mib(svc.peakRssBytes)}${svc.peakDeviceBytes ? `, GPU ${mib(svc.peakDeviceBytes)}` : ''}`);
-  console.log(`${label}: plain PyTorch loop (anchor)`.padEnd(52), `${anchor.tokensPerSecond.toFixed(0)} tokens/s (${anchor.stepSeconds.toFixed(3)} s/step); peak RSS ${mib(anchor.peakRssBytes)}${anchor.peakDeviceBytes ? `, GPU ${mib(anchor.peakDeviceBytes)}` : ''}`);
-  console.log(`${label}: ratio backend / anchor`.padEnd(52), (svc.tokensPerSecond / anchor.tokensPerSecond).toFixed(3));
+const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
+
+/** One line per side: tokens/s, peak memory, bytes per base parameter. */
+export function benchLine(label: string, r: TorchBenchResult): string {
+  const perParameter = r.parameters ? `, ${(r.peakRssBytes / r.parameters).toFixed(1)} bytes/parameter at peak RSS` : '';
+  const gpu = r.peakDeviceBytes ? `, GPU ${gb(r.peakDeviceBytes)}${r.parameters ? ` (${(r.peakDeviceBytes / r.parameters).toFixed(1)} bytes/parameter)` : ''}` : '';
+  return `${label.padEnd(58)} ${r.tokensPerSecond.toFixed(0)} tokens/s (${r.stepSeconds.toFixed(2)} s/step), ${r.dtype}${r.checkpointing ? ', checkpointing' : ''}; peak RSS ${gb(r.peakRssBytes)}${perParameter}${gpu} [${r.device}]`;
 }
 
-/** Both workloads, printed as `npm run bench` prints its other measurements. */
+/** svc's backend, then the plain loop like it, on one workload; prints both and their ratio. */
+export async function compareWithPlainLoop(label: string, c: TorchBenchCase): Promise<{ svc: TorchBenchResult; plain: TorchBenchResult }> {
+  const svc = await benchTorchBackend(c);
+  console.log(benchLine(`${label}: torch backend`, svc));
+  const plain = await benchAnchor(c, svc);
+  console.log(benchLine(`${label}: plain transformers + PEFT loop`, { ...plain, device: svc.device }));
+  console.log(`${label}: ratio torch backend / plain loop`.padEnd(58), (svc.tokensPerSecond / plain.tokensPerSecond).toFixed(2), '(goal >= 0.9)');
+  return { svc, plain };
+}
+
+/** A random-weight model of `config` written as a BF16 GGUF, trained on random 2-row batches of `length` tokens. */
+export async function shapeCase(python: string, dir: string, config: ModelConfig, options: { batchSize?: number; length?: number; steps?: number; warmup?: number; device?: string } = {}): Promise<TorchBenchCase> {
+  const modelPath = path.join(dir, `${config.name}.gguf`);
+  await writeRandomModelGguf(modelPath, config, 'bf16');
+  const batches = randomBatches(config.vocabSize, options.batchSize ?? 2, options.length ?? 256, 2);
+  return { python, config, modelPath, batches, lora: DEFAULT_LORA, warmup: options.warmup ?? 1, steps: options.steps ?? 3, device: options.device };
+}
+
 /**
- * Peak RSS of a Qwen2.5-0.5B-shaped LoRA step at batch 4 × 256 (q, v, o; r 8): the number that
- * must stay under 8 GB. Slow on a small CPU (a 2 GB model file, minutes a step), so opt-in.
+ * A Qwen3-4B-shaped model (bfloat16 base, activation checkpointing, batch 1 x 256): the peak RSS
+ * of every svc process must stay at or under 11 GB. Minutes on a small CPU (an 8 GB file), so opt-in.
  */
-export async function measureHalfBillionMemory(python: string, device?: string): Promise<TorchBenchResult> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'svc-torch-bench-'));
+export async function measureQwen3FourBillionMemory(python: string, dir: string, device?: string): Promise<TorchBenchResult> {
+  const c = await shapeCase(python, dir, QWEN3_4B_SHAPE, { batchSize: 1, warmup: 0, steps: 1, device });
   try {
-    const modelPath = path.join(dir, 'qwen-shaped.gguf');
-    await writeRandomModelGguf(modelPath, QWEN25_05B_SHAPE);
-    const batches = randomBatches(QWEN25_05B_SHAPE.vocabSize, 4, 256, 1);
-    return await benchTorchBackend({ python, config: QWEN25_05B_SHAPE, modelPath, batches, lora: QS.lora, warmup: 0, steps: 1, device });
+    const result = await benchTorchBackend({ ...c, dtype: 'bfloat16', checkpointActivations: true });
+    console.log(benchLine('qwen3-4b-shaped, 1x256: torch backend', result));
+    // The Python process holds the model; the trainer's side (here this process) the batches and the LoRA's start.
+    const node = process.memoryUsage().rss;
+    console.log('qwen3-4b-shaped, 1x256: peak RSS of svc\'s processes'.padEnd(58), `${gb(result.peakRssBytes + node)} (Python ${gb(result.peakRssBytes)} + the trainer's side ${gb(node)}; goal <= 11 GB)`);
+    return result;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(c.modelPath, { force: true });
   }
 }
 
-export async function runTorchBench(options: { python?: string; device?: string; blocks?: number; steps?: number; halfBillion?: boolean } = {}): Promise<void> {
+/** svc's default LoRA (every attention and MLP projection, r 8, alpha 16). */
+export const DEFAULT_LORA: LoraConfig = { r: 8, alpha: 16, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
+
+/** SmolLM2-135M and Qwen3-0.6B shapes at 2 x 256 against the plain loop. */
+export async function runTorchBench(options: { python?: string; device?: string; steps?: number } = {}): Promise<void> {
   const found = options.python ? { ok: true as const, python: options.python } : await detectTorch();
   if (!found.ok) {
     console.log(`torch backend bench skipped: ${found.reason}`);
     return;
   }
-  const python = found.python;
-  const quickstartModel = path.join(packageRoot(), 'models', 'svc-tiny.gguf');
-  const tiny = await readModelConfig(quickstartModel);
-  const quick: TorchBenchCase = { python, config: tiny, modelPath: quickstartModel, batches: await quickstartBatches(tiny), lora: QS.lora, warmup: 3, steps: options.steps ?? 30, device: options.device };
-  report('quickstart (svc-tiny)', await benchTorchBackend(quick), await benchAnchor(quick));
-
-  const config = { ...SMOLLM2_135M_SHAPE, blockCount: options.blocks ?? SMOLLM2_135M_SHAPE.blockCount };
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-torch-bench-'));
   try {
-    const modelPath = path.join(dir, 'smollm2-shaped.gguf');
-    await writeRandomModelGguf(modelPath, config);
-    const smol: TorchBenchCase = { python, config, modelPath, batches: randomBatches(config.vocabSize, 4, 256, 2), lora: QS.lora, warmup: 1, steps: Math.max(2, Math.round((options.steps ?? 30) / 6)), device: options.device };
-    const label = `SmolLM2-135M shape (${config.blockCount} blocks, 4x256)`;
-    const keepAll = await benchTorchBackend({ ...smol, checkpointActivations: false });
-    const byDefault = await benchTorchBackend(smol);
-    report(label, keepAll, await benchAnchor(smol));
-    console.log(`${label}: torch backend, default 'auto' checkpointing`.padEnd(52), `${byDefault.tokensPerSecond.toFixed(0)} tokens/s (${byDefault.stepSeconds.toFixed(3)} s/step); peak RSS ${mib(byDefault.peakRssBytes)}`);
+    for (const shape of [SMOLLM2_135M_SHAPE, QWEN3_06B_SHAPE]) {
+      const c = await shapeCase(found.python, dir, shape, { steps: options.steps, device: options.device });
+      await compareWithPlainLoop(`${shape.name}, 2x256`, c);
+      await rm(c.modelPath, { force: true });
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
-  }
-  if (options.halfBillion) {
-    const big = await measureHalfBillionMemory(python, options.device);
-    console.log('Qwen2.5-0.5B shape, LoRA step 4x256: torch backend'.padEnd(52), `${big.stepSeconds.toFixed(1)} s/step on ${big.device}; peak RSS ${mib(big.peakRssBytes)}${big.peakDeviceBytes ? `, GPU ${mib(big.peakDeviceBytes)}` : ''}`);
   }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const env = process.env;
-  await runTorchBench({
-    blocks: env.SVC_BENCH_TORCH_BLOCKS ? Number(env.SVC_BENCH_TORCH_BLOCKS) : undefined,
-    steps: env.SVC_BENCH_TORCH_STEPS ? Number(env.SVC_BENCH_TORCH_STEPS) : undefined,
-    device: env.SVC_TORCH_DEVICE,
-    halfBillion: env.SVC_BENCH_TORCH_05B === '1',
-  });
+  await runTorchBench({ steps: env.SVC_BENCH_TORCH_STEPS ? Number(env.SVC_BENCH_TORCH_STEPS) : undefined, device: env.SVC_TORCH_DEVICE });
 }

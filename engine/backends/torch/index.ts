@@ -14,6 +14,9 @@ import type { TorchRanks } from './ranks.js';
 export { detectTorch, pythonCandidates, type TorchDetection } from './detect.js';
 export type { TorchRanks } from './ranks.js';
 
+export const TORCH_DTYPES = ['auto', 'float32', 'bfloat16', 'float16'] as const;
+export type TorchDtype = (typeof TORCH_DTYPES)[number];
+
 export interface TorchBackendOptions {
   /**
    * The Python to run. Default: SVC_PYTHON when set (used as given, so a wrong setting is an error
@@ -23,8 +26,12 @@ export interface TorchBackendOptions {
   python?: string;
   /** 'cuda', 'cuda:1', 'mps', 'cpu'; default cuda > mps > cpu (or SVC_TORCH_DEVICE). */
   device?: string;
-  /** Compute dtype of the base model: default bfloat16 (float16 without bf16) on CUDA, float32 elsewhere (or SVC_TORCH_DTYPE). */
-  dtype?: 'float32' | 'bfloat16' | 'float16';
+  /**
+   * Compute dtype of the frozen base model (the LoRA stays float32). 'auto' (default, or
+   * SVC_TORCH_DTYPE): bfloat16 on CUDA (float16 without bf16) and on CPUs that compute bfloat16
+   * in hardware (AVX512-BF16, AMX, Arm BF16), float32 elsewhere.
+   */
+  dtype?: TorchDtype;
   /** CPU threads; default every core (or SVC_TORCH_THREADS). */
   threads?: number;
   /**
@@ -60,6 +67,8 @@ export class TorchBackend implements ComputeBackend {
   /** What the process said at hello: python, torch and numpy versions, threads, pid. */
   hello: Record<string, unknown> = {};
   projectionShapes?: Record<string, [number, number]>;
+  /** Elements of the loaded base model (the bench's bytes per parameter). */
+  parameters = 0;
   private disposed?: Promise<void>;
 
   constructor(
@@ -84,6 +93,7 @@ export class TorchBackend implements ComputeBackend {
     const frame = await this.process.request('load', { modelPath: path.resolve(modelPath), config, checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.loadOptions.logitsChunkBytes, dtype: this.loadOptions.dtype }, [], (p) => onProgress?.(p as unknown as LoadProgress));
     this.info = { ...this.info, device: String(frame.header.device), dtype: String(frame.header.dtype) };
     this.projectionShapes = frame.header.projectionShapes as Record<string, [number, number]>;
+    this.parameters = Number(frame.header.parameters);
   }
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {
@@ -119,10 +129,10 @@ export class TorchBackend implements ComputeBackend {
     return loraFromFrame(await this.process.request('get_lora'));
   }
 
-  /** Peak resident memory of the Python process and peak accelerator memory, in bytes. */
-  async memory(): Promise<{ peakRssBytes: number; peakDeviceBytes: number }> {
+  /** Peak resident memory of the Python process and peak accelerator memory, in bytes; whether the last step recomputed activations. */
+  async memory(): Promise<{ peakRssBytes: number; peakDeviceBytes: number; checkpointing: boolean }> {
     const frame = await this.process.request('memory');
-    return { peakRssBytes: Number(frame.header.peakRssBytes), peakDeviceBytes: Number(frame.header.peakDeviceBytes) };
+    return { peakRssBytes: Number(frame.header.peakRssBytes), peakDeviceBytes: Number(frame.header.peakDeviceBytes), checkpointing: frame.header.checkpointing === true };
   }
 
   /** Asks the process to finish; kills it if it has not within a few seconds. Safe to call twice. */

@@ -66,7 +66,7 @@ describe('torch backend parity with tfjs across architectures', function () {
   before(async () => {
     await initTf();
     dir = await createTempDir('torch-arch');
-    torch = await startTorchBackend({ python: torchTestPython() });
+    torch = await startTorchBackend({ python: torchTestPython(), dtype: 'float32' });
   });
   after(async () => {
     await torch?.dispose();

@@ -61,7 +61,7 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
   before(async () => {
     await initTf();
     model = await loadModelGguf(MODEL);
-    torch = await startTorchBackend({ python: torchTestPython() });
+    torch = await startTorchBackend({ python: torchTestPython(), dtype: 'float32' });
     await torch.loadBase(MODEL, model.config);
   });
   after(async () => {
@@ -166,7 +166,7 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     await torch.initLora(loraSpec(LORA), start);
     const batch = randomBatch(6, model.config.vocabSize);
     const plain = await torch.gradients(batch);
-    const recomputing = await startTorchBackend({ python: torchTestPython(), checkpointActivations: true, logitsChunkBytes: 4 * model.config.vocabSize * 10 });
+    const recomputing = await startTorchBackend({ python: torchTestPython(), dtype: 'float32', checkpointActivations: true, logitsChunkBytes: 4 * model.config.vocabSize * 10 });
     try {
       await recomputing.loadBase(MODEL, model.config);
       await recomputing.initLora(loraSpec(LORA), start);

@@ -34,6 +34,8 @@ describe("trainer config: every bad field at once, one rule set for createTraine
       { ...base, learningRate: 0.999, batchSize: 1024, saveSteps: 0, seed: -3, schedule: "linear", lora: { r: 256, alpha: 0.5, targetModules: ["q_proj"] } },
       { ...base, evalDataset: "data/eval.jsonl", evalSteps: 5, earlyStopping: { patience: 3 } },
       { ...base, evalDataset: "data/eval.jsonl", evalSteps: 5, earlyStopping: { metric: "evalTokenAccuracy", patience: 1 } },
+      { ...base, dtype: "bfloat16", gradientCheckpointing: true },
+      { ...base, dtype: "auto", gradientCheckpointing: "auto" },
     ];
     for (const config of variants) assert.deepEqual(jobConfigProblems(validateTrainerConfig(config)), [], JSON.stringify(config));
   });
@@ -42,11 +44,24 @@ describe("trainer config: every bad field at once, one rule set for createTraine
     const withEval = { ...base, evalDataset: "data/eval.jsonl", evalSteps: 5 };
     assert.deepEqual(validateTrainerConfig({ ...withEval, earlyStopping: { patience: 3 } }).earlyStopping, { metric: "evalLoss", patience: 3 });
     assert.throws(() => validateTrainerConfig({ ...base, earlyStopping: { patience: 3 } }), /createTrainer: earlyStopping needs evalDataset and evalSteps/);
-    assert.deepEqual(jobConfigProblems({ earlyStopping: { metric: "loss", patience: 0 } }), [
+    assert.deepEqual(jobConfigProblems({ maxSteps: 1, earlyStopping: { metric: "loss", patience: 0 } }), [
       { field: "earlyStopping.patience", message: "must be an integer from 1 to 1000" },
       { field: "earlyStopping.metric", message: 'must be "evalLoss" or "evalTokenAccuracy"' },
     ]);
-    assert.deepEqual(jobConfigProblems({ earlyStopping: 3 }), [{ field: "earlyStopping", message: "must be an object: { metric, patience }" }]);
+    assert.deepEqual(jobConfigProblems({ maxSteps: 1, earlyStopping: 3 }), [{ field: "earlyStopping", message: "must be an object: { metric, patience }" }]);
+  });
+
+  it("dtype and gradientCheckpointing reach the job config as given, and bad values are refused by name", () => {
+    const job = validateTrainerConfig({ ...base, dtype: "float32", gradientCheckpointing: false });
+    assert.equal(job.dtype, "float32");
+    assert.equal(job.gradientCheckpointing, false);
+    const unset = validateTrainerConfig(base);
+    assert.ok(!("dtype" in unset) && !("gradientCheckpointing" in unset), "absent: the backend's own 'auto'");
+    assert.deepEqual(jobConfigProblems({ maxSteps: 1, dtype: "fp16", gradientCheckpointing: "yes" }), [
+      { field: "dtype", message: 'must be one of auto, float32, bfloat16, got "fp16"' },
+      { field: "gradientCheckpointing", message: 'must be true, false or "auto"' },
+    ]);
+    assert.throws(() => validateTrainerConfig({ ...base, dtype: "half" } as unknown as TrainerConfig), /createTrainer: dtype must be one of auto, float32, bfloat16, got "half"/);
   });
 
   it("a job config names each problem by its path", () => {

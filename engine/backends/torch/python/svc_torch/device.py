@@ -24,21 +24,48 @@ def choose_device(requested: Optional[str]) -> torch.device:
 
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPE_CHOICES = ("auto", *DTYPES)
 
 
-def compute_dtype(device: torch.device, requested: Optional[str] = None) -> torch.dtype:
-    """bfloat16 where the GPU supports it, else float16; float32 on CPU and (for safety) MPS.
-    `requested` (load's dtype, or SVC_TORCH_DTYPE) overrides: e.g. bfloat16 on CPU runs the
-    reduced-precision path a GPU would, where this torch's CPU autocast supports it."""
-    name = requested or os.environ.get("SVC_TORCH_DTYPE") or ""
-    if name:
-        if name not in DTYPES:
-            raise ValueError(f"unknown dtype {name!r} (expected one of {', '.join(DTYPES)})")
+def cpu_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX on x86, the BF16
+    extension on Arm). Without it bfloat16 is emulated and slower than float32."""
+    cpu = getattr(torch, "cpu", None)
+    for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        check = getattr(cpu, probe, None)
+        try:
+            if check is not None and check():
+                return True
+        except Exception:  # a probe this torch has but cannot run here
+            pass
+    return cpuinfo_has_bf16(cpuinfo)
+
+
+def cpuinfo_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """The same question asked of Linux's /proc/cpuinfo flags (x86 `flags`, Arm `Features`)."""
+    try:
+        with open(cpuinfo) as file:
+            flags = {word for line in file if line.lower().startswith(("flags", "features")) for word in line.split(":", 1)[-1].split()}
+    except OSError:
+        return False
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def compute_dtype(device: torch.device, requested: Optional[str] = None, cpu_bf16: Optional[bool] = None) -> torch.dtype:
+    """The base model's dtype. "auto" (the default): bfloat16 on a GPU that supports it (else
+    float16), bfloat16 on a CPU that computes it in hardware, float32 elsewhere (MPS included).
+    `requested` (load's dtype, else SVC_TORCH_DTYPE) overrides. The LoRA stays float32 either way."""
+    name = requested or os.environ.get("SVC_TORCH_DTYPE") or "auto"
+    if name not in DTYPE_CHOICES:
+        raise ValueError(f"unknown dtype {name!r} (expected one of {', '.join(DTYPE_CHOICES)})")
+    if name != "auto":
         if device.type == "cpu" and name == "float16":
             raise ValueError("float16 is not supported on CPU; use bfloat16 or float32")
         return DTYPES[name]
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.type == "cpu" and (cpu_has_bf16() if cpu_bf16 is None else cpu_bf16):
+        return torch.bfloat16
     return torch.float32
 
 

@@ -190,6 +190,23 @@ def _fill_shared_kv(model: torch.nn.Module, config, device: torch.device, dtype:
             set_module_tensor_to_device(model, name, device, value=torch.zeros(p.shape), dtype=dtype)
 
 
+def _drop_pages(reader, tensor) -> None:
+    """Hands a read tensor's pages of the memory-mapped file back to the page cache: touched
+    pages of a mapping count in the process's resident memory, so without this a loaded model's
+    peak RSS would be the model plus the whole file."""
+    import mmap
+
+    mapped = getattr(reader.data, "_mmap", None)
+    if mapped is None or not hasattr(mapped, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = int(tensor.data_offset) - int(tensor.data_offset) % mmap.PAGESIZE
+    end = int(tensor.data_offset) + int(tensor.n_bytes)
+    try:
+        mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+    except (OSError, ValueError):  # a platform that refuses the advice keeps the pages: only memory, never numbers
+        pass
+
+
 def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attention: str,
                    on_tensor: Callable[[str, int, int], None]) -> GgufBase:
     """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor."""
@@ -231,6 +248,7 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
             value = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float32)).reshape(want)
             set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype if hf_name not in buffers else None)
             del weights, value
+        _drop_pages(reader, tensor)
         loaded += 4 * int(tensor.n_elements)
         on_tensor(tensor.name, loaded, total)
 

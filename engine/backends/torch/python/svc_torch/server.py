@@ -141,7 +141,8 @@ class Server:
         ff = max(ff) if isinstance(ff, (list, tuple)) else ff
         head_dim = value("head_dim", d // heads)
         per_token_layer = 12 * d + 4 * ff + 4 * heads * head_dim
-        return 4 * batch * length * (layers * per_token_layer + 3 * c.vocab_size)
+        element = self.torch.finfo(self.dtype).bits // 8  # activations are in the base's dtype
+        return batch * length * (element * layers * per_token_layer + 4 * 3 * c.vocab_size)
 
     def _loss(self, inputs, targets, mask):
         masked = float(mask.sum())
@@ -242,7 +243,7 @@ class Server:
 
     def op_memory(self, req, tensors):
         rss, gpu = self.dev.peak_memory(self.device)
-        return {"peakRssBytes": rss, "peakDeviceBytes": gpu}
+        return {"peakRssBytes": rss, "peakDeviceBytes": gpu, "checkpointing": bool(self.trainer and self.trainer.checkpointing)}
 
     def handle(self, req: dict, tensors) -> bool:
         op = req.get("op")
