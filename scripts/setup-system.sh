@@ -13,8 +13,9 @@
 #   python3-venv      `python3 -m venv` for svc's torch venv (Debian's python3 needs it; pyenv's has it)
 #
 # Then svc's torch venv (what `svc setup torch` makes): engine/backends/torch/requirements.txt
-# installed by pip into $SVC_TORCH_VENV (default ~/.cache/svc/torch-venv), skipped while its stamp
-# matches the requirements' sha256.
+# installed by pip into $SVC_TORCH_VENV (default ~/.cache/svc/torch-venv), and the linters of
+# requirements-dev.txt into $SVC_DEV_VENV (default ~/.cache/svc/dev-venv), each skipped while its
+# stamp matches its requirements' sha256.
 set -euo pipefail
 
 REQUIRED_PACKAGES=(chromium fonts-liberation postgresql libkrb5-dev make g++ python3 pkg-config python3-venv)
@@ -35,16 +36,16 @@ missing_packages() {
   done
 }
 
-install_torch_venv() {
-  local venv="${SVC_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/svc/torch-venv}"
-  local requirements="$ROOT/engine/backends/torch/requirements.txt"
+# install_venv LABEL DIR REQUIREMENTS: a venv with those requirements, skipped while its stamp matches their sha256.
+install_venv() {
+  local label="$1" venv="$2" requirements="$3"
   local digest
   digest="$(sha256sum "$requirements" | cut -d' ' -f1)"
   if [[ -x "$venv/bin/python" && -f "$venv/svc-requirements.sha256" && "$(cat "$venv/svc-requirements.sha256")" == "$digest" ]]; then
-    log "torch venv present ($venv)"
+    log "$label venv present ($venv)"
     return
   fi
-  log "creating the torch venv $venv (torch, transformers, peft: $requirements)"
+  log "creating the $label venv $venv ($requirements)"
   [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" || fail "python3 -m venv $venv failed"
   local pip_log
   pip_log="$(mktemp -t setup-system-pip.XXXXXX.log)"
@@ -56,13 +57,21 @@ install_torch_venv() {
   fi
   echo "$digest" >"$venv/svc-requirements.sha256"
   rm -f "$pip_log"
-  log "torch venv ready: $("$venv/bin/python" -c 'import torch, transformers, peft; print("torch", torch.__version__, "transformers", transformers.__version__, "peft", peft.__version__)')"
+}
+
+install_venvs() {
+  local cache="${XDG_CACHE_HOME:-$HOME/.cache}/svc"
+  local torch_venv="${SVC_TORCH_VENV:-$cache/torch-venv}"
+  install_venv torch "$torch_venv" "$ROOT/engine/backends/torch/requirements.txt"
+  log "torch venv ready: $("$torch_venv/bin/python" -c 'import torch, transformers, peft; print("torch", torch.__version__, "transformers", transformers.__version__, "peft", peft.__version__)')"
+  # The test line's linters (ruff; scripts/lint.mjs finds it there).
+  install_venv dev-tools "${SVC_DEV_VENV:-$cache/dev-venv}" "$ROOT/requirements-dev.txt"
 }
 
 mapfile -t MISSING < <(missing_packages)
 if [[ ${#MISSING[@]} -eq 0 ]]; then
   log "all ${#REQUIRED_PACKAGES[@]} system packages present"
-  install_torch_venv
+  install_venvs
   exit 0
 fi
 
@@ -93,4 +102,4 @@ STILL_MISSING="$(missing_packages)"
 [[ -z "$STILL_MISSING" ]] || fail "still missing after install: $STILL_MISSING (log: $APT_LOG)"
 rm -f "$APT_LOG"
 log "installed ${#MISSING[@]} package(s)"
-install_torch_venv
+install_venvs

@@ -54,6 +54,8 @@ async function step(label, command, args) {
 
 const hasTests = (dir) => existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
 
+// Lint and formatting first: cheap, and a finding is as red as a failing test.
+await step("lint (Biome, ruff)", process.execPath, [path.join(root, "scripts/lint.mjs")]);
 const tsc = path.join(root, "node_modules/typescript/bin/tsc");
 const typeOk = (await step("type check", process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"])) && (await step("type check (extension)", process.execPath, [tsc, "--noEmit", "-p", "extension/tsconfig.json"]));
 const buildOk = await step("build", process.execPath, [path.join(root, "scripts/build.mjs")]);

@@ -171,7 +171,7 @@ def svc_run(path: str, s: dict, args, device: str, checkpoint):
         tensors = {"inputs": inputs, "targets": targets, "mask": mask}
         evaluated, _ = backend.call("eval", tensors, batchSize=args.batch, length=args.length)
         losses, times = [], []
-        for step in range(args.warmup + args.steps):
+        for _ in range(args.warmup + args.steps):
             started = time.perf_counter()
             reply, _ = backend.call("train_step", tensors, batchSize=args.batch, length=args.length, optimizer=OPTIMIZER)
             times.append(time.perf_counter() - started)

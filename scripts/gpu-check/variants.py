@@ -6,7 +6,6 @@ loop (gpu_check.plain_run's) on one shape, in one process, so the ratios compare
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 

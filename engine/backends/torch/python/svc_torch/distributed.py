@@ -13,7 +13,10 @@ import datetime
 import os
 import signal
 import sys
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    import torch
 
 # Requests every rank runs; the rest (hello, logits, grads, get_lora, memory) rank 0 answers alone.
 COLLECTIVE_OPS = frozenset({"load", "init_lora", "train_step", "eval", "shutdown"})
