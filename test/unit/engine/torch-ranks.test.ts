@@ -82,15 +82,19 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
       const backend = await start(ranks);
       started.push(backend);
       const losses: number[] = [];
+      const accuracies: number[] = [];
       const result = await trainLora({
         baseModel: MODEL, backend, train, eval: evalSet, outputDir: path.join(dir.path, `out-${batchSize}`),
-        maxSteps: 6, evalSteps: 3, learningRate: 3e-3, batchSize, seed: 3, onLog: (entry) => void losses.push(entry.loss),
+        maxSteps: 6, evalSteps: 3, learningRate: 3e-3, batchSize, seed: 3, onLog: (entry) => {
+          losses.push(entry.loss);
+          accuracies.push(entry.tokenAccuracy ?? Number.NaN);
+        },
       });
       const lora = await backend.loraTensors();
       const torchrun = backend.pid!;
       const ranksBefore = [...rankPids(torchrun).values()];
       await backend.dispose();
-      return { result, losses, lora, worldSize: backend.info.worldSize, torchrun, ranksBefore };
+      return { result, losses, accuracies, lora, worldSize: backend.info.worldSize, torchrun, ranksBefore };
     };
     const one = await run(undefined, 8);
     const two = await run(TWO_CPU_RANKS, 4);
@@ -101,6 +105,8 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
     assert.equal(two.result.steps, 6);
     assert.equal(two.losses.length, one.losses.length);
     two.losses.forEach((loss, i) => assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`));
+    // Token accuracy is summed over the ranks too: at most one token's share apart (an argmax tie may fall either way).
+    two.accuracies.forEach((accuracy, i) => assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`));
     assert.ok(Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss, `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`);
     for (const [name, tensor] of Object.entries(one.lora)) {
       const other = two.lora[name].data;

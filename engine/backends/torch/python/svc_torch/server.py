@@ -177,23 +177,26 @@ class Server:
         batch, masked = self._shard(req, tensors)
         params = self.adapter.trainable()
         local = torch.zeros((), device=self.device)
+        correct = 0
         if batch is not None:
-            local = self.trainer.loss_sum(*batch) / max(masked, 1.0)
+            total, correct = self.trainer.loss_sum(*batch)
+            local = total / max(masked, 1.0)
             if local.requires_grad:
                 local.backward()
         grads = [p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), device=self.device) for p in params]
-        # One bucket: the gradients and the loss summed over ranks in a single all-reduce.
-        bucket = self.ranks.sum_(torch.cat(grads + [local.detach().float().reshape(1).to(self.device)]))
-        value = float(bucket[-1])
+        # One bucket: the gradients, the loss and the correct tokens summed over ranks in a single all-reduce.
+        tail = torch.tensor([float(local.detach()), float(correct)], device=self.device)
+        bucket = self.ranks.sum_(torch.cat(grads + [tail]))
+        value, correct = float(bucket[-2]), int(round(float(bucket[-1])))
         if not self.np.isfinite(value):
             for p in params:
                 p.grad = None
-            return {"loss": value, "gradNorm": None}
+            return {"loss": value, "gradNorm": None, "correctTokens": correct}
         offset = 0
         for p in params:
             p.grad = bucket[offset:offset + p.numel()].view_as(p).to(p.dtype)
             offset += p.numel()
-        return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"])}
+        return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"]), "correctTokens": correct}
 
     def op_grads(self, req, tensors):
         """Debug/test: loss and LoRA gradients of a batch, without updating anything."""
@@ -208,12 +211,13 @@ class Server:
     def op_eval(self, req, tensors):
         if self.ranks:
             batch, masked = self._shard(req, tensors)
-            total = self.torch.zeros(1, device=self.device)
+            sums = self.torch.zeros(2, device=self.device)  # loss sum, correct tokens
             if batch is not None and masked > 0:
                 with self.torch.no_grad():
-                    total += self.trainer.loss_sum(*batch).float()
-            total = self.ranks.sum_(total)
-            return {"lossSum": float(total[0]) if masked else 0.0, "maskedTokens": int(masked)}
+                    total, correct = self.trainer.loss_sum(*batch)
+                sums += self.torch.stack([total.detach().float().reshape(()), self.torch.tensor(float(correct), device=self.device)])
+            sums = self.ranks.sum_(sums)
+            return {"lossSum": float(sums[0]) if masked else 0.0, "maskedTokens": int(masked), "correctTokens": int(round(float(sums[1])))}
         inputs, targets, mask = self._batch(req, tensors)
         masked = float(mask.sum())
         if masked == 0:
