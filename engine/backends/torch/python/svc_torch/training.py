@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 
@@ -29,6 +31,22 @@ class Trainer:
         self.optimizer: Optional[torch.optim.Optimizer] = None
         self.optimizer_key: Optional[tuple] = None
         self.checkpointing = False
+        self.autocast = self._mixed_precision(model)
+
+    @staticmethod
+    def _mixed_precision(model: torch.nn.Module) -> Optional[torch.dtype]:
+        """On CUDA with a bf16/fp16 base, the LoRA's matmuls run in the base's dtype under autocast while
+        its weights (what AdamW updates) stay float32: PEFT would otherwise cast every projection's input
+        up to float32 and multiply there, which on a GPU costs more than the frozen weights' own matmuls."""
+        weight = next((p for p in model.parameters() if not p.requires_grad), None)
+        if weight is None or weight.device.type != "cuda" or weight.dtype not in (torch.bfloat16, torch.float16):
+            return None
+        from peft.tuners.tuners_utils import BaseTunerLayer
+
+        for module in model.modules():
+            if isinstance(module, BaseTunerLayer):
+                module.cast_input_dtype_enabled = False
+        return weight.dtype
 
     def set_checkpointing(self, on: bool) -> None:
         """Recompute each layer's activations in the backward pass (transformers only does it in train mode)."""
@@ -46,7 +64,9 @@ class Trainer:
     def hidden(self, ids: torch.Tensor) -> torch.Tensor:
         if self.context_length and ids.shape[1] > self.context_length:
             raise ValueError(f"sequence of {ids.shape[1]} tokens exceeds the context of {self.context_length}")
-        return self.decoder(input_ids=ids, use_cache=False).last_hidden_state
+        mixed = torch.autocast("cuda", dtype=self.autocast) if self.autocast else contextlib.nullcontext()
+        with mixed:
+            return self.decoder(input_ids=ids, use_cache=False).last_hidden_state
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         logits = F.linear(hidden.to(self.head.weight.dtype), self.head.weight).float()
