@@ -11,16 +11,29 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const totals = { passed: 0, failed: 0, pending: 0 };
 const failures = [];
 
-function run(label, command, args, env = {}) {
+/**
+ * Runs a command, its output streamed live; or, when `buffered` (steps that run side by side),
+ * collected and printed in one piece when it ends, so parallel steps' lines do not interleave.
+ */
+function run(label, command, args, env = {}, buffered = false) {
   return new Promise((resolve) => {
-    console.log(`\n=== ${label}`);
-    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    if (!buffered) console.log(`\n=== ${label}`);
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", buffered ? "pipe" : "inherit"] });
     let out = "";
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      process.stdout.write(chunk);
+      if (!buffered) process.stdout.write(chunk);
     });
-    child.on("exit", (code) => resolve({ code: code ?? 1, out }));
+    if (buffered) {
+      child.stderr.on("data", (chunk) => (out += chunk));
+      child.on("close", (code) => {
+        console.log(`\n=== ${label}`);
+        process.stdout.write(out);
+        resolve({ code: code ?? 1, out });
+      });
+    } else {
+      child.on("exit", (code) => resolve({ code: code ?? 1, out }));
+    }
   });
 }
 
@@ -42,8 +55,8 @@ async function mocha(label, globs, env = {}, extra = []) {
   }
 }
 
-async function step(label, command, args) {
-  const { code } = await run(label, command, args);
+async function step(label, command, args, buffered = false) {
+  const { code } = await run(label, command, args, {}, buffered);
   if (code !== 0) {
     totals.failed += 1;
     failures.push(`${label} failed (exit ${code})`);
@@ -57,8 +70,14 @@ const hasTests = (dir) => existsSync(path.join(root, dir)) && readdirSync(path.j
 // Lint and formatting first: cheap, and a finding is as red as a failing test.
 await step("lint (Biome, ruff)", process.execPath, [path.join(root, "scripts/lint.mjs")]);
 const tsc = path.join(root, "node_modules/typescript/bin/tsc");
-const typeOk = (await step("type check", process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"])) && (await step("type check (extension)", process.execPath, [tsc, "--noEmit", "-p", "extension/tsconfig.json"]));
-const buildOk = await step("build", process.execPath, [path.join(root, "scripts/build.mjs")]);
+// The two type checks and the build read the sources and write nothing the others read, and tsc
+// runs on one core: side by side they take about as long as the longest of them.
+const [typeMainOk, typeExtensionOk, buildOk] = await Promise.all([
+  step("type check", process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], true),
+  step("type check (extension)", process.execPath, [tsc, "--noEmit", "-p", "extension/tsconfig.json"], true),
+  step("build", process.execPath, [path.join(root, "scripts/build.mjs")], true),
+]);
+const typeOk = typeMainOk && typeExtensionOk;
 if (typeOk && buildOk) {
   if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"]);
   await mocha("integration tests (SQLite)", ["test/integration/**/*.test.ts"], {}, ["--timeout", "120000"]);

@@ -28,15 +28,17 @@
  *           embeddings of 16, the last 2 layers reusing KV (num_kv_shared_layers 2) with
  *           double-wide MLPs, final logit softcap 30, sliding window 8, tied output.
  *
- * Each model is built once per options per process, in a temp dir removed at exit (SVC_KEEP_TMP=1
- * keeps it). Nothing is downloaded; nothing is committed.
+ * Each model is built once per options per machine and shared by the test processes (sharedBuild.ts:
+ * keyed by the scripts, the Python packages and the llama.cpp tree). Nothing is downloaded;
+ * nothing is committed.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { torchTestPython } from '../unit/engine/torch-support.js';
-import { createTempDir } from './tmp.js';
 import { llamaCppSource, ggufPyPath, vocabGguf } from './llamaCppSource.js';
+import { pythonFingerprint, sharedBuild } from './sharedBuild.js';
 
 export type HfTestArch = 'gemma3' | 'gemma4';
 
@@ -70,46 +72,31 @@ function resolved(options: HfTestModelOptions): Required<HfTestModelOptions> {
   return { arch: options.arch, dtype: options.dtype ?? 'float32', seed: options.seed ?? 1 };
 }
 
-const folders = new Map<string, Promise<string>>();
-const ggufs = new Map<string, Promise<string>>();
+/** What a build's output depends on besides its options: the builder, its Python, llama.cpp's tree (vocabulary, converter). */
+function buildInputs(): unknown {
+  return { script: readFileSync(script, 'utf8'), python: pythonFingerprint(hfTestPython()), llamaCpp: path.basename(llamaCppSource()) };
+}
 
-/** The Hugging Face folder of a random-weight model (built once per options per process). */
-export function buildHfTestModel(options: HfTestModelOptions): Promise<string> {
+/** The Hugging Face folder of a random-weight model (built once per options per machine). */
+export async function buildHfTestModel(options: HfTestModelOptions): Promise<string> {
   const o = resolved(options);
-  const key = JSON.stringify(o);
-  let folder = folders.get(key);
-  if (!folder) {
-    folder = (async () => {
-      const tmp = await createTempDir(`hf-${o.arch}`);
-      const out = path.join(tmp.path, 'model');
-      await runPython([script, 'build', '--arch', o.arch, '--vocab-gguf', vocabGguf('gemma-4'), '--out', out, '--dtype', o.dtype, '--seed', String(o.seed)]);
-      return out;
-    })();
-    folders.set(key, folder);
-    folder.catch(() => folders.delete(key));
-  }
-  return folder;
+  const dir = await sharedBuild(`hf-${o.arch}`, { o, inputs: buildInputs() }, async (partial) => {
+    await runPython([script, 'build', '--arch', o.arch, '--vocab-gguf', vocabGguf('gemma-4'), '--out', path.join(partial, 'model'), '--dtype', o.dtype, '--seed', String(o.seed)]);
+  });
+  return path.join(dir, 'model');
 }
 
 /** The model of buildHfTestModel converted to GGUF by llama.cpp's convert_hf_to_gguf.py. */
-export function buildHfTestGguf(options: HfTestGgufOptions): Promise<string> {
+export async function buildHfTestGguf(options: HfTestGgufOptions): Promise<string> {
   const o = { ...resolved(options), outtype: options.outtype ?? 'f32' };
-  const key = JSON.stringify(o);
-  let file = ggufs.get(key);
-  if (!file) {
-    file = (async () => {
-      const folder = await buildHfTestModel(o);
-      const tmp = await createTempDir(`gguf-${o.arch}`);
-      const out = path.join(tmp.path, `${o.arch}-${o.outtype}.gguf`);
-      // The converter must use the gguf-py of its own tree: it writes keys (gemma4's per-layer
-      // and shared-KV metadata) that an older installed gguf package does not know.
-      await runPython([path.join(llamaCppSource(), 'convert_hf_to_gguf.py'), folder, '--outtype', o.outtype, '--outfile', out], { PYTHONPATH: ggufPyPath() });
-      return out;
-    })();
-    ggufs.set(key, file);
-    file.catch(() => ggufs.delete(key));
-  }
-  return file;
+  const name = `${o.arch}-${o.outtype}.gguf`;
+  const folder = await buildHfTestModel(o);
+  const dir = await sharedBuild(`gguf-${o.arch}`, { o, inputs: buildInputs() }, async (partial) => {
+    // The converter must use the gguf-py of its own tree: it writes keys (gemma4's per-layer
+    // and shared-KV metadata) that an older installed gguf package does not know.
+    await runPython([path.join(llamaCppSource(), 'convert_hf_to_gguf.py'), folder, '--outtype', o.outtype, '--outfile', path.join(partial, name)], { PYTHONPATH: ggufPyPath() });
+  });
+  return path.join(dir, name);
 }
 
 /**

@@ -1,12 +1,33 @@
 """Textbook numpy forward pass of an F32 llama / qwen2 / qwen3 GGUF (read with llama.cpp's gguf-py),
 an independent check that the test models mean what llama.cpp computes.
 Usage: python3 numpyForward.py MODEL.gguf TOKEN,TOKEN,... OUT.f32  (writes the last position's logits)."""
+import struct
 import sys
 import numpy as np
-from gguf import GGUFReader
+from gguf import GGUFReader, GGUFValueType
+
+
+class ModelReader(GGUFReader):
+    """gguf-py's reader stepping over long arrays (the tokenizer's tokens, scores, merges) instead
+    of making numpy views per entry, which takes most of the run on a real vocabulary; this pass
+    reads only the model's metadata and tensors."""
+
+    def _get_field_parts(self, orig_offs, raw_type):
+        count = int(self._get(orig_offs + 4, np.uint64)[0]) if GGUFValueType(raw_type) == GGUFValueType.ARRAY else 0
+        if count <= 1024:
+            return super()._get_field_parts(orig_offs, raw_type)
+        item_type = self._get(orig_offs, np.uint32)
+        kind, offs = GGUFValueType(int(item_type[0])), orig_offs + 12
+        if kind == GGUFValueType.STRING:
+            for _ in range(count):
+                offs += 8 + struct.unpack_from('<Q', self.data, offs)[0]
+        else:
+            offs += count * np.dtype(self.gguf_scalar_to_np[kind]).itemsize
+        return offs - orig_offs, [item_type], [], [GGUFValueType.ARRAY, kind]
+
 
 path, ids, out = sys.argv[1], [int(t) for t in sys.argv[2].split(',')], sys.argv[3]
-r = GGUFReader(path)
+r = ModelReader(path)
 meta = {f.name: f.contents() for f in r.fields.values() if not f.name.startswith('tokenizer.')}
 arch = meta['general.architecture']
 W = {t.name: np.asarray(t.data, dtype=np.float64).reshape([int(d) for d in reversed(t.shape)]) for t in r.tensors}

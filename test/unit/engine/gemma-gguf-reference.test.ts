@@ -16,6 +16,7 @@ import path from 'node:path';
 import { writeAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
+import { testModelsDir } from '../../support/testModels.js';
 import { startExactTorchBackend } from './torch-support.js';
 
 // Log-probabilities over tokens llama.cpp gives at least e^-30 (compareWithReference). Both run in
@@ -97,7 +98,7 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
           tokens: length,
         };
         const backend = await startExactTorchBackend();
-        const adapterPath = path.join(path.dirname(gguf), `${arch}-taught.adapter.gguf`);
+        const adapterPath = path.join(await testModelsDir(), `${arch}-taught.adapter.gguf`); // not beside the GGUF: that folder is shared
         try {
           await backend.loadBase(gguf, config);
           const lora = { r: 8, alpha: 16, targetModules: DEFAULT_TARGET_MODULES };
