@@ -12,12 +12,18 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { packageRoot } from '../packageRoot.js';
+import { fileURLToPath } from 'node:url';
 
 const run = promisify(execFile);
 
+/**
+ * The bundle of the node-llama-cpp that svc itself imports: where Node resolves it from here, which in
+ * a user's project is usually the project's own node_modules (npm hoists it), not one inside svc's.
+ */
 export function llamaCppBundle(): string {
-  return path.join(packageRoot(), 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
+  let dir = path.dirname(fileURLToPath(import.meta.resolve('node-llama-cpp')));
+  while (!existsSync(path.join(dir, 'llama', 'gitRelease.bundle')) && path.dirname(dir) !== dir && path.basename(dir) !== 'node-llama-cpp') dir = path.dirname(dir);
+  return path.join(dir, 'llama', 'gitRelease.bundle');
 }
 
 async function fileId(file: string): Promise<string> {
