@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../packageRoot.js';
 import { readChatJsonl, tokenizeExamples } from '../../data/chat-jsonl.js';
-import { modelMetadata, readModelConfig } from '../../gguf/model-file.js';
+import { modelMetadata } from '../../gguf/model-file.js';
 import { writeGgufFile } from '../../gguf/writer.js';
 import { GgmlType } from '../../gguf/ggml-types.js';
 import { initLoraTensors, loraSpec, type LoraConfig } from '../../lora.js';
@@ -167,8 +167,6 @@ export function benchAnchor(c: TorchBenchCase, like: Pick<TorchBenchResult, 'dty
     child.stdin!.end(JSON.stringify(job));
   });
 }
-
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
 
