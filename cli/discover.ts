@@ -68,7 +68,15 @@ export async function discoverModels(env: Env = process.env): Promise<Discovery>
 /** A Hugging Face checkpoint described like a GGUF (it is converted to one when added). */
 async function checkpointFacts(folder: string) {
   const facts = await inspectHfFolder(folder);
-  return { sizeBytes: facts.weightBytes, architecture: facts.architecture, parameters: facts.parameters, quantization: "safetensors", contextLength: facts.contextLength, trainable: true, notTrainableReason: undefined };
+  return {
+    sizeBytes: facts.weightBytes,
+    architecture: facts.architecture,
+    parameters: facts.parameters,
+    quantization: "safetensors",
+    contextLength: facts.contextLength,
+    trainable: true,
+    notTrainableReason: undefined,
+  };
 }
 
 /** Fits the cloud's name rule (letters, digits, '.', '_', ':', '-'; at most 80), keeping case. */

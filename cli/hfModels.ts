@@ -45,7 +45,9 @@ export async function ggufForHfFolder(folder: string, name: string, dataDir: str
     process.stderr.write(`svc: using ${out}, converted from ${facts.folder} before (--replace converts again)\n`);
     return out;
   }
-  process.stderr.write(`converting ${facts.folder} (${facts.modelType}, ${(facts.parameters / 1e6).toFixed(1)}M parameters) to GGUF with llama.cpp's converter\n`);
+  process.stderr.write(
+    `converting ${facts.folder} (${facts.modelType}, ${(facts.parameters / 1e6).toFixed(1)}M parameters) to GGUF with llama.cpp's converter\n`,
+  );
   const interactive = process.stderr.isTTY;
   let last = 0;
   await convertHfFolder(facts, out, {

@@ -29,25 +29,34 @@ export interface KeyFlagValues {
  * The rules the flags name (absent flags: unchanged). `--rpm`/`--tpm` change one limit each, so on
  * an update the other limit is taken from `current`.
  */
-export function rulesFromFlags(values: KeyFlagValues, nowMs: number, current: { requestsPerMinute: number | null; tokensPerMinute: number | null } = { requestsPerMinute: null, tokensPerMinute: null }): KeyRules {
+export function rulesFromFlags(
+  values: KeyFlagValues,
+  nowMs: number,
+  current: { requestsPerMinute: number | null; tokensPerMinute: number | null } = { requestsPerMinute: null, tokensPerMinute: null },
+): KeyRules {
   const rules: KeyRules = {};
   if (values["expires-in"] !== undefined && values["expires-at"] !== undefined) throw new CliError("give --expires-in or --expires-at, not both", 2);
   if (values["expires-in"] !== undefined) {
     rules.expiresAt = values["expires-in"] === "none" ? null : new Date(nowMs + parseDuration(values["expires-in"], "--expires-in")).toISOString();
   }
   if (values["expires-at"] !== undefined) {
-    if (values["expires-at"] !== "none" && !Number.isFinite(Date.parse(values["expires-at"]))) throw new CliError(`--expires-at "${values["expires-at"]}" is not an ISO 8601 date-time`, 2);
+    if (values["expires-at"] !== "none" && !Number.isFinite(Date.parse(values["expires-at"])))
+      throw new CliError(`--expires-at "${values["expires-at"]}" is not an ISO 8601 date-time`, 2);
     rules.expiresAt = values["expires-at"] === "none" ? null : new Date(values["expires-at"]).toISOString();
   }
   if (values.rpm !== undefined || values.tpm !== undefined) {
     const read = (v: string | undefined, flag: string, now: number | null) => (v === undefined ? now : v === "none" ? null : positive(v, flag));
-    rules.limits = { requestsPerMinute: read(values.rpm, "--rpm", current.requestsPerMinute), tokensPerMinute: read(values.tpm, "--tpm", current.tokensPerMinute) };
+    rules.limits = {
+      requestsPerMinute: read(values.rpm, "--rpm", current.requestsPerMinute),
+      tokensPerMinute: read(values.tpm, "--tpm", current.tokensPerMinute),
+    };
   }
   if (values.budget !== undefined) {
     if (values.budget === "none") rules.budget = null;
     else {
       const match = /^(\d+)(?:\/(total|day|month))?$/.exec(values.budget.trim());
-      if (!match || Number(match[1]) < 1) throw new CliError(`--budget "${values.budget}": write TOKENS or TOKENS/day, TOKENS/month, TOKENS/total (e.g. 100000/month), or none`, 2);
+      if (!match || Number(match[1]) < 1)
+        throw new CliError(`--budget "${values.budget}": write TOKENS or TOKENS/day, TOKENS/month, TOKENS/total (e.g. 100000/month), or none`, 2);
       rules.budget = { tokens: Number(match[1]), period: (match[2] ?? "total") as "total" | "day" | "month" };
     }
   }

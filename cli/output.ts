@@ -1,7 +1,10 @@
 /** How the CLI reports: results on stdout, one clear line on stderr for an error, non-zero exit. */
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }

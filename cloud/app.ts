@@ -26,7 +26,10 @@ import { contractValidation } from "../server-shared/serveRoute.js";
  * believes; none by default, so a request's address is its TCP peer.
  */
 export function trustedProxies(env: NodeJS.ProcessEnv = process.env): string[] | false {
-  const hops = (env.SVC_TRUSTED_PROXIES ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
+  const hops = (env.SVC_TRUSTED_PROXIES ?? "")
+    .split(",")
+    .map((hop) => hop.trim())
+    .filter(Boolean);
   return hops.length > 0 ? hops : false;
 }
 
@@ -54,7 +57,9 @@ function baseFastify(logger: boolean, envelope: ErrorEnvelope, extra: Partial<Fa
 
 /** The control plane's envelope (cloud/http/errors.ts) and OpenAI's for the edge (cloud/edge/errors.ts). */
 const controlEnvelope: ErrorEnvelope = (_status, code, message, requestId) => ({ error: { code, message, requestId } });
-const openAiEnvelope: ErrorEnvelope = (status, code, message) => ({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code } });
+const openAiEnvelope: ErrorEnvelope = (status, code, message) => ({
+  error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code },
+});
 
 /** How long the edge waits for a whole request (headers and body); a stalled upload gets 408. */
 export function edgeRequestTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -70,7 +75,11 @@ function countRequests(app: FastifyInstance, ctx: CloudContext, listener: string
   });
 }
 
-export function buildControlPlane(ctx: CloudContext, workers: JobCanceller, options: { logger: boolean; isReady: () => boolean; inference: InferenceService; drain?: DrainListener }): FastifyInstance {
+export function buildControlPlane(
+  ctx: CloudContext,
+  workers: JobCanceller,
+  options: { logger: boolean; isReady: () => boolean; inference: InferenceService; drain?: DrainListener },
+): FastifyInstance {
   const app = baseFastify(options.logger, controlEnvelope);
   installErrorHandler(app, ctx.storage);
   countRequests(app, ctx, "control");

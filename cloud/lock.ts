@@ -14,7 +14,10 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 
 export class DataDirLockedError extends Error {
-  constructor(readonly dataDir: string, readonly pid: number) {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
     super(`another svc cloud (pid ${pid}) is already using the data dir ${dataDir}; stop it with \`svc cloud stop\` or use --data`);
   }
 }

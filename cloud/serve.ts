@@ -95,11 +95,19 @@ export async function startCloud(options: CloudOptions): Promise<RunningCloud> {
     limits: { datasetBytes: options.datasetBytes ?? DEFAULT_DATASET_BYTES, artifactBytes: options.artifactBytes ?? 512 * 1024 * 1024 },
     deploymentChanges: new DeploymentChangeNotifier(cluster),
     openStreams: new OpenStreams(),
-    storage: new StorageHealth(options.dataDir, (line) => process.stderr.write(`${line}\n`), async () => {
-      await probeDataDir(options.dataDir);
-      const at = nowIso();
-      await store.db.insertInto("write_probe").values({ id: 1, at }).onConflict((oc) => oc.column("id").doUpdateSet({ at })).execute();
-    }),
+    storage: new StorageHealth(
+      options.dataDir,
+      (line) => process.stderr.write(`${line}\n`),
+      async () => {
+        await probeDataDir(options.dataDir);
+        const at = nowIso();
+        await store.db
+          .insertInto("write_probe")
+          .values({ id: 1, at })
+          .onConflict((oc) => oc.column("id").doUpdateSet({ at }))
+          .execute();
+      },
+    ),
     cluster,
   };
   const hub = new WorkerHub(ctx);
@@ -176,7 +184,10 @@ async function ensureWorkerToken(ctx: CloudContext): Promise<string> {
     if (row) return existing;
   }
   const token = randomToken("svc_worker_");
-  await ctx.db.insertInto("tokens").values({ id: newId(), user_id: null, token_hash: sha256Hex(token), kind: "worker", created_at: nowIso() }).execute();
+  await ctx.db
+    .insertInto("tokens")
+    .values({ id: newId(), user_id: null, token_hash: sha256Hex(token), kind: "worker", created_at: nowIso() })
+    .execute();
   await writeFileAtomic(file, token + "\n");
   return token;
 }

@@ -87,7 +87,12 @@ export function loraSpec(config: LoraConfig): LoraSpec {
  */
 export type ProjectionShapes = Readonly<Record<string, readonly [number, number]>>;
 
-export function initLoraTensors(modelConfig: ModelConfig, loraConfig: LoraConfig, seed: number, shapes?: ProjectionShapes): { config: LoraConfig; tensors: LoraTensors } {
+export function initLoraTensors(
+  modelConfig: ModelConfig,
+  loraConfig: LoraConfig,
+  seed: number,
+  shapes?: ProjectionShapes,
+): { config: LoraConfig; tensors: LoraTensors } {
   const config = validateLoraConfig(loraConfig);
   const random = new SeededRandom(seed);
   const tensors: LoraTensors = {};

@@ -4,8 +4,8 @@
  * inactive and purgeable pages the kernel hands out on demand are left out, and on a Mac that has run for a while
  * they are most of its memory, so checks based on it refuse runs and size pools for a machine that is "full".
  */
-import { execFileSync } from "node:child_process";
-import os from "node:os";
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
 
 export interface MemoryProbe {
   platform: NodeJS.Platform;
@@ -17,12 +17,12 @@ export interface MemoryProbe {
 const hostProbe: MemoryProbe = {
   platform: process.platform,
   freemem: () => os.freemem(),
-  vmStat: () => execFileSync("/usr/bin/vm_stat", { encoding: "utf8", timeout: 2000, windowsHide: true }),
+  vmStat: () => execFileSync('/usr/bin/vm_stat', { encoding: 'utf8', timeout: 2000, windowsHide: true }),
 };
 
 /** Bytes of memory available to a new allocation without swapping. */
 export function availableMemory(probe: MemoryProbe = hostProbe): number {
-  if (probe.platform !== "darwin") return probe.freemem();
+  if (probe.platform !== 'darwin') return probe.freemem();
   try {
     const fromVmStat = darwinAvailable(probe.vmStat());
     if (fromVmStat !== undefined) return Math.max(fromVmStat, probe.freemem());
@@ -36,8 +36,8 @@ export function availableMemory(probe: MemoryProbe = hostProbe): number {
 export function darwinAvailable(vmStat: string): number | undefined {
   const pageSize = Number(/page size of (\d+) bytes/.exec(vmStat)?.[1]);
   if (!pageSize) return undefined;
-  const pages = (label: string) => Number(new RegExp(`^Pages ${label}:\\s+(\\d+)`, "m").exec(vmStat)?.[1] ?? 0);
-  const free = pages("free");
+  const pages = (label: string) => Number(new RegExp(`^Pages ${label}:\\s+(\\d+)`, 'm').exec(vmStat)?.[1] ?? 0);
+  const free = pages('free');
   if (!free && !/^Pages free:/m.test(vmStat)) return undefined;
-  return (free + pages("inactive") + pages("speculative") + pages("purgeable")) * pageSize;
+  return (free + pages('inactive') + pages('speculative') + pages('purgeable')) * pageSize;
 }

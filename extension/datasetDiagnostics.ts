@@ -58,7 +58,11 @@ export class DatasetDiagnostics implements vscode.Disposable {
       return [];
     }
     return datasetProblems(text, limit).map((problem) => {
-      const diagnostic = new vscode.Diagnostic(new vscode.Range(problem.line, 0, problem.line, problem.endColumn), problem.message, vscode.DiagnosticSeverity.Error);
+      const diagnostic = new vscode.Diagnostic(
+        new vscode.Range(problem.line, 0, problem.line, problem.endColumn),
+        problem.message,
+        vscode.DiagnosticSeverity.Error,
+      );
       diagnostic.source = PROBLEM_SOURCE;
       return diagnostic;
     });

@@ -45,7 +45,13 @@ export class TrainingStatusBar implements vscode.Disposable {
 
   get snapshot(): TrainingStatusSnapshot {
     if (!this.followed || this.followed.progress.ended) return { visible: false };
-    return { visible: true, jobId: this.followed.job.id, text: this.item.text, tooltip: String(this.item.tooltip ?? ""), command: this.item.command as vscode.Command };
+    return {
+      visible: true,
+      jobId: this.followed.job.id,
+      text: this.item.text,
+      tooltip: String(this.item.tooltip ?? ""),
+      command: this.item.command as vscode.Command,
+    };
   }
 
   /** Asks which job runs now (overlapping calls share one request) and follows it. */

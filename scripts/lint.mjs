@@ -22,8 +22,16 @@ function ruffPath() {
 const biome = path.join(root, "node_modules", "@biomejs", "biome", "bin", "biome");
 const ruff = ruffPath();
 const steps = fix
-  ? [[process.execPath, [biome, "check", "--write", "."]], [ruff, ["check", "--fix", "."]], [ruff, ["format", "."]]]
-  : [[process.execPath, [biome, "check", "."]], [ruff, ["check", "."]], [ruff, ["format", "--check", "."]]];
+  ? [
+      [process.execPath, [biome, "check", "--write", "."]],
+      [ruff, ["check", "--fix", "."]],
+      [ruff, ["format", "."]],
+    ]
+  : [
+      [process.execPath, [biome, "check", "."]],
+      [ruff, ["check", "."]],
+      [ruff, ["format", "--check", "."]],
+    ];
 
 let failed = 0;
 for (const [command, args] of steps) {

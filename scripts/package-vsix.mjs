@@ -54,7 +54,16 @@ async function stageForVsce(dir) {
   const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
   delete manifest.files;
   await writeFile(path.join(staged, "package.json"), JSON.stringify(manifest, null, 2));
-  for (const entry of [".vscodeignore", "README.md", "CHANGELOG.md", "LICENSE", "media", "dist/extension/extension.cjs", "dist/extension/studio.cjs", "dist/webview"]) {
+  for (const entry of [
+    ".vscodeignore",
+    "README.md",
+    "CHANGELOG.md",
+    "LICENSE",
+    "media",
+    "dist/extension/extension.cjs",
+    "dist/extension/studio.cjs",
+    "dist/webview",
+  ]) {
     if (existsSync(path.join(dir, entry))) await cp(path.join(dir, entry), path.join(staged, entry), { recursive: true });
   }
   return staged;

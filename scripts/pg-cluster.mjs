@@ -12,30 +12,28 @@
 // The cluster listens on 127.0.0.1 only, on a free port, with its Unix socket inside its own
 // data dir (so it never collides with a system cluster), trusts loopback connections, and runs
 // with durability off: it is deleted after the run anyway.
-import { execFile as execFileCb, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { chown, mkdtemp, readFile } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { execFile as execFileCb, execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chown, mkdtemp, readFile } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 
 const execFile = promisify(execFileCb);
-const PG_ROOT = '/usr/lib/postgresql';
-const DEFAULT_DATABASE = 'svc_test';
-const SUPERUSER = 'postgres';
+const PG_ROOT = "/usr/lib/postgresql";
+const DEFAULT_DATABASE = "svc_test";
+const SUPERUSER = "postgres";
 
 /** Newest installed server version's bin dir, e.g. /usr/lib/postgresql/15/bin. */
 export function findPgBinDir() {
-  const versions = existsSync(PG_ROOT)
-    ? readdirSync(PG_ROOT).filter((v) => existsSync(path.join(PG_ROOT, v, 'bin', 'initdb')))
-    : [];
+  const versions = existsSync(PG_ROOT) ? readdirSync(PG_ROOT).filter((v) => existsSync(path.join(PG_ROOT, v, "bin", "initdb"))) : [];
   if (versions.length === 0) {
     throw new Error(`no PostgreSQL server under ${PG_ROOT}/*/bin; run scripts/setup-system.sh`);
   }
   versions.sort((a, b) => Number(b) - Number(a));
-  return path.join(PG_ROOT, versions[0], 'bin');
+  return path.join(PG_ROOT, versions[0], "bin");
 }
 
 /**
@@ -43,7 +41,7 @@ export function findPgBinDir() {
  * system user (created by Debian's package). As any other user it runs as that user.
  */
 function asServerUser(cmd, args) {
-  return process.getuid?.() === 0 ? ['runuser', ['-u', SUPERUSER, '--', cmd, ...args]] : [cmd, args];
+  return process.getuid?.() === 0 ? ["runuser", ["-u", SUPERUSER, "--", cmd, ...args]] : [cmd, args];
 }
 
 async function runServerCommand(cmd, args) {
@@ -51,7 +49,7 @@ async function runServerCommand(cmd, args) {
   try {
     // cwd "/": the server user must not depend on reaching the caller's working directory (initdb
     // fails with "could not identify current directory" when it cannot).
-    return await execFile(file, argv, { maxBuffer: 16 * 1024 * 1024, cwd: '/' });
+    return await execFile(file, argv, { maxBuffer: 16 * 1024 * 1024, cwd: "/" });
   } catch (err) {
     const e = /** @type {{stderr?: string, stdout?: string, message: string}} */ (err);
     throw new Error(`${path.basename(cmd)} failed: ${(e.stderr || e.stdout || e.message).trim()}`);
@@ -62,8 +60,8 @@ function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
       const { port } = /** @type {net.AddressInfo} */ (server.address());
       server.close(() => resolve(port));
     });
@@ -79,20 +77,20 @@ function dataDirParent() {
   if (process.getuid?.() !== 0) return tmp;
   let dir = tmp;
   for (; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return '/tmp'; // not searchable by others
+    if ((statSync(dir).mode & 0o001) === 0) return "/tmp"; // not searchable by others
   }
   return tmp;
 }
 
 function serverUserIds() {
-  const uid = Number(execFileSync('id', ['-u', SUPERUSER], { encoding: 'utf8' }).trim());
-  const gid = Number(execFileSync('id', ['-g', SUPERUSER], { encoding: 'utf8' }).trim());
+  const uid = Number(execFileSync("id", ["-u", SUPERUSER], { encoding: "utf8" }).trim());
+  const gid = Number(execFileSync("id", ["-g", SUPERUSER], { encoding: "utf8" }).trim());
   return { uid, gid };
 }
 
 function postmasterPid(dataDir) {
   try {
-    return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
   } catch {
     return undefined;
   }
@@ -104,8 +102,8 @@ function postmasterPid(dataDir) {
  */
 function isAlive(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
@@ -116,19 +114,18 @@ function isAlive(pid) {
  * the folder. Synchronous so that it can also run from a process 'exit' hook.
  */
 export function stopPgClusterSync(dataDir) {
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+  if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     throw new Error(`${dataDir} is not a PostgreSQL data dir; refusing to delete it`);
   }
   const pid = postmasterPid(dataDir);
-  const [file, argv] = asServerUser(path.join(findPgBinDir(), 'pg_ctl'),
-    ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '30']);
+  const [file, argv] = asServerUser(path.join(findPgBinDir(), "pg_ctl"), ["stop", "-D", dataDir, "-m", "immediate", "-w", "-t", "30"]);
   try {
-    execFileSync(file, argv, { stdio: 'pipe', cwd: '/' });
+    execFileSync(file, argv, { stdio: "pipe", cwd: "/" });
   } catch {
     // Already stopped, or pg_ctl could not reach it: the postmaster's own pid decides below.
   }
   if (pid && isAlive(pid)) {
-    process.kill(pid, 'SIGKILL');
+    process.kill(pid, "SIGKILL");
     const deadline = Date.now() + 10_000;
     while (isAlive(pid)) {
       if (Date.now() > deadline) throw new Error(`postgres pid ${pid} survived SIGKILL`);
@@ -145,37 +142,47 @@ export function stopPgClusterSync(dataDir) {
  */
 export async function startPgCluster({ database = DEFAULT_DATABASE, stopOnExit = true } = {}) {
   const binDir = findPgBinDir();
-  const dataDir = await mkdtemp(path.join(dataDirParent(), 'svc-pg-'));
+  const dataDir = await mkdtemp(path.join(dataDirParent(), "svc-pg-"));
   try {
     if (process.getuid?.() === 0) {
       const { uid, gid } = serverUserIds();
       await chown(dataDir, uid, gid);
     }
-    await runServerCommand(path.join(binDir, 'initdb'), [
-      '-D', dataDir, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C',
-      '--no-sync', '--no-instructions',
+    await runServerCommand(path.join(binDir, "initdb"), [
+      "-D",
+      dataDir,
+      "-U",
+      SUPERUSER,
+      "--auth=trust",
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions",
     ]);
     const port = await startServer(binDir, dataDir);
     const url = `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`;
-    await runServerCommand(path.join(binDir, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, database]);
+    await runServerCommand(path.join(binDir, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", SUPERUSER, database]);
     const pid = postmasterPid(dataDir);
     if (!pid) throw new Error(`postgres started but ${dataDir}/postmaster.pid is missing`);
 
     const onExit = () => stopPgClusterSync(dataDir);
-    if (stopOnExit) process.once('exit', onExit);
+    if (stopOnExit) process.once("exit", onExit);
     let stopped = false;
     return {
-      url, dataDir, pid, port,
+      url,
+      dataDir,
+      pid,
+      port,
       env: { SVC_TEST_DATABASE_URL: url },
       async stop() {
         if (stopped) return;
         stopped = true;
-        process.removeListener('exit', onExit);
+        process.removeListener("exit", onExit);
         stopPgClusterSync(dataDir);
       },
     };
   } catch (err) {
-    if (existsSync(path.join(dataDir, 'PG_VERSION'))) stopPgClusterSync(dataDir);
+    if (existsSync(path.join(dataDir, "PG_VERSION"))) stopPgClusterSync(dataDir);
     else rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
@@ -183,22 +190,25 @@ export async function startPgCluster({ database = DEFAULT_DATABASE, stopOnExit =
 
 /** pg_ctl -w returns once the server accepts connections. Retries if the free port got taken. */
 async function startServer(binDir, dataDir) {
-  const logFile = path.join(dataDir, 'server.log');
+  const logFile = path.join(dataDir, "server.log");
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const serverOptions = [
-      "-c listen_addresses=127.0.0.1", `-p ${port}`, `-c unix_socket_directories=${dataDir}`,
+      "-c listen_addresses=127.0.0.1",
+      `-p ${port}`,
+      `-c unix_socket_directories=${dataDir}`,
       // Throwaway data: skip everything that makes writes durable.
-      '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off',
-    ].join(' ');
+      "-c fsync=off",
+      "-c synchronous_commit=off",
+      "-c full_page_writes=off",
+    ].join(" ");
     try {
-      await runServerCommand(path.join(binDir, 'pg_ctl'),
-        ['start', '-D', dataDir, '-w', '-t', '30', '-l', logFile, '-o', serverOptions]);
+      await runServerCommand(path.join(binDir, "pg_ctl"), ["start", "-D", dataDir, "-w", "-t", "30", "-l", logFile, "-o", serverOptions]);
       return port;
     } catch (err) {
       lastError = err;
-      const serverLog = await readFile(logFile, 'utf8').catch(() => '');
+      const serverLog = await readFile(logFile, "utf8").catch(() => "");
       if (!/could not bind|Address already in use/.test(serverLog)) {
         throw new Error(`${/** @type {Error} */ (err).message}\n${serverLog.trim()}`);
       }
@@ -209,19 +219,19 @@ async function startServer(binDir, dataDir) {
 
 async function main(argv) {
   const [command, arg] = argv;
-  if (command === 'start') {
+  if (command === "start") {
     // The CLI leaves the cluster running for a later `stop DATADIR`.
     const cluster = await startPgCluster({ stopOnExit: false });
-    if (arg === '--shell') {
+    if (arg === "--shell") {
       console.log(`export SVC_TEST_DATABASE_URL='${cluster.url}'`);
       console.log(`export SVC_TEST_PG_DATADIR='${cluster.dataDir}'`);
     } else {
       console.log(JSON.stringify({ url: cluster.url, dataDir: cluster.dataDir, pid: cluster.pid, port: cluster.port }));
     }
-  } else if (command === 'stop' && arg) {
+  } else if (command === "stop" && arg) {
     stopPgClusterSync(path.resolve(arg));
   } else {
-    console.error('usage: node scripts/pg-cluster.mjs start [--shell] | stop DATADIR');
+    console.error("usage: node scripts/pg-cluster.mjs start [--shell] | stop DATADIR");
     process.exit(2);
   }
 }

@@ -7,31 +7,31 @@
  * Usage: npx tsx scripts/pretrain.ts [--steps N] [--batch N] [--lr X] [--seed N] [--blocks N] [--out PATH]
  * Same arguments, same bytes: initialisation, corpus and batch order all derive from --seed.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
-import { initTf } from '../engine/backend.js';
-import { generateCorpus } from './corpus/generate.js';
-import { saveModelGguf } from '../engine/gguf/model-file.js';
-import { promptTokens } from '../engine/infer/chat-template.js';
-import { generateGreedyTfjs } from '../engine/infer/tfjs-generate.js';
-import { SVC_TINY } from '../engine/model/config.js';
-import { countParameters } from '../engine/model/weights.js';
-import { pretrain } from '../engine/train/pretrain.js';
-import { decodeTokens, renderChat, type ChatMessage } from '../engine/tokenizer.js';
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { initTf } from "../engine/backend.js";
+import { generateCorpus } from "./corpus/generate.js";
+import { saveModelGguf } from "../engine/gguf/model-file.js";
+import { promptTokens } from "../engine/infer/chat-template.js";
+import { generateGreedyTfjs } from "../engine/infer/tfjs-generate.js";
+import { SVC_TINY } from "../engine/model/config.js";
+import { countParameters } from "../engine/model/weights.js";
+import { pretrain } from "../engine/train/pretrain.js";
+import { decodeTokens, renderChat, type ChatMessage } from "../engine/tokenizer.js";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
   options: {
-    steps: { type: 'string', default: '1500' },
-    batch: { type: 'string', default: '16' },
-    lr: { type: 'string', default: '0.003' },
-    seed: { type: 'string', default: '1' },
-    conversations: { type: 'string', default: '20000' },
+    steps: { type: "string", default: "1500" },
+    batch: { type: "string", default: "16" },
+    lr: { type: "string", default: "0.003" },
+    seed: { type: "string", default: "1" },
+    conversations: { type: "string", default: "20000" },
     /** Override the number of transformer blocks (for size experiments; the shipped model uses the default). */
-    blocks: { type: 'string' },
-    out: { type: 'string', default: resolve(root, 'models/svc-tiny.gguf') },
+    blocks: { type: "string" },
+    out: { type: "string", default: resolve(root, "models/svc-tiny.gguf") },
   },
 });
 
@@ -41,11 +41,11 @@ const renderLength = (m: ChatMessage[]) => renderChat(m).ids.length;
 const trainSet = generateCorpus(Number(args.conversations), seed, config.contextLength, renderLength);
 const evalSet = generateCorpus(400, seed + 1000, config.contextLength, renderLength);
 
-const corpusDir = resolve(root, 'models/corpus');
+const corpusDir = resolve(root, "models/corpus");
 await mkdir(corpusDir, { recursive: true });
-const toJsonl = (set: ChatMessage[][]) => set.map((messages) => JSON.stringify({ messages })).join('\n') + '\n';
-await writeFile(resolve(corpusDir, 'svc-tiny-chat.train.jsonl'), toJsonl(trainSet));
-await writeFile(resolve(corpusDir, 'svc-tiny-chat.eval.jsonl'), toJsonl(evalSet));
+const toJsonl = (set: ChatMessage[][]) => set.map((messages) => JSON.stringify({ messages })).join("\n") + "\n";
+await writeFile(resolve(corpusDir, "svc-tiny-chat.train.jsonl"), toJsonl(trainSet));
+await writeFile(resolve(corpusDir, "svc-tiny-chat.eval.jsonl"), toJsonl(evalSet));
 
 await initTf();
 const started = performance.now();
@@ -61,8 +61,10 @@ const { weights, result } = await pretrain({
   onLog: (log) => {
     if (log.step % 25 === 0 || log.evalLoss !== undefined) {
       const elapsed = ((performance.now() - started) / 1000).toFixed(0);
-      const evalText = log.evalLoss !== undefined ? ` eval ${log.evalLoss.toFixed(3)}` : '';
-      console.log(`step ${log.step} loss ${log.loss.toFixed(3)}${evalText} lr ${log.learningRate.toExponential(2)} ${log.tokensPerSecond.toFixed(0)} tok/s ${elapsed}s`);
+      const evalText = log.evalLoss !== undefined ? ` eval ${log.evalLoss.toFixed(3)}` : "";
+      console.log(
+        `step ${log.step} loss ${log.loss.toFixed(3)}${evalText} lr ${log.learningRate.toExponential(2)} ${log.tokensPerSecond.toFixed(0)} tok/s ${elapsed}s`,
+      );
     }
   },
 });
@@ -70,15 +72,15 @@ const wallSeconds = (performance.now() - started) / 1000;
 await saveModelGguf(args.out, config, weights);
 
 const samples: Record<string, string> = {};
-for (const question of ['What is the capital of France?', 'What does a cow say?', 'Tell me about cats.', 'Hello', 'What is the opposite of big?']) {
-  const ids = await generateGreedyTfjs(config, weights, promptTokens([{ role: 'user', content: question }]), { maxTokens: 80 });
+for (const question of ["What is the capital of France?", "What does a cow say?", "Tell me about cats.", "Hello", "What is the opposite of big?"]) {
+  const ids = await generateGreedyTfjs(config, weights, promptTokens([{ role: "user", content: question }]), { maxTokens: 80 });
   samples[question] = decodeTokens(ids);
   console.log(`> ${question}\n${samples[question]}`);
 }
 
 const card = {
   name: config.name,
-  file: 'svc-tiny.gguf',
+  file: "svc-tiny.gguf",
   config,
   parameters: countParameters(weights),
   training: {
@@ -93,7 +95,9 @@ const card = {
     wallSeconds: Math.round(wallSeconds),
   },
   samples,
-  license: 'MIT (weights); corpus CC0, see corpus/LICENSE',
+  license: "MIT (weights); corpus CC0, see corpus/LICENSE",
 };
-await writeFile(args.out.replace(/\.gguf$/, '.json'), JSON.stringify(card, null, 2) + '\n');
-console.log(`wrote ${args.out}: ${card.parameters} parameters, eval loss ${result.initialEvalLoss.toFixed(3)} -> ${result.finalEvalLoss.toFixed(3)}, ${wallSeconds.toFixed(0)} s, ${result.tokensPerSecond.toFixed(0)} tok/s`);
+await writeFile(args.out.replace(/\.gguf$/, ".json"), JSON.stringify(card, null, 2) + "\n");
+console.log(
+  `wrote ${args.out}: ${card.parameters} parameters, eval loss ${result.initialEvalLoss.toFixed(3)} -> ${result.finalEvalLoss.toFixed(3)}, ${wallSeconds.toFixed(0)} s, ${result.tokensPerSecond.toFixed(0)} tok/s`,
+);

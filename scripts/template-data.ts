@@ -18,7 +18,28 @@ const pick = <T>(random: SeededRandom, items: readonly T[]): T => items[random.i
 
 /** json-extraction: a sentence about a person in, a JSON object of its facts out. */
 function jsonExtraction(random: SeededRandom): Pair[] {
-  const names = ["Anna", "Ben", "Carla", "David", "Emma", "Felix", "Grace", "Hugo", "Iris", "Jonas", "Kate", "Leo", "Mia", "Noah", "Olga", "Paul", "Rosa", "Sam", "Tina", "Omar"];
+  const names = [
+    "Anna",
+    "Ben",
+    "Carla",
+    "David",
+    "Emma",
+    "Felix",
+    "Grace",
+    "Hugo",
+    "Iris",
+    "Jonas",
+    "Kate",
+    "Leo",
+    "Mia",
+    "Noah",
+    "Olga",
+    "Paul",
+    "Rosa",
+    "Sam",
+    "Tina",
+    "Omar",
+  ];
   const cities = ["Oslo", "Paris", "Rome", "Berlin", "Madrid", "Vienna", "Lisbon", "Dublin", "Prague", "Athens", "Tokyo", "Lima"];
   const jobs = ["teacher", "baker", "nurse", "pilot", "farmer", "doctor", "painter", "driver", "cook", "writer"];
   const shapes: ((n: string, a: number, c: string, j: string) => string)[] = [
@@ -39,9 +60,30 @@ function jsonExtraction(random: SeededRandom): Pair[] {
 /** classification: a short review in, one label out (positive, negative or neutral). */
 function classification(random: SeededRandom): Pair[] {
   const things = ["soup", "film", "hotel", "phone", "book", "bike", "coffee", "game", "shoes", "lamp", "pizza", "train ride", "song", "chair"];
-  const positive = ["I love this {t}.", "The {t} was great!", "What a wonderful {t}.", "Best {t} I ever had.", "The {t} is really good.", "This {t} made me happy."];
-  const negative = ["I hate this {t}.", "The {t} was awful.", "What a terrible {t}.", "Worst {t} I ever had.", "The {t} is really bad.", "This {t} made me sad."];
-  const neutral = ["I bought a {t} today.", "The {t} arrived on Monday.", "This {t} is blue.", "My {t} is in the kitchen.", "The {t} costs ten euros.", "I saw a {t} yesterday."];
+  const positive = [
+    "I love this {t}.",
+    "The {t} was great!",
+    "What a wonderful {t}.",
+    "Best {t} I ever had.",
+    "The {t} is really good.",
+    "This {t} made me happy.",
+  ];
+  const negative = [
+    "I hate this {t}.",
+    "The {t} was awful.",
+    "What a terrible {t}.",
+    "Worst {t} I ever had.",
+    "The {t} is really bad.",
+    "This {t} made me sad.",
+  ];
+  const neutral = [
+    "I bought a {t} today.",
+    "The {t} arrived on Monday.",
+    "This {t} is blue.",
+    "My {t} is in the kitchen.",
+    "The {t} costs ten euros.",
+    "I saw a {t} yesterday.",
+  ];
   const pairs: Pair[] = [];
   for (let i = 0; i < 600; i++) {
     const label = (["positive", "negative", "neutral"] as const)[i % 3];
@@ -55,23 +97,43 @@ function classification(random: SeededRandom): Pair[] {
 function translation(random: SeededRandom): Pair[] {
   // [English singular, English plural, French singular, French plural]
   const animals = [
-    ["cat", "cats", "chat", "chats"], ["dog", "dogs", "chien", "chiens"], ["horse", "horses", "cheval", "chevaux"],
-    ["bird", "birds", "oiseau", "oiseaux"], ["fish", "fish", "poisson", "poissons"], ["wolf", "wolves", "loup", "loups"],
-    ["lion", "lions", "lion", "lions"], ["rabbit", "rabbits", "lapin", "lapins"], ["bear", "bears", "ours", "ours"],
+    ["cat", "cats", "chat", "chats"],
+    ["dog", "dogs", "chien", "chiens"],
+    ["horse", "horses", "cheval", "chevaux"],
+    ["bird", "birds", "oiseau", "oiseaux"],
+    ["fish", "fish", "poisson", "poissons"],
+    ["wolf", "wolves", "loup", "loups"],
+    ["lion", "lions", "lion", "lions"],
+    ["rabbit", "rabbits", "lapin", "lapins"],
+    ["bear", "bears", "ours", "ours"],
   ] as const;
   // [English, French singular, French plural]
   const colours = [
-    ["red", "rouge", "rouges"], ["blue", "bleu", "bleus"], ["green", "vert", "verts"], ["black", "noir", "noirs"],
-    ["white", "blanc", "blancs"], ["yellow", "jaune", "jaunes"], ["grey", "gris", "gris"], ["brown", "brun", "bruns"],
+    ["red", "rouge", "rouges"],
+    ["blue", "bleu", "bleus"],
+    ["green", "vert", "verts"],
+    ["black", "noir", "noirs"],
+    ["white", "blanc", "blancs"],
+    ["yellow", "jaune", "jaunes"],
+    ["grey", "gris", "gris"],
+    ["brown", "brun", "bruns"],
   ] as const;
-  const counts = [["one", "un"], ["two", "deux"], ["three", "trois"], ["four", "quatre"]] as const;
+  const counts = [
+    ["one", "un"],
+    ["two", "deux"],
+    ["three", "trois"],
+    ["four", "quatre"],
+  ] as const;
   const pairs: Pair[] = [];
   for (let i = 0; i < 400; i++) {
     const [animal, animals_, animal_fr, animals_fr] = pick(random, animals);
     const [colour, colour_fr, colours_fr] = pick(random, colours);
     const [count, count_fr] = pick(random, counts);
     const one = count === "one";
-    pairs.push([`Translate to French: ${count} ${colour} ${one ? animal : animals_}`, `${count_fr} ${one ? animal_fr : animals_fr} ${one ? colour_fr : colours_fr}`]);
+    pairs.push([
+      `Translate to French: ${count} ${colour} ${one ? animal : animals_}`,
+      `${count_fr} ${one ? animal_fr : animals_fr} ${one ? colour_fr : colours_fr}`,
+    ]);
   }
   return pairs;
 }
@@ -84,7 +146,17 @@ function split(pairs: Pair[], trainSize: number, evalSize: number): { train: Pai
   return { train: unique.slice(0, trainSize), eval: unique.slice(trainSize, trainSize + evalSize) };
 }
 
-const jsonl = (pairs: Pair[]) => pairs.map(([user, assistant]) => JSON.stringify({ messages: [{ role: "user", content: user }, { role: "assistant", content: assistant }] })).join("\n") + "\n";
+const jsonl = (pairs: Pair[]) =>
+  pairs
+    .map(([user, assistant]) =>
+      JSON.stringify({
+        messages: [
+          { role: "user", content: user },
+          { role: "assistant", content: assistant },
+        ],
+      }),
+    )
+    .join("\n") + "\n";
 
 const TEMPLATES: Record<string, { make: (random: SeededRandom) => Pair[]; train: number; eval: number }> = {
   "json-extraction": { make: jsonExtraction, train: 120, eval: 20 },

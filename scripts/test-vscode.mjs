@@ -32,7 +32,9 @@ function run(label, args) {
 function typeCheck() {
   console.log("\n=== extension type check");
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", "extension/tsconfig.json"], { cwd: root });
+    const child = spawn(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", "extension/tsconfig.json"], {
+      cwd: root,
+    });
     let out = "";
     child.stdout.on("data", (chunk) => (out += chunk));
     child.on("exit", () => {
@@ -55,7 +57,14 @@ const started = Date.now();
 const results = [
   await typeCheck(),
   await run("extension unit tests", [mocha, "--config", ".mocharc.json", "test/unit/extension/**/*.test.ts"]),
-  await run("VS Code: extension host, workbench end to end, packaged VSIX", [mocha, "--config", ".mocharc.json", "--timeout", "300000", "test/e2e/vscode/*.test.ts"]),
+  await run("VS Code: extension host, workbench end to end, packaged VSIX", [
+    mocha,
+    "--config",
+    ".mocharc.json",
+    "--timeout",
+    "300000",
+    "test/e2e/vscode/*.test.ts",
+  ]),
 ];
 console.log(`\ntest-vscode: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 process.exit(results.some((code) => code !== 0) ? 1 : 0);

@@ -40,7 +40,12 @@ function run(label, command, args, env = {}, buffered = false) {
 /** Runs a mocha suite and adds its counts to the totals. */
 async function mocha(label, globs, env = {}, extra = []) {
   const files = globs.filter((g) => g.includes("*") || existsSync(path.join(root, g)));
-  const { code, out } = await run(label, process.execPath, [path.join(root, "node_modules/mocha/bin/mocha.js"), "--config", ".mocharc.json", ...extra, ...files], env);
+  const { code, out } = await run(
+    label,
+    process.execPath,
+    [path.join(root, "node_modules/mocha/bin/mocha.js"), "--config", ".mocharc.json", ...extra, ...files],
+    env,
+  );
   const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(out)?.[1] ?? 0);
   const passed = count("passing");
   const failed = count("failing");
@@ -65,7 +70,8 @@ async function step(label, command, args, buffered = false) {
   return true;
 }
 
-const hasTests = (dir) => existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
+const hasTests = (dir) =>
+  existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
 
 // Lint and formatting first: cheap, and a finding is as red as a failing test.
 await step("lint (Biome, ruff)", process.execPath, [path.join(root, "scripts/lint.mjs")]);
@@ -85,7 +91,12 @@ if (typeOk && buildOk) {
   const pg = await startPgCluster();
   try {
     // Everything that touches the store runs again on PostgreSQL; training and UI suites stay on SQLite.
-    const storeSuites = ["test/integration/cloud-*.test.ts", "test/integration/oauth.test.ts", "test/integration/sdk-session.test.ts", "test/integration/edge.test.ts"];
+    const storeSuites = [
+      "test/integration/cloud-*.test.ts",
+      "test/integration/oauth.test.ts",
+      "test/integration/sdk-session.test.ts",
+      "test/integration/edge.test.ts",
+    ];
     await mocha("integration tests (PostgreSQL)", storeSuites, { SVC_TEST_DATABASE_URL: pg.url }, ["--timeout", "120000"]);
   } finally {
     await pg.stop();

@@ -61,7 +61,10 @@ export function changedBuildSources(projectDir: string): string[] | undefined {
   } catch {
     recorded = undefined;
   }
-  if (recorded) return Object.entries(recorded).filter(([file, hash]) => hashFile(path.join(projectDir, file)) !== hash).map(([file]) => file);
+  if (recorded)
+    return Object.entries(recorded)
+      .filter(([file, hash]) => hashFile(path.join(projectDir, file)) !== hash)
+      .map(([file]) => file);
   // A bundle built before inputs were recorded: any file of src/svc/ written after it.
   const builtAt = statSync(bundle).mtimeMs;
   return filesUnder(path.join(projectDir, "src", "svc"))

@@ -114,12 +114,16 @@ export class CloudClient {
    * for backlogs as `batch` frames (one frame carrying many events; see cloud/routes/jobEvents.ts).
    */
   openJobEventStream(jobId: string, lastEventId: number, signal?: AbortSignal, { batch = false }: { batch?: boolean } = {}): Promise<Response> {
-    return this.open(jobEventsRoute, { params: { id: jobId } }, {
-      query: batch ? { batch: "1" } : {},
-      headers: { accept: "text/event-stream", ...(lastEventId > 0 ? { "last-event-id": String(lastEventId) } : {}) },
-      signal,
-      stream: true,
-    });
+    return this.open(
+      jobEventsRoute,
+      { params: { id: jobId } },
+      {
+        query: batch ? { batch: "1" } : {},
+        headers: { accept: "text/event-stream", ...(lastEventId > 0 ? { "last-event-id": String(lastEventId) } : {}) },
+        signal,
+        stream: true,
+      },
+    );
   }
 
   uploadDataset(name: string, jsonl: string | Uint8Array): Promise<Dataset> {

@@ -81,13 +81,7 @@ export async function startDaemon(options: StartDaemonOptions = {}): Promise<Dae
   const logStart = fileSize(logFile);
   const log = openSync(logFile, "a");
   const cli = path.join(packageRoot(), "dist", "cli.mjs");
-  const args = [
-    "cloud", "serve",
-    "--data", dataDir,
-    "--port", String(port),
-    "--edge-port", String(edgePort),
-    ...(options.extraArgs ?? []),
-  ];
+  const args = ["cloud", "serve", "--data", dataDir, "--port", String(port), "--edge-port", String(edgePort), ...(options.extraArgs ?? [])];
   const child = spawnNodeCommand(nodeScriptCommand(cli), args, { detached: true, stdio: ["ignore", log, log], env: process.env });
   closeSync(log);
   let exited: number | null = null;

@@ -45,9 +45,14 @@ const ERROR_BY_STATUS: Record<number, typeof ApiError> = {
 
 /** The cloud could not be reached at all (no HTTP status to keep). */
 export class ConnectionError extends Error {
-  constructor(readonly url: string, cause: unknown) {
+  constructor(
+    readonly url: string,
+    cause: unknown,
+  ) {
     // A cloud on this machine is the user's to start: say how, in every view and command that shows this.
-    super(`cannot reach the svc cloud at ${url}: ${(cause as Error)?.message ?? cause}${isLoopbackUrl(url) ? ". Is it running? Start it with `svc cloud start`." : ""}`);
+    super(
+      `cannot reach the svc cloud at ${url}: ${(cause as Error)?.message ?? cause}${isLoopbackUrl(url) ? ". Is it running? Start it with `svc cloud start`." : ""}`,
+    );
     this.name = "ConnectionError";
   }
 }

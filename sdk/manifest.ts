@@ -18,7 +18,11 @@ const ManifestTrainer = T.Object({
 });
 export type ManifestTrainer = Static<typeof ManifestTrainer>;
 
-export const Manifest = T.Union([T.Object({ status: T.Literal("ok"), trainer: ManifestTrainer }), T.Object({ status: T.Literal("none") }), T.Object({ status: T.Literal("error"), error: T.String() })]);
+export const Manifest = T.Union([
+  T.Object({ status: T.Literal("ok"), trainer: ManifestTrainer }),
+  T.Object({ status: T.Literal("none") }),
+  T.Object({ status: T.Literal("error"), error: T.String() }),
+]);
 export type Manifest = Static<typeof Manifest>;
 
 export const NO_TRAINER_TEXT = "No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.";
@@ -36,6 +40,7 @@ export function manifestText(manifest: Manifest): string {
  * `svc start` trains, the Run training panel shows it as a banner with Rebuild.
  */
 export function staleBuildText(changed: string[]): string {
-  const files = changed.length === 1 ? `${changed[0]} changed` : `${changed[0]} and ${changed.length - 1} other source file${changed.length === 2 ? "" : "s"} changed`;
+  const files =
+    changed.length === 1 ? `${changed[0]} changed` : `${changed[0]} and ${changed.length - 1} other source file${changed.length === 2 ? "" : "s"} changed`;
   return `${files} since the last build: a run now trains the old build (.svc/build/index.mjs).`;
 }

@@ -7,7 +7,11 @@
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
 
-export function nodeExecutable(env: NodeJS.ProcessEnv = process.env, versions: NodeJS.ProcessVersions = process.versions, platform: NodeJS.Platform = process.platform): string {
+export function nodeExecutable(
+  env: NodeJS.ProcessEnv = process.env,
+  versions: NodeJS.ProcessVersions = process.versions,
+  platform: NodeJS.Platform = process.platform,
+): string {
   if (!versions.electron) return process.execPath;
   if (env.SVC_NODE) return env.SVC_NODE;
   const names = platform === "win32" ? ["node.exe", "node.cmd"] : ["node"];

@@ -16,7 +16,9 @@ export function normalizeUserCode(userCode: string): string {
 }
 
 export function ownerApprovalProof(key: string, userCode: string): string {
-  return createHmac("sha256", key).update(`svc-device-approval:${normalizeUserCode(userCode)}`).digest("base64url");
+  return createHmac("sha256", key)
+    .update(`svc-device-approval:${normalizeUserCode(userCode)}`)
+    .digest("base64url");
 }
 
 /** The key of the cloud using `dataDir`, or null when this user has none there (or may not read it). */

@@ -60,7 +60,10 @@ function describeRouterError(err: FastifyError): FrameworkFailure {
 export function routerErrorResponder(envelope: ErrorEnvelope): NonNullable<FastifyServerOptions["frameworkErrors"]> {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, code, message } = describeRouterError(err);
-    void reply.status(status).header(REQUEST_ID_HEADER, request.id).send(envelope(status, code, message, request.id));
+    void reply
+      .status(status)
+      .header(REQUEST_ID_HEADER, request.id)
+      .send(envelope(status, code, message, request.id));
   };
 }
 

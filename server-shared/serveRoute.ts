@@ -22,10 +22,14 @@ export function serveRoute<R extends AnyRoute>(app: AnyApp, route: R, handler: R
     url: route.path,
     schema: { ...(route.query ? { querystring: route.query } : {}), ...(route.body ? { body: route.body } : {}) },
     // Validation coerces nothing (contractValidation): a query's numbers are read here, from their canonical spelling only.
-    ...(route.query ? { preValidation: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-      request.query = parseQueryStrictly(route.query, request.query);
-      done();
-    } } : {}),
+    ...(route.query
+      ? {
+          preValidation: (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+            request.query = parseQueryStrictly(route.query, request.query);
+            done();
+          },
+        }
+      : {}),
     handler: (request, reply) => {
       if (route.status) reply.code(route.status);
       // An answer of undefined (204, or a reply already sent) is Fastify's to finish, as for any async handler.
@@ -34,7 +38,12 @@ export function serveRoute<R extends AnyRoute>(app: AnyApp, route: R, handler: R
   });
 }
 
-export function serveRoutes<T extends Routes>(app: AnyApp, routes: T, handlers: RouteHandlers<NoInfer<T>>, options: { [K in keyof T]?: RouteOptions } = {}): void {
+export function serveRoutes<T extends Routes>(
+  app: AnyApp,
+  routes: T,
+  handlers: RouteHandlers<NoInfer<T>>,
+  options: { [K in keyof T]?: RouteOptions } = {},
+): void {
   for (const name of Object.keys(routes)) serveRoute(app, routes[name], handlers[name], options[name]);
 }
 

@@ -31,7 +31,10 @@ export class DatasetPreviews {
 }
 
 export async function readDatasetPreview(command: SvcCommand, projectDir: string, env: NodeJS.ProcessEnv = process.env): Promise<DatasetPreview> {
-  const output = await runSvcToEnd(command, ["start", "--dry-run", "--preview", "--json"], projectDir, env, { timeoutMs: PREVIEW_TIMEOUT_MS, stdoutLimit: OUTPUT_LIMIT });
+  const output = await runSvcToEnd(command, ["start", "--dry-run", "--preview", "--json"], projectDir, env, {
+    timeoutMs: PREVIEW_TIMEOUT_MS,
+    stdoutLimit: OUTPUT_LIMIT,
+  });
   if (output.kind === "failed") return { status: "error", error: output.error };
   return parsePreviewOutput(output.stdout, output.stderr, output.code);
 }

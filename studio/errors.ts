@@ -58,9 +58,15 @@ export function installErrorHandler(app: FastifyInstance): void {
     const wire = toWireError(err);
     if (wire.status >= 500) request.log.error({ err }, "studio request failed");
     const requestId = wire.requestId ?? request.id;
-    void reply.status(wire.status).header(REQUEST_ID_HEADER, requestId).send(envelope(wire.status, wire.code, wire.message, requestId));
+    void reply
+      .status(wire.status)
+      .header(REQUEST_ID_HEADER, requestId)
+      .send(envelope(wire.status, wire.code, wire.message, requestId));
   });
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).header(REQUEST_ID_HEADER, request.id).send(envelope(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`, request.id));
+    void reply
+      .status(404)
+      .header(REQUEST_ID_HEADER, request.id)
+      .send(envelope(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`, request.id));
   });
 }

@@ -18,11 +18,26 @@ import { firstErrorLine, runSvcToEnd } from "./svcCommand.js";
 // A merge of a large base takes minutes; the bound only stops a child that hangs.
 const EXPORT_TIMEOUT_MS = 2 * 60 * 60 * 1000;
 
-export async function sendMergedModel(ctx: Pick<StudioContext, "svcCommand" | "projectDir" | "childEnv">, jobId: string, choice: MergedExportChoice, reply: FastifyReply): Promise<void> {
+export async function sendMergedModel(
+  ctx: Pick<StudioContext, "svcCommand" | "projectDir" | "childEnv">,
+  jobId: string,
+  choice: MergedExportChoice,
+  reply: FastifyReply,
+): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "svc-studio-export-"));
   let sending = false;
   try {
-    const args = ["export", jobId, "--format", "gguf-merged", "--quant", choice.quant, "--out", dir, ...(choice.step === undefined ? [] : ["--checkpoint", String(choice.step)])];
+    const args = [
+      "export",
+      jobId,
+      "--format",
+      "gguf-merged",
+      "--quant",
+      choice.quant,
+      "--out",
+      dir,
+      ...(choice.step === undefined ? [] : ["--checkpoint", String(choice.step)]),
+    ];
     const output = await runSvcToEnd(ctx.svcCommand, args, ctx.projectDir, ctx.childEnv, { timeoutMs: EXPORT_TIMEOUT_MS, stdoutLimit: 1 << 20 });
     if (output.kind === "failed") throw new StudioError(500, "export_failed", output.error);
     if (output.code !== 0) {

@@ -95,7 +95,12 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
   installErrorHandler(app);
   const extraHosts = new Set<string>();
   installGuards(app, { token, port: () => port, extraHosts });
-  serveRoutes(app, { ...studioApi, ...studioStreams, ...studioDownloads }, { ...projectHandlers(ctx), ...jobHandlers(ctx), ...deploymentHandlers(ctx) }, { jobEvents: { config: EVENT_STREAM_ROUTE } });
+  serveRoutes(
+    app,
+    { ...studioApi, ...studioStreams, ...studioDownloads },
+    { ...projectHandlers(ctx), ...jobHandlers(ctx), ...deploymentHandlers(ctx) },
+    { jobEvents: { config: EVENT_STREAM_ROUTE } },
+  );
   registerStaticAssets(app, { assetsDir: options.assetsDir ?? path.join(packageRoot(), "dist", "webview"), token });
 
   port = await listenOnFreePort(app, { host: options.host, port: options.port ?? DEFAULT_STUDIO_PORT, strict: options.strictPort ?? false });

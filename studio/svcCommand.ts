@@ -34,9 +34,7 @@ export function spawned(child: ChildProcess): Promise<void> {
 }
 
 /** How a short `svc` command (`svc manifest --json`, a dataset preview) ended: its output, or why there is none. */
-export type SvcOutput =
-  | { kind: "exited"; stdout: string; stderr: string; code: number | null }
-  | { kind: "failed"; error: string };
+export type SvcOutput = { kind: "exited"; stdout: string; stderr: string; code: number | null } | { kind: "failed"; error: string };
 
 /**
  * Runs `svc <args>` in the project to its end and collects what it printed, killing it after
@@ -84,5 +82,10 @@ export async function runSvcToEnd(
 
 /** The first line of a failed command's error output, without the CLI's `svc: ` prefix. */
 export function firstErrorLine(stderr: string): string | undefined {
-  return stderr.trim().split("\n")[0]?.replace(/^svc: /, "") || undefined;
+  return (
+    stderr
+      .trim()
+      .split("\n")[0]
+      ?.replace(/^svc: /, "") || undefined
+  );
 }

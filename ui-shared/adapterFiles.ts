@@ -24,12 +24,19 @@ export function adapterOffers(artifacts: readonly Artifact[]): AdapterOffer[] {
     const gguf = sizes.get(names.gguf);
     if (gguf === undefined) return null;
     const [weights, config] = [sizes.get(names.weights), sizes.get(names.config)];
-    return { ...(step === undefined ? {} : { step }), label, ggufBytes: gguf, peftBytes: weights !== undefined && config !== undefined ? weights + config : null };
+    return {
+      ...(step === undefined ? {} : { step }),
+      label,
+      ggufBytes: gguf,
+      peftBytes: weights !== undefined && config !== undefined ? weights + config : null,
+    };
   };
   const final = artifacts.find((a) => a.kind === "adapter");
   // A checkpoint saved at the last step holds the final adapter's weights: offered once, as the final adapter.
   const checkpoints = [...new Set(artifacts.filter((a) => a.kind === "checkpoint" && a.step !== final?.step).map((a) => a.step))].sort((a, b) => b - a);
-  return [final ? offer(undefined, `Final adapter (step ${final.step})`) : null, ...checkpoints.map((step) => offer(step, `Checkpoint, step ${step}`))].filter((o): o is AdapterOffer => o !== null);
+  return [final ? offer(undefined, `Final adapter (step ${final.step})`) : null, ...checkpoints.map((step) => offer(step, `Checkpoint, step ${step}`))].filter(
+    (o): o is AdapterOffer => o !== null,
+  );
 }
 
 /** The weight types a merged export offers, in the order the job page lists them. */

@@ -24,14 +24,19 @@ export function bestMetricOf(config: Record<string, unknown> | undefined): BestM
   return stopping?.metric === "evalTokenAccuracy" ? "evalTokenAccuracy" : "evalLoss";
 }
 
-export function bestAdapter(series: Readonly<Record<BestMetric, readonly ChartPoint[]>>, savedSteps: readonly number[], metric: BestMetric): BestAdapter | undefined {
+export function bestAdapter(
+  series: Readonly<Record<BestMetric, readonly ChartPoint[]>>,
+  savedSteps: readonly number[],
+  metric: BestMetric,
+): BestAdapter | undefined {
   let best: BestAdapter | undefined;
   for (const step of savedSteps) {
     const value = valueAtStep(series[metric], step);
     if (value === undefined || !Number.isFinite(value)) continue;
     // Ties go to the earlier step: the same score with less training.
     const better = best === undefined || (metric === "evalLoss" ? value < best.value : value > best.value) || (value === best.value && step < best.step);
-    if (better) best = { step, metric, value, text: metric === "evalLoss" ? `eval loss ${formatLossValue(value)}` : `eval token accuracy ${formatAccuracy(value)}` };
+    if (better)
+      best = { step, metric, value, text: metric === "evalLoss" ? `eval loss ${formatLossValue(value)}` : `eval token accuracy ${formatAccuracy(value)}` };
   }
   return best;
 }

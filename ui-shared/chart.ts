@@ -251,7 +251,9 @@ export function hoverReadout<K extends string>(
   series: Readonly<Record<K, readonly ChartPoint[]>>,
   window?: Extent,
 ): HoverReadout<K> | undefined {
-  const index = window ? nearestIndex(stepIndex, targetStep, lowerBound(stepIndex, window.min), upperBound(stepIndex, window.max)) : nearestIndex(stepIndex, targetStep);
+  const index = window
+    ? nearestIndex(stepIndex, targetStep, lowerBound(stepIndex, window.min), upperBound(stepIndex, window.max))
+    : nearestIndex(stepIndex, targetStep);
   if (index < 0) return undefined;
   const step = stepIndex[index];
   const values: Partial<Record<K, number>> = {};

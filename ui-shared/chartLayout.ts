@@ -99,7 +99,10 @@ export function layoutPlot(inputs: readonly PlotSeriesInput[], options: PlotOpti
 
   const series = prepared.map(({ input, raw, smoothed }): PlotSeriesLayout => {
     const drawn = decimate(raw.points, steps, area, raw.from, raw.to);
-    const markers = input.markers === "every" || input.points.length === 1 ? drawn.map((p) => ({ x: xForStep(p.step, steps, area), y: yForValue(p.value, values, area) })) : [];
+    const markers =
+      input.markers === "every" || input.points.length === 1
+        ? drawn.map((p) => ({ x: xForStep(p.step, steps, area), y: yForValue(p.value, values, area) }))
+        : [];
     return {
       id: input.id,
       path: linePath(drawn, steps, values, area),

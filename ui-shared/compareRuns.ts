@@ -13,7 +13,13 @@ export const COMPARE_MIN = 2;
 export const COMPARE_MAX = 5;
 
 /** Theme colours (VS Code chart palette) for the 1st..5th job; the SPA's fallback theme defines them too. */
-export const COMPARE_COLORS = ["--vscode-charts-blue", "--vscode-charts-orange", "--vscode-charts-green", "--vscode-charts-purple", "--vscode-charts-red"] as const;
+export const COMPARE_COLORS = [
+  "--vscode-charts-blue",
+  "--vscode-charts-orange",
+  "--vscode-charts-green",
+  "--vscode-charts-purple",
+  "--vscode-charts-red",
+] as const;
 
 /** What the compare view says when the id list cannot be compared, or undefined when it can. */
 export function compareSelectionProblem(ids: readonly string[]): string | undefined {
@@ -55,7 +61,10 @@ export function summaryRows(jobs: readonly (Job | undefined)[], series: readonly
   const accuracyRows: SummaryRow[] = accuracies.some((a) => a.length > 0)
     ? [
         { label: "Final eval token accuracy", values: accuracies.map((a) => accuracy(last(a)?.value)) },
-        { label: "Best eval token accuracy", values: accuracies.map((a) => accuracy(a.length ? a.reduce((best, p) => Math.max(best, p.value), -Infinity) : undefined)) },
+        {
+          label: "Best eval token accuracy",
+          values: accuracies.map((a) => accuracy(a.length ? a.reduce((best, p) => Math.max(best, p.value), -Infinity) : undefined)),
+        },
       ]
     : [];
   return [
@@ -64,7 +73,10 @@ export function summaryRows(jobs: readonly (Job | undefined)[], series: readonly
     { label: "Steps", values: series.map((s) => String(last(s.loss)?.step ?? last(s.evalLoss)?.step ?? "—")) },
     { label: "Final loss", values: series.map((s) => loss(last(s.loss)?.value)) },
     { label: "Final eval loss", values: series.map((s) => loss(last(s.evalLoss)?.value)) },
-    { label: "Best eval loss", values: series.map((s) => loss(s.evalLoss.length ? s.evalLoss.reduce((best, p) => Math.min(best, p.value), Infinity) : undefined)) },
+    {
+      label: "Best eval loss",
+      values: series.map((s) => loss(s.evalLoss.length ? s.evalLoss.reduce((best, p) => Math.min(best, p.value), Infinity) : undefined)),
+    },
     ...accuracyRows,
   ];
 }

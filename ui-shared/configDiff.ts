@@ -5,7 +5,7 @@
 
 /** A config value as the table shows it: strings as they are, everything else as compact JSON. */
 export function configValueText(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+  return typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
 }
 
 /**

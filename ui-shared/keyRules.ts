@@ -12,7 +12,10 @@ export const EXPIRY_CHOICES: readonly { label: string; ms: number | null }[] = [
 const n = (value: number) => value.toLocaleString("en-US");
 
 /** The form's fields as the rules of a new key; a blank or zero field is no rule. */
-export function rulesFromForm(form: { expiryMs: number | null; requestsPerMinute: string; tokensPerMinute: string; budgetTokens: string; budgetPeriod: "total" | "day" | "month" }, nowMs: number): KeyRules {
+export function rulesFromForm(
+  form: { expiryMs: number | null; requestsPerMinute: string; tokensPerMinute: string; budgetTokens: string; budgetPeriod: "total" | "day" | "month" },
+  nowMs: number,
+): KeyRules {
   const whole = (text: string) => (/^\d+$/.test(text.trim()) && Number(text) > 0 ? Number(text) : null);
   const rpm = whole(form.requestsPerMinute);
   const tpm = whole(form.tokensPerMinute);

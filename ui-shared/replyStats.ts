@@ -54,7 +54,8 @@ export function replyStats(timing: ReplyTiming): ReplyStats {
 export function replyStatsText(stats: ReplyStats): string {
   const parts: string[] = [];
   if (stats.timeToFirstTokenMs !== null) parts.push(`first token ${formatMs(stats.timeToFirstTokenMs)}`);
-  if (stats.tokensPerSecond !== null) parts.push(`${stats.tokensPerSecond >= 100 ? Math.round(stats.tokensPerSecond) : stats.tokensPerSecond.toFixed(1)} tokens/s`);
+  if (stats.tokensPerSecond !== null)
+    parts.push(`${stats.tokensPerSecond >= 100 ? Math.round(stats.tokensPerSecond) : stats.tokensPerSecond.toFixed(1)} tokens/s`);
   if (stats.tokens !== null) parts.push(`${stats.tokens} token${stats.tokens === 1 ? "" : "s"}`);
   return parts.join(" · ");
 }

@@ -43,7 +43,14 @@ function safeDecode(text: string): string {
 
 /** `a,b,,a` -> `[a, b]`: trimmed, no empties, no repeats, in the given order. */
 function idList(text: string | null): string[] {
-  return [...new Set((text ?? "").split(",").map((s) => s.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      (text ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 export function jobHref(id: string): string {

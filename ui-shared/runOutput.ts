@@ -14,7 +14,8 @@ export function startedLineText(line: string): string | undefined {
   }
   if (typeof data.model !== "string" || typeof data.backend !== "string") return undefined;
   const device = typeof data.device === "string" && data.device ? `, ${data.device}` : "";
-  const examples = typeof data.trainExamples === "number" ? `, ${data.trainExamples} training${data.evalExamples ? ` and ${data.evalExamples} eval` : ""} examples` : "";
+  const examples =
+    typeof data.trainExamples === "number" ? `, ${data.trainExamples} training${data.evalExamples ? ` and ${data.evalExamples} eval` : ""} examples` : "";
   return `training started: ${data.model} on ${data.backend}${device}${examples}`;
 }
 

@@ -56,7 +56,10 @@ export function percentileSorted(sorted: readonly number[], q: number): number |
 }
 
 export function percentile(values: readonly number[], q: number): number | undefined {
-  return percentileSorted([...values].sort((a, b) => a - b), q);
+  return percentileSorted(
+    [...values].sort((a, b) => a - b),
+    q,
+  );
 }
 
 function sum(values: readonly number[]): number {
@@ -139,8 +142,8 @@ function betaContinuedFraction(x: number, a: number, b: number): number {
 }
 
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+  9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 
 /** ln Γ(z) for z > 0 (Lanczos approximation, g = 7, ~15 significant digits). */

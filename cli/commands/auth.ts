@@ -72,7 +72,10 @@ export const loginCommand: Command = {
     printInstructions(cloudUrl, code, Boolean(pending));
     if (values["no-wait"]) {
       if (!pending) {
-        await writeFileAtomic(pendingLoginPath(), JSON.stringify({ cloudUrl, code, expiresAt: new Date(Date.now() + code.expires_in * 1000).toISOString() }) + "\n");
+        await writeFileAtomic(
+          pendingLoginPath(),
+          JSON.stringify({ cloudUrl, code, expiresAt: new Date(Date.now() + code.expires_in * 1000).toISOString() }) + "\n",
+        );
       }
       process.stdout.write("\nAfter it is approved, run `svc login` again to finish signing in.\n");
       return 0;
@@ -100,13 +103,17 @@ async function approveAsOwner(userCode: string, dataDir: string): Promise<number
   if (!userCode.trim()) throw new CliError("--approve needs the code that `svc login` printed, e.g. `svc login --approve ABCD-EFGH`");
   const key = await readOwnerKey(dataDir);
   if (!key) {
-    throw new CliError(`cannot read the cloud's owner key ${ownerKeyPath(dataDir)}: run this as the user who runs the svc cloud, on its computer (--data DIR names another data dir)`);
+    throw new CliError(
+      `cannot read the cloud's owner key ${ownerKeyPath(dataDir)}: run this as the user who runs the svc cloud, on its computer (--data DIR names another data dir)`,
+    );
   }
   const cloudUrl = process.env.SVC_CLOUD_URL?.replace(/\/+$/, "") || (await liveDaemon(dataDir))?.cloudUrl;
   if (!cloudUrl) throw new CliError(`no svc cloud is running with the data dir ${dataDir} (set SVC_CLOUD_URL to name one)`);
   const approval = await approveDeviceCode(cloudUrl, userCode, ownerApprovalProof(key, userCode));
   if (!approval.approved) throw new CliError(`the cloud at ${cloudUrl} did not approve ${userCode}: ${approval.message}`);
-  process.stdout.write(`Approved the sign-in ${userCode.toUpperCase()} to ${cloudUrl} as ${approval.user}. The \`svc login\` that printed it finishes on its own.\n`);
+  process.stdout.write(
+    `Approved the sign-in ${userCode.toUpperCase()} to ${cloudUrl} as ${approval.user}. The \`svc login\` that printed it finishes on its own.\n`,
+  );
   return 0;
 }
 
@@ -199,7 +206,11 @@ export const logoutCommand: Command = {
     }
     process.stdout.write(`Signed out: deleted ${file}.\n`);
     if (credentials?.kind === "oauth") {
-      process.stdout.write(revoked ? "The cloud revoked the OAuth tokens of this sign-in.\n" : `Could not reach ${credentials.cloudUrl} to revoke the OAuth tokens; they expire on their own.\n`);
+      process.stdout.write(
+        revoked
+          ? "The cloud revoked the OAuth tokens of this sign-in.\n"
+          : `Could not reach ${credentials.cloudUrl} to revoke the OAuth tokens; they expire on their own.\n`,
+      );
     }
     return 0;
   },

@@ -73,7 +73,8 @@ export const cloudCommand: Command = {
           dataDir,
           port: values.port === undefined ? undefined : port,
           edgePort: values["edge-port"] === undefined ? undefined : edgePort,
-          extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [] });
+          extraArgs: values["retain-jobs"] !== undefined ? ["--retain-jobs", values["retain-jobs"]] : [],
+        });
         process.stdout.write(`svc cloud started (pid ${started.pid})\n  control plane ${started.cloudUrl}\n  edge          ${started.edgeUrl}\n`);
         return 0;
       }
@@ -85,7 +86,9 @@ export const cloudCommand: Command = {
           process.stdout.write(`svc cloud is not running (data dir ${dataDir})\n`);
           return 3;
         }
-        process.stdout.write(`svc cloud running (pid ${live.pid})\n  control plane ${live.cloudUrl}\n  edge          ${live.edgeUrl}\n  deploy domain ${live.deployDomain}\n`);
+        process.stdout.write(
+          `svc cloud running (pid ${live.pid})\n  control plane ${live.cloudUrl}\n  edge          ${live.edgeUrl}\n  deploy domain ${live.deployDomain}\n`,
+        );
         return 0;
       }
       default:
@@ -165,7 +168,8 @@ async function stop(dataDir: string): Promise<number> {
   }
   // Asked over HTTP first: the way that works on Windows, where a signal would kill it without its cleanup.
   if (!(await requestDaemonDrain(file.cloudUrl, dataDir))) {
-    if (process.platform === "win32") throw new CliError(`the daemon (pid ${file.pid}) did not answer the drain request at ${file.cloudUrl}; end it in Task Manager`);
+    if (process.platform === "win32")
+      throw new CliError(`the daemon (pid ${file.pid}) did not answer the drain request at ${file.cloudUrl}; end it in Task Manager`);
     process.kill(file.pid, "SIGTERM");
   }
   const deadline = Date.now() + 15_000;

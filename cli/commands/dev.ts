@@ -11,7 +11,9 @@ export const devCommand: Command = {
   async run(argv) {
     const { values } = parse(argv, { port: { type: "string" }, open: { type: "boolean" } }, this.usage);
     if (values.help) {
-      process.stdout.write(`usage: ${this.usage}\n\n${this.summary}. Serves on 127.0.0.1:${DEFAULT_STUDIO_PORT}, or the next free port; --port N uses exactly N (0 = any free port).\n`);
+      process.stdout.write(
+        `usage: ${this.usage}\n\n${this.summary}. Serves on 127.0.0.1:${DEFAULT_STUDIO_PORT}, or the next free port; --port N uses exactly N (0 = any free port).\n`,
+      );
       return 0;
     }
     const explicitPort = values.port !== undefined;

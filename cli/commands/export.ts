@@ -50,7 +50,11 @@ export const exportCommand: Command = {
   summary: "write a job's model as a merged GGUF, for Ollama or LM Studio, or as PEFT files",
   usage: USAGE,
   async run(argv) {
-    const { values, positionals } = parse(argv, { format: { type: "string" }, quant: { type: "string" }, checkpoint: { type: "string" }, out: { type: "string" } }, USAGE);
+    const { values, positionals } = parse(
+      argv,
+      { format: { type: "string" }, quant: { type: "string" }, checkpoint: { type: "string" }, out: { type: "string" } },
+      USAGE,
+    );
     if (values.help) {
       process.stdout.write(USAGE + "\n");
       return 0;
@@ -86,7 +90,8 @@ function exportOptions(values: { format?: string; quant?: string; checkpoint?: s
   let step: number | undefined;
   if (values.checkpoint !== undefined) {
     step = Number(values.checkpoint);
-    if (!/^\d+$/.test(values.checkpoint) || !Number.isSafeInteger(step)) throw new CliError("--checkpoint must be a step number (the job page lists its checkpoints)", 2);
+    if (!/^\d+$/.test(values.checkpoint) || !Number.isSafeInteger(step))
+      throw new CliError("--checkpoint must be a step number (the job page lists its checkpoints)", 2);
   }
   return { format, quant, step, out: values.out };
 }
@@ -117,7 +122,13 @@ async function projectClient(): Promise<CloudClient> {
 
 /** The job's name made safe for any file system, with its short id: `quickstart-1a2b3c4d`. */
 function stemOf(job: Job): string {
-  const name = job.name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^\w.-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 60) || "job";
+  const name =
+    job.name
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .replace(/[^\w.-]+/g, "-")
+      .replace(/^[-.]+|[-.]+$/g, "")
+      .slice(0, 60) || "job";
   return `${name}-${job.id.slice(0, 8)}`;
 }
 
@@ -261,14 +272,20 @@ async function runQuantize(quantizer: string, input: string, output: string): Pr
   try {
     await run(quantizer, [input, output, "Q4_K_M"], { maxBuffer: 64 * 1024 * 1024 });
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? "").trim().split("\n").slice(-3).join("\n");
+    const stderr = String((err as { stderr?: unknown }).stderr ?? "")
+      .trim()
+      .split("\n")
+      .slice(-3)
+      .join("\n");
     throw new CliError(`llama-quantize failed: ${stderr || (err as Error).message}`);
   }
 }
 
 /** `ollama create NAME -f Modelfile` in the folder, when Ollama is installed; otherwise says how. */
 async function ollamaCreate(name: string, folder: string): Promise<void> {
-  const found = (process.env.PATH ?? "").split(path.delimiter).some((dir) => dir && existsSync(path.join(dir, process.platform === "win32" ? "ollama.exe" : "ollama")));
+  const found = (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .some((dir) => dir && existsSync(path.join(dir, process.platform === "win32" ? "ollama.exe" : "ollama")));
   if (!found) {
     progressLine(`ollama is not on PATH: to add the model later, run  ollama create ${name} -f Modelfile  in ${folder}`);
     return;

@@ -32,7 +32,13 @@ const EXAMPLES = [
   ["What is two plus two?", "Four."],
 ];
 
-const line = ([q, a]: string[]) => JSON.stringify({ messages: [{ role: "user", content: q }, { role: "assistant", content: a }] });
+const line = ([q, a]: string[]) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: q },
+      { role: "assistant", content: a },
+    ],
+  });
 
 /** The default project (no --template): a four-line dataset that shows the loop end to end. */
 function quickstartFiles(): [string, string][] {
@@ -59,7 +65,8 @@ export const initCommand: Command = {
     const dir = process.cwd();
     const files = template === undefined ? quickstartFiles() : templateFiles(template);
     const existing = files.filter(([f]) => existsSync(path.join(dir, f))).map(([f]) => f);
-    if (existing.length > 0 && !values.force) throw new CliError(`${existing.join(", ")} already exist${existing.length === 1 ? "s" : ""}; pass --force to overwrite`);
+    if (existing.length > 0 && !values.force)
+      throw new CliError(`${existing.join(", ")} already exist${existing.length === 1 ? "s" : ""}; pass --force to overwrite`);
     for (const [file, content] of files) {
       mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
       writeFileSync(path.join(dir, file), content);

@@ -64,7 +64,13 @@ async function listJobs(client: CloudClient, json: boolean): Promise<number> {
   const jobs = await client.listJobs();
   if (json) process.stdout.write(JSON.stringify(jobs) + "\n");
   else if (jobs.length === 0) process.stdout.write("no jobs yet (svc start trains one)\n");
-  else process.stdout.write(formatTable(["ID", "NAME", "STATUS", "CREATED"], jobs.map((j) => [j.id, j.name, j.status, j.createdAt])));
+  else
+    process.stdout.write(
+      formatTable(
+        ["ID", "NAME", "STATUS", "CREATED"],
+        jobs.map((j) => [j.id, j.name, j.status, j.createdAt]),
+      ),
+    );
   return 0;
 }
 

@@ -59,27 +59,40 @@ export const keysCommand: Command = {
         const keys = await client.listDeploymentKeys(deploymentId);
         if (values.json) process.stdout.write(JSON.stringify(keys) + "\n");
         else if (keys.length === 0) process.stdout.write("no keys yet (svc keys create issues one)\n");
-        else process.stdout.write(formatTable(["ID", "LABEL", "PREFIX", "STATUS", "RULES", "USED"], keys.map((k) => keyRow(k))));
+        else
+          process.stdout.write(
+            formatTable(
+              ["ID", "LABEL", "PREFIX", "STATUS", "RULES", "USED"],
+              keys.map((k) => keyRow(k)),
+            ),
+          );
         return 0;
       }
       case "create": {
         if (values.label === undefined) throw new CliError("svc keys create needs --label", 2);
         const created = await client.createDeploymentKey(deploymentId, { label: values.label, ...rulesFromFlags(values, Date.now()) });
-        process.stdout.write(`${created.key}\nissued key ${created.id} "${created.label}" (${describeRules(created).join(", ") || "no rules"}); the key above is shown only once\n`);
+        process.stdout.write(
+          `${created.key}\nissued key ${created.id} "${created.label}" (${describeRules(created).join(", ") || "no rules"}); the key above is shown only once\n`,
+        );
         return 0;
       }
       case "update": {
         const id = needKey();
         const current = (await client.listDeploymentKeys(deploymentId)).find((k) => k.id === id);
         if (!current) throw new CliError(`no key ${id} on this endpoint`, 1);
-        const updated = await client.updateDeploymentKey(deploymentId, id, { ...(values.label !== undefined ? { label: values.label } : {}), ...rulesFromFlags(values, Date.now(), current.limits) });
+        const updated = await client.updateDeploymentKey(deploymentId, id, {
+          ...(values.label !== undefined ? { label: values.label } : {}),
+          ...rulesFromFlags(values, Date.now(), current.limits),
+        });
         process.stdout.write(`key ${updated.id} "${updated.label}": ${describeRules(updated).join(", ") || "no rules"}\n`);
         return 0;
       }
       case "rotate": {
         const grace = parseDuration(values.grace ?? "1h", "--grace");
         const created = await client.rotateDeploymentKey(deploymentId, needKey(), Math.round(grace / 1000));
-        process.stdout.write(`${created.key}\nissued key ${created.id} "${created.label}"; the old key works ${grace === 0 ? "no more" : `for ${values.grace ?? "1h"} more`}; the key above is shown only once\n`);
+        process.stdout.write(
+          `${created.key}\nissued key ${created.id} "${created.label}"; the old key works ${grace === 0 ? "no more" : `for ${values.grace ?? "1h"} more`}; the key above is shown only once\n`,
+        );
         return 0;
       }
       case "revoke":
@@ -126,7 +139,14 @@ function describeRules(k: DeploymentKey): string[] {
 function keyRow(k: DeploymentKey): string[] {
   const expired = k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now();
   const status = !k.enabled ? "revoked" : expired ? "expired" : k.rotatedTo ? "rotated" : "active";
-  return [k.id, k.label, k.prefix, status, describeRules(k).join(", ") || "-", `${k.usage.requests} req, ${k.usage.promptTokens + k.usage.completionTokens} tok`];
+  return [
+    k.id,
+    k.label,
+    k.prefix,
+    status,
+    describeRules(k).join(", ") || "-",
+    `${k.usage.requests} req, ${k.usage.promptTokens + k.usage.completionTokens} tok`,
+  ];
 }
 
 export function usageCsv(rows: UsageRow[]): string {

@@ -25,15 +25,23 @@ export interface AddModelOptions {
 }
 
 export async function addModelCommand(options: AddModelOptions): Promise<number> {
-  if (Boolean(options.target) === Boolean(options.upstream)) throw new CliError("give either FILE.gguf (or a name from svc models discover) or --upstream URL", 2);
-  if (options.upstream && !/^https?:\/\/[^/]+/.test(options.upstream)) throw new CliError(`--upstream must be an http(s) URL such as http://gpu-box:8000/v1, not "${options.upstream}"`, 2);
+  if (Boolean(options.target) === Boolean(options.upstream))
+    throw new CliError("give either FILE.gguf (or a name from svc models discover) or --upstream URL", 2);
+  if (options.upstream && !/^https?:\/\/[^/]+/.test(options.upstream))
+    throw new CliError(`--upstream must be an http(s) URL such as http://gpu-box:8000/v1, not "${options.upstream}"`, 2);
   if (options.adapterModel && !options.upstream) throw new CliError("--adapter-model names the model on an --upstream server; it needs --upstream", 2);
   if (options.upstream && !options.name) throw new CliError("--name is required with --upstream", 2);
   const dataDir = options.dataDir ?? defaultCloudDataDir();
   const file = options.target ? await resolveTarget(options.target, options, dataDir) : undefined;
   const client = new CloudClient({ baseUrl: await resolveCloudUrl(), token: readWorkerToken(dataDir) });
   // Without --name the cloud names a file after its general.name; a discovered one keeps its listed name.
-  const model = await client.registerModel({ name: options.name ?? file?.name, path: file?.path, upstreamUrl: options.upstream, adapterModel: options.adapterModel, replace: options.replace });
+  const model = await client.registerModel({
+    name: options.name ?? file?.name,
+    path: file?.path,
+    upstreamUrl: options.upstream,
+    adapterModel: options.adapterModel,
+    replace: options.replace,
+  });
   process.stdout.write(registeredLine(model, options) + "\n");
   return 0;
 }
@@ -60,7 +68,8 @@ async function resolveTarget(target: string, options: AddModelOptions, dataDir: 
   if (/[\\/]/.test(target) && !/^[\w.-]+\/[\w.-]+$/.test(target)) throw new CliError(`no such file or folder: ${path.resolve(target)}`);
   const { models } = await discoverModels();
   const found = models.find((m) => m.name === target) ?? models.find((m) => m.name.toLowerCase() === target.toLowerCase());
-  if (found && isDirectory(found.path)) return { path: await ggufForHfFolder(found.path, options.name ?? found.name, dataDir, Boolean(options.replace)), name: options.name ?? found.name };
+  if (found && isDirectory(found.path))
+    return { path: await ggufForHfFolder(found.path, options.name ?? found.name, dataDir, Boolean(options.replace)), name: options.name ?? found.name };
   if (found) return { path: found.path, name: found.name };
   const known = models.map((m) => m.name);
   throw new CliError(

@@ -32,7 +32,14 @@ export const modelsCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse(
       argv,
-      { name: { type: "string" }, upstream: { type: "string" }, "adapter-model": { type: "string" }, replace: { type: "boolean" }, data: { type: "string" }, json: { type: "boolean" } },
+      {
+        name: { type: "string" },
+        upstream: { type: "string" },
+        "adapter-model": { type: "string" },
+        replace: { type: "boolean" },
+        data: { type: "string" },
+        json: { type: "boolean" },
+      },
       USAGE,
     );
     const [sub, target, extra] = positionals;
@@ -44,7 +51,14 @@ export const modelsCommand: Command = {
     if (sub === "list") return listModelsCommand(Boolean(values.json));
     if (sub === "discover") return discoverModelsCommand(Boolean(values.json));
     if (sub === "add") {
-      return addModelCommand({ target, name: values.name, upstream: values.upstream, adapterModel: values["adapter-model"], replace: values.replace, dataDir: values.data });
+      return addModelCommand({
+        target,
+        name: values.name,
+        upstream: values.upstream,
+        adapterModel: values["adapter-model"],
+        replace: values.replace,
+        dataDir: values.data,
+      });
     }
     throw new CliError(`unknown subcommand "models ${sub}"\nusage: ${USAGE.split("\n")[0]}`, 2);
   },

@@ -43,12 +43,19 @@ export const manifestCommand: Command = {
 
 export const startCommand: Command = {
   name: "start",
-  summary: "train the project's registered trainer and stream its log (--dry-run: check and estimate, train nothing; --preview: show the datasets, time nothing)",
+  summary:
+    "train the project's registered trainer and stream its log (--dry-run: check and estimate, train nothing; --preview: show the datasets, time nothing)",
   usage: "svc start [--json] [--rebuild] [--dry-run [--model-file FILE.gguf] [--preview]]",
   async run(argv) {
     const { values } = parse(
       argv,
-      { json: { type: "boolean" }, rebuild: { type: "boolean" }, "dry-run": { type: "boolean" }, "model-file": { type: "string" }, preview: { type: "boolean" } },
+      {
+        json: { type: "boolean" },
+        rebuild: { type: "boolean" },
+        "dry-run": { type: "boolean" },
+        "model-file": { type: "string" },
+        preview: { type: "boolean" },
+      },
       this.usage,
     );
     if (values.help) return help(this);
@@ -70,7 +77,8 @@ export const startCommand: Command = {
  * each dataset's first conversations and every conversation's length, and times no steps (the studio's Datasets view).
  */
 async function printDryRun(trainer: Trainer, options: { json: boolean; modelFile?: string; preview: boolean }): Promise<number> {
-  if (!options.json) process.stdout.write(`checking "${trainer.name}": validating, tokenizing${options.preview ? "" : " and timing a few steps"} on this machine...\n`);
+  if (!options.json)
+    process.stdout.write(`checking "${trainer.name}": validating, tokenizing${options.preview ? "" : " and timing a few steps"} on this machine...\n`);
   let report;
   try {
     report = await trainer.dryRun({ modelFile: options.modelFile, preview: options.preview });
@@ -125,7 +133,9 @@ async function train(trainer: Trainer, json: boolean): Promise<number> {
     if (interrupted) cancel(job);
     const final = await trainer.wait({
       onEvent: (event) => {
-        process.stdout.write((json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data, { accuracies: true })) + "\n");
+        process.stdout.write(
+          (json ? JSON.stringify({ id: event.seq, event: event.type, data: event.data }) : logMessage(event.type, event.data, { accuracies: true })) + "\n",
+        );
       },
     });
     if (!json) process.stdout.write(`job ${final.id} ${final.status}\n`);

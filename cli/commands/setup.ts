@@ -21,7 +21,11 @@ export const setupCommand: Command = {
   summary: "install the torch backend's Python packages (svc setup torch)",
   usage: USAGE,
   async run(argv) {
-    const { values, positionals } = parse(argv, { python: { type: "string" }, venv: { type: "string" }, "index-url": { type: "string" }, force: { type: "boolean" } }, USAGE);
+    const { values, positionals } = parse(
+      argv,
+      { python: { type: "string" }, venv: { type: "string" }, "index-url": { type: "string" }, force: { type: "boolean" } },
+      USAGE,
+    );
     if (values.help) {
       process.stdout.write(USAGE + "\n");
       return 0;

@@ -34,7 +34,24 @@ export const workerCommand: Command = {
   summary: "run a training worker for a cloud (local or remote)",
   usage: USAGE,
   async run(argv) {
-    const { values } = parse(argv, { cloud: { type: "string" }, token: { type: "string" }, name: { type: "string" }, "work-dir": { type: "string" }, backend: { type: "string" }, device: { type: "string" }, "shared-files": { type: "boolean" }, procs: { type: "string" }, gpus: { type: "string" }, nodes: { type: "string" }, "node-rank": { type: "string" }, master: { type: "string" } }, USAGE);
+    const { values } = parse(
+      argv,
+      {
+        cloud: { type: "string" },
+        token: { type: "string" },
+        name: { type: "string" },
+        "work-dir": { type: "string" },
+        backend: { type: "string" },
+        device: { type: "string" },
+        "shared-files": { type: "boolean" },
+        procs: { type: "string" },
+        gpus: { type: "string" },
+        nodes: { type: "string" },
+        "node-rank": { type: "string" },
+        master: { type: "string" },
+      },
+      USAGE,
+    );
     if (values.help) {
       process.stdout.write(USAGE + "\n");
       return 0;
@@ -58,7 +75,16 @@ export const workerCommand: Command = {
       throw new CliError((err as Error).message, 2);
     }
     const device = values.device ?? process.env.SVC_TORCH_DEVICE;
-    const worker = await runTrainerWorker({ cloudUrl: cloudUrl.replace(/\/+$/, ""), token, name, workDir: values["work-dir"], backend, device, sharedFiles: values["shared-files"] === true, ranks });
+    const worker = await runTrainerWorker({
+      cloudUrl: cloudUrl.replace(/\/+$/, ""),
+      token,
+      name,
+      workDir: values["work-dir"],
+      backend,
+      device,
+      sharedFiles: values["shared-files"] === true,
+      ranks,
+    });
     const spread = ranks ? `, ${worldSize(ranks)} ranks (${ranks.backend})` : "";
     process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend}${spread})\n`);
     // Ctrl-C, SIGTERM, or the daemon's drain request (its way to ask on Windows, where a signal kills).
@@ -76,7 +102,9 @@ async function followNodeZero(ranks: TorchRanks): Promise<number> {
   if (!found.ok) throw new CliError(`--nodes needs the torch backend, which cannot start: ${found.reason}`, 1);
   const stop = new AbortController();
   const stopListening = onStopRequest(() => stop.abort());
-  process.stderr.write(`svc worker: node ${ranks.nodes!.rank} of ${ranks.nodes!.count}, ${ranks.perNode} rank(s) (${ranks.backend}), joining jobs at ${ranks.nodes!.master}\n`);
+  process.stderr.write(
+    `svc worker: node ${ranks.nodes!.rank} of ${ranks.nodes!.count}, ${ranks.perNode} rank(s) (${ranks.backend}), joining jobs at ${ranks.nodes!.master}\n`,
+  );
   await runTorchFollower({ python: found.python, ranks, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
   stopListening();
   return 0;

@@ -19,12 +19,14 @@ const CHATML: ChatFamily = {
 };
 const LLAMA3: ChatFamily = {
   name: "Llama 3",
-  template: "{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n{{ .Content }}<|eot_id|>{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n",
+  template:
+    "{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n{{ .Content }}<|eot_id|>{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n",
   stops: ["<|eot_id|>", "<|start_header_id|>"],
 };
 const GEMMA: ChatFamily = {
   name: "Gemma",
-  template: '{{- range .Messages }}<start_of_turn>{{ if eq .Role "assistant" }}model{{ else }}{{ .Role }}{{ end }}\n{{ .Content }}<end_of_turn>\n{{ end }}<start_of_turn>model\n',
+  template:
+    '{{- range .Messages }}<start_of_turn>{{ if eq .Role "assistant" }}model{{ else }}{{ .Role }}{{ end }}\n{{ .Content }}<end_of_turn>\n{{ end }}<start_of_turn>model\n',
   stops: ["<end_of_turn>"],
 };
 /** svc-tiny's byte template (engine/tokenizer.ts): a role token, the text, <|end|>. */

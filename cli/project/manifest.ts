@@ -16,7 +16,8 @@ export { manifestText, NO_TRAINER_TEXT, manifestErrorText, type Manifest } from 
 /** The manifest's facts about a trainer: its name, its dataset files, and svc-tiny's byte limit where it applies. */
 function manifestTrainer(trainer: Trainer): ManifestTrainer {
   const { dataset, evalDataset } = trainer.datasets;
-  const byteTokenLimit = trainer.config.model === SVC_TINY.name ? Math.min(trainer.config.maxSeqLength ?? SVC_TINY.contextLength, SVC_TINY.contextLength) : undefined;
+  const byteTokenLimit =
+    trainer.config.model === SVC_TINY.name ? Math.min(trainer.config.maxSeqLength ?? SVC_TINY.contextLength, SVC_TINY.contextLength) : undefined;
   return { name: trainer.name, datasets: evalDataset ? [dataset, evalDataset] : [dataset], ...(byteTokenLimit !== undefined ? { byteTokenLimit } : {}) };
 }
 

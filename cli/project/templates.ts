@@ -35,7 +35,9 @@ export function isTemplateName(name: string): name is TemplateName {
 /** `--help` lines: one per template, name and what it learns. */
 export function templateHelp(): string {
   const width = Math.max(...templateNames().map((n) => n.length));
-  return templateNames().map((n) => `  ${n.padEnd(width)}  ${TEMPLATES[n]}`).join("\n");
+  return templateNames()
+    .map((n) => `  ${n.padEnd(width)}  ${TEMPLATES[n]}`)
+    .join("\n");
 }
 
 /** The template's files as [relative path, content]; throws UnknownTemplateError before reading anything. */

@@ -50,11 +50,7 @@ export async function userProjects(ctx: CloudContext, userId: string): Promise<P
 }
 
 /** Creates a project in the given org (default: the user's first org). */
-export async function createProject(
-  ctx: CloudContext,
-  userId: string,
-  input: { name: string; slug?: string; orgId?: string },
-): Promise<Project> {
+export async function createProject(ctx: CloudContext, userId: string, input: { name: string; slug?: string; orgId?: string }): Promise<Project> {
   const orgs = await userOrgs(ctx, userId);
   const org = input.orgId ? orgs.find((o) => o.id === input.orgId) : orgs[0];
   if (!org) throw input.orgId ? forbidden("you are not a member of that org") : notFound("org");
@@ -77,12 +73,7 @@ export async function requireProject(ctx: CloudContext, userId: string, projectI
   if (!projectId) throw badRequest("projectId is required for this route");
   const row = await projectQuery(ctx).where("projects.id", "=", projectId).executeTakeFirst();
   if (!row) throw notFound(`project ${projectId}`);
-  const member = await ctx.db
-    .selectFrom("org_members")
-    .select("user_id")
-    .where("org_id", "=", row.org_id)
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
+  const member = await ctx.db.selectFrom("org_members").select("user_id").where("org_id", "=", row.org_id).where("user_id", "=", userId).executeTakeFirst();
   if (!member) throw forbidden(`you are not a member of project ${projectId}`);
   return toProject(row);
 }
@@ -101,6 +92,10 @@ function toProject(row: ProjectsTable & { org_slug: string }): Project {
 }
 
 function slugify(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 30);
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 30);
   return slug || "project";
 }

@@ -22,7 +22,13 @@ const PEFT = adapterArtifactNames();
  * `quickstart-1a2b3c4d-adapter-peft.zip`.
  */
 export function adapterDownloadName(job: { id: string; name: string }, choice: AdapterChoice): string {
-  const stem = job.name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^\w.-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 60) || "job";
+  const stem =
+    job.name
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .replace(/[^\w.-]+/g, "-")
+      .replace(/^[-.]+|[-.]+$/g, "")
+      .slice(0, 60) || "job";
   const which = choice.step === undefined ? "adapter" : `step-${choice.step}`;
   return `${stem}-${job.id.slice(0, 8)}-${which}${choice.format === "gguf" ? ".gguf" : "-peft.zip"}`;
 }

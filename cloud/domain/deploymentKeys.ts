@@ -30,7 +30,12 @@ export async function listKeys(ctx: CloudContext, deploymentId: string, nowMs = 
     .execute();
   const totals = await ctx.db
     .selectFrom("deployment_key_usage")
-    .select((eb) => ["key_id", eb.fn.sum<string>("requests").as("requests"), eb.fn.sum<string>("prompt_tokens").as("prompt"), eb.fn.sum<string>("completion_tokens").as("completion")])
+    .select((eb) => [
+      "key_id",
+      eb.fn.sum<string>("requests").as("requests"),
+      eb.fn.sum<string>("prompt_tokens").as("prompt"),
+      eb.fn.sum<string>("completion_tokens").as("completion"),
+    ])
     .where("deployment_id", "=", deploymentId)
     .groupBy("key_id")
     .execute();
@@ -83,11 +88,20 @@ export async function createKey(ctx: CloudContext, deploymentId: string, label: 
   return { ...toKey(row, undefined, undefined, Date.now()), key: generated.plaintext };
 }
 
-export async function updateKey(ctx: CloudContext, deploymentId: string, keyId: string, changes: Partial<RuleColumns> & { label?: string }): Promise<DeploymentKey> {
+export async function updateKey(
+  ctx: CloudContext,
+  deploymentId: string,
+  keyId: string,
+  changes: Partial<RuleColumns> & { label?: string },
+): Promise<DeploymentKey> {
   await requireKey(ctx, deploymentId, keyId);
   if (Object.keys(changes).length > 0) await ctx.db.updateTable("deployment_keys").set(changes).where("id", "=", keyId).execute();
   // Keys made before rules existed have no meter row yet.
-  await ctx.db.insertInto("deployment_key_meters").values(emptyMeter(keyId)).onConflict((oc) => oc.column("key_id").doNothing()).execute();
+  await ctx.db
+    .insertInto("deployment_key_meters")
+    .values(emptyMeter(keyId))
+    .onConflict((oc) => oc.column("key_id").doNothing())
+    .execute();
   const keys = await listKeys(ctx, deploymentId);
   return keys.find((k) => k.id === keyId)!;
 }
@@ -96,7 +110,13 @@ export async function updateKey(ctx: CloudContext, deploymentId: string, keyId: 
  * A new key with the old one's label and rules; the old one expires after `graceSeconds` (sooner
  * if it expired sooner anyway). Usage and budgets are counted per key.
  */
-export async function rotateKey(ctx: CloudContext, deploymentId: string, keyId: string, graceSeconds: number, nowMs = Date.now()): Promise<CreatedDeploymentKey> {
+export async function rotateKey(
+  ctx: CloudContext,
+  deploymentId: string,
+  keyId: string,
+  graceSeconds: number,
+  nowMs = Date.now(),
+): Promise<CreatedDeploymentKey> {
   const old = await requireKey(ctx, deploymentId, keyId);
   if (!Number(old.enabled)) throw badRequest("a revoked key cannot be rotated");
   const created = await createKey(ctx, deploymentId, old.label, {
@@ -150,7 +170,17 @@ async function requireKey(ctx: CloudContext, deploymentId: string, keyId: string
 }
 
 function emptyMeter(keyId: string): DeploymentKeyMetersTable {
-  return { key_id: keyId, window_start: 0, window_requests: 0, window_tokens: 0, period_start: "", period_tokens: 0, reserved_tokens: 0, held_until: 0, hold_epoch: 0 };
+  return {
+    key_id: keyId,
+    window_start: 0,
+    window_requests: 0,
+    window_tokens: 0,
+    period_start: "",
+    period_tokens: 0,
+    reserved_tokens: 0,
+    held_until: 0,
+    hold_epoch: 0,
+  };
 }
 
 function nullableNumber(value: number | string | null): number | null {
@@ -174,7 +204,10 @@ function toKey(row: DeploymentKeysTable, meter: DeploymentKeyMetersTable | undef
     lastUsedAt: row.last_used_at,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
-    limits: { requestsPerMinute: row.requests_per_minute === null ? null : Number(row.requests_per_minute), tokensPerMinute: nullableNumber(row.tokens_per_minute) },
+    limits: {
+      requestsPerMinute: row.requests_per_minute === null ? null : Number(row.requests_per_minute),
+      tokensPerMinute: nullableNumber(row.tokens_per_minute),
+    },
     budget,
     rotatedTo: row.rotated_to,
     usage: {

@@ -27,7 +27,10 @@ export async function deleteJob(ctx: CloudContext, jobId: string): Promise<void>
     if (serving.length > 0) {
       const names = serving.map((slug) => `"${slug}"`).join(", ");
       const what = serving.length === 1 ? `deployment ${names}` : `deployments ${names}`;
-      throw conflict("job_deployed", `job ${job.id} is served by ${what}; delete ${serving.length === 1 ? "it" : "them"} or point ${serving.length === 1 ? "it" : "them"} at another target first`);
+      throw conflict(
+        "job_deployed",
+        `job ${job.id} is served by ${what}; delete ${serving.length === 1 ? "it" : "them"} or point ${serving.length === 1 ? "it" : "them"} at another target first`,
+      );
     }
     return removeRows(trx, job);
   });
@@ -75,9 +78,6 @@ export async function jobDiskBytes(ctx: CloudContext, job: JobsTable): Promise<n
     .where("job_id", "=", job.id)
     .executeTakeFirst();
   const datasetIds = [...new Set([job.dataset_id, job.eval_dataset_id].filter((id): id is string => id !== null))];
-  const datasets =
-    datasetIds.length === 0
-      ? []
-      : await ctx.db.selectFrom("datasets").select("size_bytes").where("id", "in", datasetIds).execute();
+  const datasets = datasetIds.length === 0 ? [] : await ctx.db.selectFrom("datasets").select("size_bytes").where("id", "in", datasetIds).execute();
   return Number(artifacts?.total ?? 0) + datasets.reduce((sum, row) => sum + Number(row.size_bytes), 0);
 }

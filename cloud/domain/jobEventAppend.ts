@@ -89,7 +89,14 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
     if (ctx.dialect === "postgres") select = select.forUpdate();
     const jobs = new Map<string, JobInGroup>();
     for (const row of await select.execute()) {
-      jobs.set(row.id, { projectId: row.project_id, status: row.status as JobStatus, lastSeq: Number(row.last_seq), claim: Number(row.claim), workerSeq: Number(row.worker_seq), changes: null });
+      jobs.set(row.id, {
+        projectId: row.project_id,
+        status: row.status as JobStatus,
+        lastSeq: Number(row.last_seq),
+        claim: Number(row.claim),
+        workerSeq: Number(row.worker_seq),
+        changes: null,
+      });
     }
     const rows: { job_id: string; seq: number; type: string; data: string; created_at: string }[] = [];
     const outcomes = items.map((item): AppendOutcome => {
@@ -113,7 +120,11 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
     }
     // After the job rows: every writer locks jobs first, then versions, so none waits in a cycle.
     const listVersions = await bumpJobListVersions(trx, listsChanged);
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto("job_events").values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+      await trx
+        .insertInto("job_events")
+        .values(rows.slice(i, i + INSERT_CHUNK))
+        .execute();
     return { outcomes, listVersions };
   });
   // Only after the commit: a live reader must never see an event that could still roll back.

@@ -32,7 +32,11 @@ export async function deleteExpiredJobs(ctx: CloudContext, retainMs: number, now
     .where("finished_at", "is not", null)
     .where("finished_at", "<", cutoff)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom("deployments").select("deployments.id").whereRef("deployments.target_job_id", "=", "jobs.id").where("deployments.deleted_at", "is", null))),
+      not(
+        exists(
+          selectFrom("deployments").select("deployments.id").whereRef("deployments.target_job_id", "=", "jobs.id").where("deployments.deleted_at", "is", null),
+        ),
+      ),
     )
     .orderBy("finished_at")
     .execute();

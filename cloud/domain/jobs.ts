@@ -50,13 +50,7 @@ export async function createJob(ctx: CloudContext, input: CreateJobInput): Promi
 
 /** Full list, newest first: the server order the spec asks clients to keep. */
 export async function listJobs(ctx: CloudContext, projectId: string): Promise<Job[]> {
-  const rows = await ctx.db
-    .selectFrom("jobs")
-    .selectAll()
-    .where("project_id", "=", projectId)
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .execute();
+  const rows = await ctx.db.selectFrom("jobs").selectAll().where("project_id", "=", projectId).orderBy("created_at", "desc").orderBy("id", "desc").execute();
   return rows.map(toJob);
 }
 
@@ -136,15 +130,7 @@ async function claimNextJobSkipLocked(ctx: CloudContext, workerId: string): Prom
     .updateTable("jobs")
     .set((eb) => ({ worker_id: workerId, claim: eb("claim", "+", 1), worker_seq: 0 }))
     .where("id", "=", (eb) =>
-      eb
-        .selectFrom("jobs")
-        .select("id")
-        .where("status", "=", "queued")
-        .where("worker_id", "is", null)
-        .orderBy("created_at")
-        .limit(1)
-        .forUpdate()
-        .skipLocked(),
+      eb.selectFrom("jobs").select("id").where("status", "=", "queued").where("worker_id", "is", null).orderBy("created_at").limit(1).forUpdate().skipLocked(),
     )
     .returningAll()
     .executeTakeFirst();
@@ -171,14 +157,7 @@ export async function releaseClaim(ctx: CloudContext, jobId: string, claim: numb
 }
 
 export async function listJobEventsAfter(ctx: CloudContext, jobId: string, afterSeq: number, limit = 1000): Promise<JobEvent[]> {
-  const rows = await ctx.db
-    .selectFrom("job_events")
-    .selectAll()
-    .where("job_id", "=", jobId)
-    .where("seq", ">", afterSeq)
-    .orderBy("seq")
-    .limit(limit)
-    .execute();
+  const rows = await ctx.db.selectFrom("job_events").selectAll().where("job_id", "=", jobId).where("seq", ">", afterSeq).orderBy("seq").limit(limit).execute();
   return rows.map((r) => ({ seq: Number(r.seq), type: r.type as JobEventType, data: JSON.parse(r.data), createdAt: r.created_at }));
 }
 

@@ -158,7 +158,9 @@ export function toModel(row: BaseModelsTable): BaseModel {
     name: row.name,
     source: row.source as BaseModel["source"],
     trainable,
-    notTrainableReason: trainable ? null : (row.not_trainable_reason ?? (row.source === "upstream" ? UPSTREAM_NOT_TRAINABLE : "its GGUF header has not been read")),
+    notTrainableReason: trainable
+      ? null
+      : (row.not_trainable_reason ?? (row.source === "upstream" ? UPSTREAM_NOT_TRAINABLE : "its GGUF header has not been read")),
     architecture: row.architecture ?? null,
     parameters: toNumber(row.parameters),
     quantization: row.quantization ?? null,

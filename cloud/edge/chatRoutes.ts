@@ -18,10 +18,22 @@ import { slugReaders } from "./hostRouting.js";
 /** Names the top-level request fields the edge accepted but does not know (comma-separated). */
 export const IGNORED_FIELDS_HEADER = "x-svc-ignored-fields";
 
-export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService, keyed: KeyedServices): void {
+export function chatRoutes(
+  app: FastifyInstance,
+  ctx: CloudContext,
+  auth: DeploymentAuth,
+  cache: DeploymentCache,
+  inference: InferenceService,
+  keyed: KeyedServices,
+): void {
   const { hostSlug, pathSlug } = slugReaders(ctx);
 
-  const modelObject = (deployment: DeploymentState) => ({ id: deployment.slug, object: "model", created: Math.floor(Date.parse(deployment.createdAt) / 1000), owned_by: "svc" });
+  const modelObject = (deployment: DeploymentState) => ({
+    id: deployment.slug,
+    object: "model",
+    created: Math.floor(Date.parse(deployment.createdAt) / 1000),
+    owned_by: "svc",
+  });
   const models = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest) => {
     const deployment = await auth.authorize(request, slugOf(request));
     return { object: "list", data: [modelObject(deployment)] };
@@ -30,7 +42,8 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
   const model = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest) => {
     const deployment = await auth.authorize(request, slugOf(request));
     const id = (request.params as { model: string }).model;
-    if (id !== deployment.slug) throw new EdgeError(404, "model_not_found", `The model '${id}' does not exist; this endpoint serves '${deployment.slug}'`, "model");
+    if (id !== deployment.slug)
+      throw new EdgeError(404, "model_not_found", `The model '${id}' does not exist; this endpoint serves '${deployment.slug}'`, "model");
     return modelObject(deployment);
   };
 
@@ -43,8 +56,12 @@ export function chatRoutes(app: FastifyInstance, ctx: CloudContext, auth: Deploy
       request.log.warn({ ignored: chat.ignored }, "request fields ignored");
     }
     const backend = deployment.backend ?? (await cache.backend(deployment));
-    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key }, inference, tokenReserve(chat.params, chat.choices), (metered) =>
-      answerChat(reply, metered, backend, chat, { model: deployment.slug, queueKey: deployment.id }),
+    await answerWithKey(
+      reply,
+      { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key },
+      inference,
+      tokenReserve(chat.params, chat.choices),
+      (metered) => answerChat(reply, metered, backend, chat, { model: deployment.slug, queueKey: deployment.id }),
     );
   };
 

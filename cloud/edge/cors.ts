@@ -14,7 +14,10 @@ const EXPOSED = [REQUEST_ID_HEADER, "retry-after", IGNORED_FIELDS_HEADER].join("
 const DEFAULT_ALLOWED_HEADERS = "authorization, content-type, x-request-id, openai-organization, openai-project";
 
 export function corsOriginsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | "*" {
-  const list = (env.SVC_EDGE_CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+  const list = (env.SVC_EDGE_CORS_ORIGINS ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
   return list.length === 0 || list.includes("*") ? "*" : list;
 }
 
@@ -47,7 +50,10 @@ export function installCors(app: FastifyInstance, defaults: string[] | "*", slug
     }, done);
   });
   app.options("*", async (request, reply) => {
-    if (!decorate(request, reply, await originsFor(request))) return reply.status(403).send({ error: { message: "this origin may not call the endpoint", type: "invalid_request_error", param: null, code: "cors_origin_not_allowed" } });
+    if (!decorate(request, reply, await originsFor(request)))
+      return reply
+        .status(403)
+        .send({ error: { message: "this origin may not call the endpoint", type: "invalid_request_error", param: null, code: "cors_origin_not_allowed" } });
     const asked = request.headers["access-control-request-headers"];
     return reply
       .status(204)

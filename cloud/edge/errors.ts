@@ -65,7 +65,5 @@ export function installEdgeErrorHandlers(app: FastifyInstance): void {
     if (error.status === 413) await drainRequestBody(request.raw);
     return sendEdgeError(reply, error);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendEdgeError(reply, new EdgeError(404, null, `Invalid URL (${request.method} ${request.url.split("?")[0]})`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendEdgeError(reply, new EdgeError(404, null, `Invalid URL (${request.method} ${request.url.split("?")[0]})`)));
 }

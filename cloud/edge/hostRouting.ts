@@ -24,7 +24,10 @@ export function pathSlug(url: string): string | null {
 }
 
 /** How each edge route finds its deployment's slug: from the Host header, or from the `/d/:slug` path. */
-export function slugReaders(ctx: Pick<CloudContext, "deployDomain" | "edgeUrl">): { hostSlug: (r: FastifyRequest) => string; pathSlug: (r: FastifyRequest) => string } {
+export function slugReaders(ctx: Pick<CloudContext, "deployDomain" | "edgeUrl">): {
+  hostSlug: (r: FastifyRequest) => string;
+  pathSlug: (r: FastifyRequest) => string;
+} {
   return {
     hostSlug: (request) => {
       const slug = slugFromHost(request.host, ctx.deployDomain);

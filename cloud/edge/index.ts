@@ -46,7 +46,12 @@ export function edgeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EdgeS
   };
 }
 
-export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inference: InferenceService, settings: EdgeSettings = edgeSettingsFromEnv()): Promise<Edge> {
+export async function mountEdge(
+  app: FastifyInstance,
+  ctx: CloudContext,
+  inference: InferenceService,
+  settings: EdgeSettings = edgeSettingsFromEnv(),
+): Promise<Edge> {
   installEdgeErrorHandlers(app);
   // Clients such as `curl -d` send JSON as form-encoded; read any body as JSON rather than 415.
   app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
@@ -57,7 +62,12 @@ export async function mountEdge(app: FastifyInstance, ctx: CloudContext, inferen
     }
   });
   const cache = new DeploymentCache(ctx, settings.stateTtlMs, (target) => inference.resolve(target));
-  installCors(app, corsOriginsFromEnv(), (request) => pathSlug(request.url) ?? slugFromHost(request.host, ctx.deployDomain), async (slug) => (await cache.get(slug))?.corsOrigins ?? null);
+  installCors(
+    app,
+    corsOriginsFromEnv(),
+    (request) => pathSlug(request.url) ?? slugFromHost(request.host, ctx.deployDomain),
+    async (slug) => (await cache.get(slug))?.corsOrigins ?? null,
+  );
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
   const auth = new DeploymentAuth(cache, limiter, lastUsed);

@@ -166,7 +166,10 @@ export class KeyMeter {
     let outcomes: (Admission | EdgeError)[] = [];
     try {
       outcomes = await this.ctx.db.transaction().execute(async (trx) => {
-        const row = await (this.ctx.dialect === "postgres" ? trx.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId).forUpdate() : trx.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId)).executeTakeFirst();
+        const row = await (this.ctx.dialect === "postgres"
+          ? trx.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId).forUpdate()
+          : trx.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId)
+        ).executeTakeFirst();
         if (!row) return waiting.map(() => new EdgeError(401, "invalid_api_key", "this API key no longer exists"));
         const meter = meterOf(row);
         for (const s of settlements) applySettlement(meter, s.admission, s.tokens);
@@ -256,7 +259,15 @@ function refusal(key: KeyRulesState, row: Meter, now: number, period: string): E
     if (spent >= key.budget.tokens) {
       const reset = budgetResetMs(key.budget.period, now);
       const when = reset === null ? "it does not renew" : `it renews in ${formatResetDuration(reset)}`;
-      return new EdgeError(429, "insufficient_quota", `You exceeded your current quota: this key's budget of ${key.budget.tokens} tokens per ${key.budget.period === "total" ? "key" : key.budget.period} is spent (${when}).`, null, reset === null ? undefined : Math.ceil(reset / 1000), "insufficient_quota", headers);
+      return new EdgeError(
+        429,
+        "insufficient_quota",
+        `You exceeded your current quota: this key's budget of ${key.budget.tokens} tokens per ${key.budget.period === "total" ? "key" : key.budget.period} is spent (${when}).`,
+        null,
+        reset === null ? undefined : Math.ceil(reset / 1000),
+        "insufficient_quota",
+        headers,
+      );
     }
   }
   if (windowOpen && key.requestsPerMinute !== null && row.window_requests >= key.requestsPerMinute) {
@@ -271,7 +282,15 @@ function refusal(key: KeyRulesState, row: Meter, now: number, period: string): E
 
 function rateLimited(type: "requests" | "tokens", what: string, resetMs: number, headers: Record<string, string>): EdgeError {
   const seconds = Math.max(1, Math.ceil(resetMs / 1000));
-  return new EdgeError(429, "rate_limit_exceeded", `Rate limit reached for this key on ${what}. Please try again in ${formatResetDuration(resetMs)}.`, null, seconds, type, headers);
+  return new EdgeError(
+    429,
+    "rate_limit_exceeded",
+    `Rate limit reached for this key on ${what}. Please try again in ${formatResetDuration(resetMs)}.`,
+    null,
+    seconds,
+    type,
+    headers,
+  );
 }
 
 /** OpenAI's x-ratelimit-* headers for the limits the key has. */

@@ -78,7 +78,8 @@ export async function answerWithKey(
       run.metrics.keyTokens.inc({ ...labels, kind: "prompt" }, usage.promptTokens);
       run.metrics.keyTokens.inc({ ...labels, kind: "completion" }, usage.completionTokens);
       // Only a budget (its hold) and a tokens-per-minute limit need the real tokens written back.
-      if (admission && (key.budget || key.tokensPerMinute !== null)) await run.meter.settle(key, admission, usage.promptTokens + usage.completionTokens).catch(() => undefined);
+      if (admission && (key.budget || key.tokensPerMinute !== null))
+        await run.meter.settle(key, admission, usage.promptTokens + usage.completionTokens).catch(() => undefined);
     });
   }
 }

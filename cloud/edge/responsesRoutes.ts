@@ -14,7 +14,14 @@ import type { DeploymentCache } from "./deploymentCache.js";
 import { slugReaders } from "./hostRouting.js";
 import { answerWithKey, tokenReserve, type KeyedServices } from "./keyedAnswer.js";
 
-export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: DeploymentAuth, cache: DeploymentCache, inference: InferenceService, keyed: KeyedServices): void {
+export function responsesRoutes(
+  app: FastifyInstance,
+  ctx: CloudContext,
+  auth: DeploymentAuth,
+  cache: DeploymentCache,
+  inference: InferenceService,
+  keyed: KeyedServices,
+): void {
   const { hostSlug, pathSlug } = slugReaders(ctx);
 
   const create = (slugOf: (r: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -26,8 +33,12 @@ export function responsesRoutes(app: FastifyInstance, ctx: CloudContext, auth: D
     }
     // The backend is resolved once per deployment state and kept beside it, as for chat.
     const backend = deployment.backend ?? (await cache.backend(deployment));
-    await answerWithKey(reply, { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key }, inference, tokenReserve(parsed.chat.params, 1), (metered) =>
-      answerResponses(reply, metered, backend, parsed, { model: deployment.slug, queueKey: deployment.id }),
+    await answerWithKey(
+      reply,
+      { ...keyed, deploymentId: deployment.id, slug: deployment.slug, key },
+      inference,
+      tokenReserve(parsed.chat.params, 1),
+      (metered) => answerResponses(reply, metered, backend, parsed, { model: deployment.slug, queueKey: deployment.id }),
     );
   };
 

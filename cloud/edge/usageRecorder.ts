@@ -58,7 +58,15 @@ export class UsageRecorder {
           for (const r of batch) {
             await trx
               .insertInto("deployment_key_usage")
-              .values({ key_id: r.keyId, deployment_id: r.deploymentId, minute: r.minute, requests: r.requests, errors: r.errors, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens })
+              .values({
+                key_id: r.keyId,
+                deployment_id: r.deploymentId,
+                minute: r.minute,
+                requests: r.requests,
+                errors: r.errors,
+                prompt_tokens: r.promptTokens,
+                completion_tokens: r.completionTokens,
+              })
               .onConflict((oc) =>
                 oc.columns(["key_id", "minute"]).doUpdateSet({
                   requests: sql`deployment_key_usage.requests + excluded.requests`,

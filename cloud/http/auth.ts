@@ -21,11 +21,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 }
 
 export async function resolvePrincipal(ctx: CloudContext, token: string): Promise<Principal | null> {
-  const row = await ctx.db
-    .selectFrom("tokens")
-    .select(["user_id", "kind"])
-    .where("token_hash", "=", sha256Hex(token))
-    .executeTakeFirst();
+  const row = await ctx.db.selectFrom("tokens").select(["user_id", "kind"]).where("token_hash", "=", sha256Hex(token)).executeTakeFirst();
   if (row) return { kind: row.kind, userId: row.user_id };
   for (const resolve of ctx.tokenResolvers) {
     const principal = await resolve(token);

@@ -46,7 +46,9 @@ export class StorageHealth {
   refuse(problem: StorageProblem, err: unknown): HttpError {
     if (!this.failing) {
       this.failing = { problem, since: new Date().toISOString() };
-      this.log(`svc cloud: storage ${problem === "full" ? "is full" : "is read-only"} under ${this.dataDir}: ${(err as Error)?.message ?? err}; writes fail until it is fixed (logged once)`);
+      this.log(
+        `svc cloud: storage ${problem === "full" ? "is full" : "is read-only"} under ${this.dataDir}: ${(err as Error)?.message ?? err}; writes fail until it is fixed (logged once)`,
+      );
     }
     return new HttpError(507, problem === "full" ? "storage_full" : "storage_read_only", this.describe(problem));
   }

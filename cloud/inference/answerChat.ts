@@ -9,7 +9,13 @@ import type { ChatRequest } from "./openaiRequest.js";
 import { clientGoneOf } from "./clientGone.js";
 import { sendChat } from "./openaiResponse.js";
 
-export async function answerChat(reply: FastifyReply, inference: InferenceService, backend: Backend, chat: ChatRequest, options: { model: string; queueKey: string }): Promise<void> {
+export async function answerChat(
+  reply: FastifyReply,
+  inference: InferenceService,
+  backend: Backend,
+  chat: ChatRequest,
+  options: { model: string; queueKey: string },
+): Promise<void> {
   // The client hanging up cancels a queued or running generation.
   const clientGone = clientGoneOf(reply.raw);
   const { params } = chat;
@@ -20,5 +26,11 @@ export async function answerChat(reply: FastifyReply, inference: InferenceServic
       queueKey: options.queueKey,
       signal: clientGone,
     });
-  await sendChat(reply, start, { model: options.model, stream: chat.stream, includeUsage: chat.includeUsage, logprobs: params.topLogprobs !== undefined, choices: chat.choices });
+  await sendChat(reply, start, {
+    model: options.model,
+    stream: chat.stream,
+    includeUsage: chat.includeUsage,
+    logprobs: params.topLogprobs !== undefined,
+    choices: chat.choices,
+  });
 }

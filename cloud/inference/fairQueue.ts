@@ -30,7 +30,9 @@ export class FairQueue {
     if (this.running < this.concurrency && this.waiting === 0) return this.grant();
     if (this.waiting >= this.maxWaiting) {
       const seconds = Math.max(1, Math.ceil(((this.waiting + 1) * this.averageMs) / this.concurrency / 1000));
-      throw new InferenceError(429, "rate_limit_exceeded", `the model is busy (${this.waiting} requests waiting); retry in ${seconds} s`, { retryAfter: seconds });
+      throw new InferenceError(429, "rate_limit_exceeded", `the model is busy (${this.waiting} requests waiting); retry in ${seconds} s`, {
+        retryAfter: seconds,
+      });
     }
     return new Promise<() => void>((resolve, reject) => {
       const waiter: Waiter = {

@@ -118,7 +118,11 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
     chat: async (backend, params, options) =>
       backend.kind === "local"
         ? localChat(backend, params, options)
-        : upstreamChat(upstreams, backend.baseUrl, backend.model, params, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts }),
+        : upstreamChat(upstreams, backend.baseUrl, backend.model, params, {
+            stream: options.stream,
+            signal: options.signal,
+            timeouts: settings.upstreamTimeouts,
+          }),
     get device() {
       return worker.device;
     },

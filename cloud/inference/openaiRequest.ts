@@ -27,10 +27,36 @@ const MAX_LOGIT_BIAS_ENTRIES = 1024;
 
 /** Fields the parser reads, and fields OpenAI defines whose only effect is bookkeeping we don't keep. */
 const KNOWN_FIELDS = new Set([
-  "messages", "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "stream",
-  "stream_options", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "response_format",
-  "user", "metadata", "store", "service_tier", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
-  "modalities", "audio", "prediction", "web_search_options",
+  "messages",
+  "model",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "top_p",
+  "seed",
+  "stop",
+  "n",
+  "stream",
+  "stream_options",
+  "presence_penalty",
+  "frequency_penalty",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "response_format",
+  "user",
+  "metadata",
+  "store",
+  "service_tier",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "functions",
+  "function_call",
+  "modalities",
+  "audio",
+  "prediction",
+  "web_search_options",
 ]);
 
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
@@ -74,14 +100,16 @@ export function parseChatRequest(body: unknown): ChatRequest {
   refuseUnsupported(b);
   const tools = parseTools(b);
   if (tools) {
-    if (params.output && tools.choice !== "none") throw invalid("response_format cannot be combined with tools (unless tool_choice is none)", "response_format");
+    if (params.output && tools.choice !== "none")
+      throw invalid("response_format cannot be combined with tools (unless tool_choice is none)", "response_format");
     params.tools = tools;
   }
   if (present(b.stream) && typeof b.stream !== "boolean") throw invalid("stream must be a boolean", "stream");
   const stream = b.stream === true;
   const streamOptions = b.stream_options as { include_usage?: unknown } | undefined | null;
   if (present(streamOptions) && !stream) throw invalid("stream_options is only allowed when stream is true", "stream_options");
-  if (present(streamOptions) && (typeof streamOptions !== "object" || Array.isArray(streamOptions))) throw invalid("stream_options must be an object", "stream_options");
+  if (present(streamOptions) && (typeof streamOptions !== "object" || Array.isArray(streamOptions)))
+    throw invalid("stream_options must be an object", "stream_options");
   return { params, stream, includeUsage: streamOptions?.include_usage === true, choices, ignored: Object.keys(b).filter((k) => !KNOWN_FIELDS.has(k)) };
 }
 
@@ -105,7 +133,8 @@ function parseLogitBias(value: unknown): Record<string, number> {
   if (entries.length > MAX_LOGIT_BIAS_ENTRIES) throw invalid(`logit_bias may hold at most ${MAX_LOGIT_BIAS_ENTRIES} tokens`, "logit_bias");
   for (const [token, bias] of entries) {
     if (!/^\d+$/.test(token)) throw invalid(`logit_bias: "${token}" is not a token id`, "logit_bias");
-    if (typeof bias !== "number" || !Number.isFinite(bias) || bias < -100 || bias > 100) throw invalid(`logit_bias: the bias of token ${token} must be a number from -100 to 100`, "logit_bias");
+    if (typeof bias !== "number" || !Number.isFinite(bias) || bias < -100 || bias > 100)
+      throw invalid(`logit_bias: the bias of token ${token} must be a number from -100 to 100`, "logit_bias");
   }
   return Object.fromEntries(entries) as Record<string, number>;
 }
@@ -190,7 +219,8 @@ function parseStop(value: unknown): string[] {
 }
 
 function number(value: unknown, param: string, min: number, max: number): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) throw invalid(`${param} must be a number from ${min} to ${max}`, param);
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max)
+    throw invalid(`${param} must be a number from ${min} to ${max}`, param);
   return value;
 }
 

@@ -98,7 +98,9 @@ export function completionBody(model: string, choices: CollectedChoice[], usage:
         // OpenAI sends null content beside tool calls when the model wrote no text.
         content: choice.toolCalls.length && !choice.text ? null : choice.text,
         refusal: null,
-        ...(choice.toolCalls.length ? { tool_calls: choice.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+        ...(choice.toolCalls.length
+          ? { tool_calls: choice.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) }
+          : {}),
       },
       logprobs: logprobs ? wireLogprobs(choice.logprobs) : null,
       finish_reason: choice.finishReason,
@@ -154,7 +156,8 @@ async function streamChat(
   // The hot path, a text delta without logprobs, built around the text's JSON: the same bytes as
   // JSON.stringify(chunk(index, { content }, null)), without serialising the fixed fields per token.
   const textFrameEnd = `},"logprobs":null,"finish_reason":null}]${options.includeUsage ? ',"usage":null' : ""}}\n\n`;
-  const textFrameStart = (index: number) => `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(options.model)},"choices":[{"index":${index},"delta":{"content":`;
+  const textFrameStart = (index: number) =>
+    `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(options.model)},"choices":[{"index":${index},"delta":{"content":`;
   const chunk = (index: number, delta: Record<string, unknown>, finishReason: FinishReason | null, logprobs: TokenLogprob[] | null = null) => ({
     id,
     object: "chat.completion.chunk",

@@ -35,9 +35,28 @@ const REFUSED: Record<string, string> = {
 
 /** Fields read here or accepted with no effect (bookkeeping we do not keep). */
 const KNOWN = new Set([
-  "model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "text", "tools", "tool_choice",
-  "parallel_tool_calls", "stream", "store", "metadata", "user", "truncation", "include", "service_tier", "reasoning",
-  "max_tool_calls", "safety_identifier", "prompt_cache_key", "stream_options",
+  "model",
+  "input",
+  "instructions",
+  "max_output_tokens",
+  "temperature",
+  "top_p",
+  "text",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "stream",
+  "store",
+  "metadata",
+  "user",
+  "truncation",
+  "include",
+  "service_tier",
+  "reasoning",
+  "max_tool_calls",
+  "safety_identifier",
+  "prompt_cache_key",
+  "stream_options",
 ]);
 
 /** Chat Completions field → the Responses field a client should be told about. */

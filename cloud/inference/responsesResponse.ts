@@ -18,7 +18,13 @@ import { InferenceError, type ChatEvent, type FinishReason, type ToolCall, type 
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString("hex")}`;
 
-export async function answerResponses(reply: FastifyReply, inference: InferenceService, backend: Backend, request: ResponsesRequest, options: { model: string; queueKey: string }): Promise<void> {
+export async function answerResponses(
+  reply: FastifyReply,
+  inference: InferenceService,
+  backend: Backend,
+  request: ResponsesRequest,
+  options: { model: string; queueKey: string },
+): Promise<void> {
   const clientGone = clientGoneOf(reply.raw);
   const { chat } = request;
   const events = (await inference.chat(backend, chat.params, { stream: chat.stream, queueKey: options.queueKey, signal: clientGone }))[Symbol.asyncIterator]();
@@ -69,7 +75,13 @@ function responseShell(request: ResponsesRequest, model: string) {
 
 function finished(shell: Shell, output: unknown[], finishReason: FinishReason, usage: Usage): Shell {
   const cut = finishReason === "length";
-  return { ...shell, status: cut ? "incomplete" : "completed", incomplete_details: cut ? { reason: "max_output_tokens" } : null, output, usage: wireUsage(usage) };
+  return {
+    ...shell,
+    status: cut ? "incomplete" : "completed",
+    incomplete_details: cut ? { reason: "max_output_tokens" } : null,
+    output,
+    usage: wireUsage(usage),
+  };
 }
 
 function messageItem(id: string, text: string, status: string) {
@@ -123,7 +135,10 @@ async function streamResponse(reply: FastifyReply, shell: Shell, first: Iterator
         if (!message) {
           message = { id: newId("msg"), index: output.length, text: "" };
           output.push(null);
-          send("response.output_item.added", { output_index: message.index, item: { type: "message", id: message.id, status: "in_progress", role: "assistant", content: [] } });
+          send("response.output_item.added", {
+            output_index: message.index,
+            item: { type: "message", id: message.id, status: "in_progress", role: "assistant", content: [] },
+          });
           send("response.content_part.added", { item_id: message.id, output_index: message.index, content_index: 0, part: outputText("") });
         }
         message.text += event.text;

@@ -19,7 +19,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { unsupportedSchemaPart } from "../../engine/infer/json-schema-support.js";
-import { InferenceError, type ChatCall, type ChatMessage, type ChatParams, type ChatStream, type ConversationMessage, type FunctionTool, type ToolCall, type ToolRequest } from "./types.js";
+import {
+  InferenceError,
+  type ChatCall,
+  type ChatMessage,
+  type ChatParams,
+  type ChatStream,
+  type ConversationMessage,
+  type FunctionTool,
+  type ToolCall,
+  type ToolRequest,
+} from "./types.js";
 
 export const TOOL_CALL_MARKER = "<tool_call>";
 /** A call is a few dozen tokens of JSON; the engine's default of 128 may cut it. */
@@ -43,13 +53,19 @@ export function parseTools(b: Record<string, unknown>): ToolRequest | undefined 
     if (names.has(f.name)) throw invalid(`tools: the function name "${f.name}" appears twice`, "tools");
     names.add(f.name);
   }
-  if (present(b.parallel_tool_calls) && typeof b.parallel_tool_calls !== "boolean") throw invalid("parallel_tool_calls must be a boolean", "parallel_tool_calls");
-  return { functions, choice: parseToolChoice(b.tool_choice, names), raw: { tools: b.tools, tool_choice: b.tool_choice ?? undefined, parallel_tool_calls: b.parallel_tool_calls ?? undefined } };
+  if (present(b.parallel_tool_calls) && typeof b.parallel_tool_calls !== "boolean")
+    throw invalid("parallel_tool_calls must be a boolean", "parallel_tool_calls");
+  return {
+    functions,
+    choice: parseToolChoice(b.tool_choice, names),
+    raw: { tools: b.tools, tool_choice: b.tool_choice ?? undefined, parallel_tool_calls: b.parallel_tool_calls ?? undefined },
+  };
 }
 
 function parseFunction(tool: unknown, where: string): FunctionTool {
   const t = tool as { type?: unknown; function?: { name?: unknown; description?: unknown; parameters?: unknown } };
-  if (!t || typeof t !== "object" || t.type !== "function" || !t.function || typeof t.function !== "object") throw invalid(`${where} must be {"type": "function", "function": {...}}`, "tools");
+  if (!t || typeof t !== "object" || t.type !== "function" || !t.function || typeof t.function !== "object")
+    throw invalid(`${where} must be {"type": "function", "function": {...}}`, "tools");
   return functionTool(t.function, `${where}.function`);
 }
 
@@ -69,7 +85,8 @@ function parseToolChoice(value: unknown, names: Set<string>): ToolRequest["choic
   const named = value as { type?: unknown; function?: { name?: unknown }; name?: unknown };
   // Chat Completions: {type: "function", function: {name}}; Responses: {type: "function", name}.
   const name = named?.type === "function" ? (named.function?.name ?? named.name) : undefined;
-  if (typeof name !== "string") throw invalid('tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}', "tool_choice");
+  if (typeof name !== "string")
+    throw invalid('tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}', "tool_choice");
   if (!names.has(name)) throw invalid(`tool_choice names the function "${name}", which is not in tools`, "tool_choice");
   return { name };
 }

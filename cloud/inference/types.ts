@@ -73,9 +73,7 @@ export type ChatEvent =
 export type ChatStream = AsyncIterable<ChatEvent>;
 
 /** Where a target's tokens come from, once the deployment target has been resolved. */
-export type Backend =
-  | { kind: "local"; modelPath: string; adapterPath: string | null }
-  | { kind: "upstream"; baseUrl: string; model: string };
+export type Backend = { kind: "local"; modelPath: string; adapterPath: string | null } | { kind: "upstream"; baseUrl: string; model: string };
 
 /** A failure with the status the client should see (429 queue full, 502/504 upstream, 503 worker died). */
 export class InferenceError extends Error {

@@ -51,7 +51,11 @@ export async function* upstreamChat(
 
   try {
     const body = JSON.stringify(requestBody(model, params, options.stream));
-    const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body), accept: options.stream ? "text/event-stream" : "application/json" };
+    const headers = {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      accept: options.stream ? "text/event-stream" : "application/json",
+    };
     response = await pool.post(pool.target(baseUrl), body, headers, (sent) => (request = sent));
     clearTimeout(timer);
     // Re-armed by every chunk (refresh() moves the same timer, no new one per chunk).
@@ -129,7 +133,9 @@ function requestBody(model: string, p: ChatCall, stream: boolean): Record<string
     body.logprobs = true;
     body.top_logprobs = p.topLogprobs;
   }
-  if (p.output) body.response_format = p.output.type === "json" ? { type: "json_object" } : { type: "json_schema", json_schema: { name: "response", schema: p.output.schema, strict: true } };
+  if (p.output)
+    body.response_format =
+      p.output.type === "json" ? { type: "json_object" } : { type: "json_schema", json_schema: { name: "response", schema: p.output.schema, strict: true } };
   body.stream = stream;
   if (stream) body.stream_options = { include_usage: true };
   return body;

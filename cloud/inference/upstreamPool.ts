@@ -64,7 +64,12 @@ export class UpstreamPool {
    * socket just as it was reused. `onRequest` gets each request sent (the retry too); to cancel
    * one, destroy it with an Error of your own (no errno code), which is never retried.
    */
-  post(target: UpstreamTarget, body: string, headers: http.OutgoingHttpHeaders, onRequest: (request: http.ClientRequest) => void): Promise<http.IncomingMessage> {
+  post(
+    target: UpstreamTarget,
+    body: string,
+    headers: http.OutgoingHttpHeaders,
+    onRequest: (request: http.ClientRequest) => void,
+  ): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       let answered = false;
       const send = (retried: boolean) => {

@@ -23,7 +23,11 @@ export function upstreamToolCalls(value: unknown): ToolCall[] {
   if (!Array.isArray(value)) return [];
   return value
     .filter((c) => typeof c?.function?.name === "string")
-    .map((c) => ({ id: String(c.id ?? ""), name: c.function.name, arguments: typeof c.function.arguments === "string" ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}) }));
+    .map((c) => ({
+      id: String(c.id ?? ""),
+      name: c.function.name,
+      arguments: typeof c.function.arguments === "string" ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
+    }));
 }
 
 /** Streamed `delta.tool_calls`, joined by index (the first delta names the call, later ones append arguments). */

@@ -58,7 +58,13 @@ export class InferenceWorkerProcess {
    * `onAbandonedUsage` hears what a generation cancelled by its client still cost (the child
    * reports the tokens it decoded before it stopped), so a client that leaves is charged for them.
    */
-  generate(modelPath: string, adapterPath: string | null, params: ChatParams, signal?: CancelSignal, onAbandonedUsage?: (usage: Usage) => void): Channel<ChatEvent> {
+  generate(
+    modelPath: string,
+    adapterPath: string | null,
+    params: ChatParams,
+    signal?: CancelSignal,
+    onAbandonedUsage?: (usage: Usage) => void,
+  ): Channel<ChatEvent> {
     const id = this.nextId++;
     const channel = new Channel<ChatEvent>();
     this.pending.set(id, { channel });
@@ -124,12 +130,21 @@ export class InferenceWorkerProcess {
     let timer: NodeJS.Timeout | undefined;
     const started = new Promise<void>((resolve, reject) => {
       child.on("message", (message: FromWorker) => message.type === "ready" && resolve());
-      child.once("exit", (code, signal) => reject(new InferenceError(503, "inference_unavailable", `the inference worker failed to start (${signal ?? `exit ${code}`})`)));
+      child.once("exit", (code, signal) =>
+        reject(new InferenceError(503, "inference_unavailable", `the inference worker failed to start (${signal ?? `exit ${code}`})`)),
+      );
       // A child that never answers (a native binding stuck loading, a wedged disk) must not leave every
       // request waiting forever: kill it, which restarts it with backoff like any other exit.
       timer = setTimeout(() => {
         const seconds = Math.round(this.startTimeoutMs / 100) / 10;
-        reject(new InferenceError(503, "inference_unavailable", `the inference worker did not start within ${seconds} s; it is being restarted, retry the request (see the cloud's log)`, { retryAfter: 5 }));
+        reject(
+          new InferenceError(
+            503,
+            "inference_unavailable",
+            `the inference worker did not start within ${seconds} s; it is being restarted, retry the request (see the cloud's log)`,
+            { retryAfter: 5 },
+          ),
+        );
         this.log(`inference worker did not start within ${seconds} s; killing it`);
         child.kill("SIGKILL");
       }, this.startTimeoutMs);
@@ -181,7 +196,11 @@ export class InferenceWorkerProcess {
     this.ready = null;
     this.deviceReport = null;
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
-    this.failAll(new InferenceError(503, "inference_worker_crashed", `the inference worker stopped (${how}) while answering; it is restarting, retry the request`, { retryAfter: 1 }));
+    this.failAll(
+      new InferenceError(503, "inference_worker_crashed", `the inference worker stopped (${how}) while answering; it is restarting, retry the request`, {
+        retryAfter: 1,
+      }),
+    );
     if (this.closing) return;
     this.log(`inference worker exited (${how}); restarting`);
     // Restart at once the first time, then back off so a crash loop does not spin the CPU.

@@ -20,7 +20,8 @@ export async function loadOrCreateKeys(dataDir: string): Promise<ProviderKeys> {
   const file = keysFilePath(dataDir);
   const existing = await readJsonFile<ProviderKeys>(file);
   if (existing) {
-    if (!isProviderKeys(existing)) throw new Error(`${file} is not a valid OAuth key file; delete it to generate new keys (signed-in browsers must approve again)`);
+    if (!isProviderKeys(existing))
+      throw new Error(`${file} is not a valid OAuth key file; delete it to generate new keys (signed-in browsers must approve again)`);
     // The file holds secrets: repair a mode loosened by hand or by a backup tool.
     await fs.chmod(file, 0o600);
     return existing;

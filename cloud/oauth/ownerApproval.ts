@@ -20,13 +20,17 @@ const MAX_FORM_BYTES = 4096;
 
 export async function approveAsOwner(ctx: CloudContext, provider: Provider, ownerKey: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const form = await readForm(req);
-  if (!form) return answer(res, 400, { error: "invalid_request", error_description: "send user_code and proof as application/x-www-form-urlencoded (at most 4 KiB)" });
+  if (!form)
+    return answer(res, 400, { error: "invalid_request", error_description: "send user_code and proof as application/x-www-form-urlencoded (at most 4 KiB)" });
   const userCode = form.get("user_code") ?? "";
   const proof = form.get("proof") ?? "";
   if (!userCode || !proof) return answer(res, 400, { error: "invalid_request", error_description: "user_code and proof are required" });
   // The proof is checked before the code is looked up, so nobody without the key learns which codes exist.
   if (!sameText(proof, ownerApprovalProof(ownerKey, userCode))) {
-    return answer(res, 403, { error: "access_denied", error_description: "the proof was not made with this cloud's owner key; run `svc login --approve` as the user who runs the cloud" });
+    return answer(res, 403, {
+      error: "access_denied",
+      error_description: "the proof was not made with this cloud's owner key; run `svc login --approve` as the user who runs the cloud",
+    });
   }
   const code = await provider.DeviceCode.findByUserCode(normalizeUserCode(userCode), { ignoreExpiration: true });
   if (!code || code.clientId !== OAUTH_CLIENT_ID) return answer(res, 404, { error: "invalid_grant", error_description: "no sign-in request has that code" });

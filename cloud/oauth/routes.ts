@@ -50,7 +50,12 @@ export function mountOAuthRoutes(app: FastifyInstance, handlers: OAuthHandlers):
     onRequest: hijacked((request, res) => handlers.interaction((request.params as { uid: string }).uid, request.raw, res)),
     handler: unreachable,
   });
-  app.route({ method: "POST", url: OAUTH_ROUTES.ownerApproval, onRequest: hijacked((request, res) => handlers.ownerApproval(request.raw, res)), handler: unreachable });
+  app.route({
+    method: "POST",
+    url: OAUTH_ROUTES.ownerApproval,
+    onRequest: hijacked((request, res) => handlers.ownerApproval(request.raw, res)),
+    handler: unreachable,
+  });
 }
 
 function hijacked(handle: (request: FastifyRequest, res: ServerResponse) => Promise<void>) {

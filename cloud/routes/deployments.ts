@@ -12,7 +12,11 @@ import { serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
 
 /** `servedOn` tells the detail route what answers a target (cloud/inference/servedOn.ts). */
-export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext, servedOn: (target: DeploymentTarget) => Promise<ServedOn | undefined> = async () => undefined): void {
+export function deploymentRoutes(
+  app: FastifyInstance,
+  ctx: CloudContext,
+  servedOn: (target: DeploymentTarget) => Promise<ServedOn | undefined> = async () => undefined,
+): void {
   /** The deployment `:id` names, in the request's project scope (404 outside it). */
   const deploymentOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) =>
     requireDeployment(ctx, await projectScope(ctx, request, request.query.projectId), request.params.id);
@@ -65,7 +69,10 @@ export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext, served
       const row = await deploymentOf(request);
       const { label, ...rules } = request.body;
       if (label !== undefined && !isValidKeyLabel(label)) throw badRequest(KEY_LABEL_RULE);
-      const key = await updateKey(ctx, row.id, request.params.keyId, { ...ruleColumns(rules), ...(label !== undefined ? { label: normalizeKeyLabel(label) } : {}) });
+      const key = await updateKey(ctx, row.id, request.params.keyId, {
+        ...ruleColumns(rules),
+        ...(label !== undefined ? { label: normalizeKeyLabel(label) } : {}),
+      });
       ctx.deploymentChanges.changed(row.slug);
       return key;
     },

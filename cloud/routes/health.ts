@@ -15,7 +15,13 @@ export interface DrainListener {
  * `inferenceDevice` is what llama.cpp decodes on, shown in /readyz (null until the inference child has loaded it): it
  * tells an operator whether the GPU serves without reading the log.
  */
-export function healthRoutes(app: FastifyInstance, ctx: CloudContext, isReady: () => boolean, drain?: DrainListener, inferenceDevice: () => InferenceDeviceReport | null = () => null): void {
+export function healthRoutes(
+  app: FastifyInstance,
+  ctx: CloudContext,
+  isReady: () => boolean,
+  drain?: DrainListener,
+  inferenceDevice: () => InferenceDeviceReport | null = () => null,
+): void {
   // `svc cloud stop`'s graceful stop on every OS (a signal on Windows is a hard kill). Not in the API contract: it is
   // the daemon's own, like /readyz, and answers only the holder of the data dir's drain token.
   app.post(DRAIN_ROUTE, async (request, reply) => {

@@ -18,7 +18,9 @@ import { badRequest, HttpError, notFound } from "../http/errors.js";
 
 const ArtifactQuery = Type.Object({
   name: Type.String({ pattern: "^[A-Za-z0-9._-]{1,120}$", errorMessage: "name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'" }),
-  kind: Type.Union([Type.Literal("checkpoint"), Type.Literal("adapter"), Type.Literal("file")], { errorMessage: 'kind must be "checkpoint", "adapter" or "file"' }),
+  kind: Type.Union([Type.Literal("checkpoint"), Type.Literal("adapter"), Type.Literal("file")], {
+    errorMessage: 'kind must be "checkpoint", "adapter" or "file"',
+  }),
   step: Type.Integer({ minimum: 0, errorMessage: "step must be a non-negative integer" }),
   claim: Type.Integer({ minimum: 1, errorMessage: "claim must be the claim number of the job's assignment" }),
   /** With the file's sha256 the upload is resumable: bytes of a dropped attempt are kept, and `offset` continues them. */
@@ -53,12 +55,20 @@ export function workerFileRoutes(app: FastifyInstance, ctx: CloudContext): void 
   // How much of a resumable upload (one file, by its sha256) the cloud holds: where the worker's next attempt starts.
   serveRoute(
     app,
-    route({ method: "GET", path: "/v1/worker/jobs/:id/artifacts/:name/received", query: ReceivedQuery, response: Type.Object({ receivedBytes: Type.Integer() }) }),
+    route({
+      method: "GET",
+      path: "/v1/worker/jobs/:id/artifacts/:name/received",
+      query: ReceivedQuery,
+      response: Type.Object({ receivedBytes: Type.Integer() }),
+    }),
     async (request) => {
       await requireWorker(ctx, request);
       const job = await requireCurrentClaim(ctx, request.params.id, request.query.claim);
       const name = artifactName(request.params.name);
-      const size = await fs.stat(partPath(ctx, job.id, name, request.query.sha256)).then((stat) => stat.size, () => 0);
+      const size = await fs.stat(partPath(ctx, job.id, name, request.query.sha256)).then(
+        (stat) => stat.size,
+        () => 0,
+      );
       return { receivedBytes: size };
     },
   );
@@ -78,15 +88,23 @@ export function workerFileRoutes(app: FastifyInstance, ctx: CloudContext): void 
       const file = path.join(dir, name);
       const temp = sha256 ? partPath(ctx, job.id, name, sha256) : `${file}.${newId()}.part`;
       if (sha256) {
-        const received = await fs.stat(temp).then((stat) => stat.size, () => 0);
-        if (offset !== received) throw new HttpError(409, "upload_offset_mismatch", `the cloud holds ${received} bytes of ${name}; an upload at offset ${offset} cannot continue it`);
+        const received = await fs.stat(temp).then(
+          (stat) => stat.size,
+          () => 0,
+        );
+        if (offset !== received)
+          throw new HttpError(409, "upload_offset_mismatch", `the cloud holds ${received} bytes of ${name}; an upload at offset ${offset} cannot continue it`);
       } else if (offset !== 0) {
         throw badRequest("offset needs sha256: only an upload that names its content can be resumed");
       }
       try {
         // The body is a raw stream (no parser buffers it): count it, and stop at the first byte past the limit
         // instead of writing the whole oversized upload to disk first.
-        await pipeline(request.body as NodeJS.ReadableStream, byteLimit(ctx.limits.artifactBytes - offset), createWriteStream(temp, { flags: offset > 0 ? "a" : "w" }));
+        await pipeline(
+          request.body as NodeJS.ReadableStream,
+          byteLimit(ctx.limits.artifactBytes - offset),
+          createWriteStream(temp, { flags: offset > 0 ? "a" : "w" }),
+        );
       } catch (err) {
         // A resumable upload keeps what arrived (the worker continues it), unless it is refused outright.
         if (!sha256 || err instanceof HttpError) await fs.rm(temp, { force: true });
@@ -117,7 +135,8 @@ function partPath(ctx: CloudContext, jobId: string, name: string, sha256: string
 
 /** A path segment that is an artifact name (the same rule as the upload's `name`), else a 400. */
 function artifactName(name: string): string {
-  if (!/^[A-Za-z0-9._-]{1,120}$/.test(name) || name === "." || name === "..") throw badRequest("name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'");
+  if (!/^[A-Za-z0-9._-]{1,120}$/.test(name) || name === "." || name === "..")
+    throw badRequest("name must be 1-120 characters of A-Z, a-z, 0-9, '.', '_' and '-'");
   return name;
 }
 

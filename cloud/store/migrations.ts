@@ -183,10 +183,20 @@ const baseModelFacts: Migration = {
  */
 const jobClaims: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.alterTable("jobs").addColumn("claim", "integer", (c) => c.notNull().defaultTo(0)).execute();
-    await db.schema.alterTable("jobs").addColumn("worker_seq", "integer", (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable("jobs")
+      .addColumn("claim", "integer", (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .alterTable("jobs")
+      .addColumn("worker_seq", "integer", (c) => c.notNull().defaultTo(0))
+      .execute();
     // Jobs claimed before this migration: their worker numbered its events in last_seq.
-    await db.updateTable("jobs").set((eb: any) => ({ worker_seq: eb.ref("last_seq"), claim: 1 })).where("worker_id", "is not", null).execute();
+    await db
+      .updateTable("jobs")
+      .set((eb: any) => ({ worker_seq: eb.ref("last_seq"), claim: 1 }))
+      .where("worker_id", "is not", null)
+      .execute();
   },
 };
 
@@ -212,7 +222,11 @@ const jobListVersions: Migration = {
  */
 const writeProbe: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.createTable("write_probe").addColumn("id", "integer", (c) => c.primaryKey()).addColumn("at", "text", (c) => c.notNull()).execute();
+    await db.schema
+      .createTable("write_probe")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("at", "text", (c) => c.notNull())
+      .execute();
   },
 };
 

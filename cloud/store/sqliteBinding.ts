@@ -10,7 +10,7 @@ export class SqliteBindingMissingError extends Error {}
 export const SQLITE_BINDING_FIX =
   "better-sqlite3 has no native binding: its install script did not run (npm skips the install scripts a project has not approved, and all of them under --ignore-scripts). " +
   "In your project run:\n  npm install-scripts approve better-sqlite3\n  npm rebuild better-sqlite3\n" +
-  "(README, \"Install scripts\"; or set SVC_DATABASE_URL to use PostgreSQL instead)";
+  '(README, "Install scripts"; or set SVC_DATABASE_URL to use PostgreSQL instead)';
 
 const MISSING_BINDING = /Could not locate the bindings file|better_sqlite3\.node/;
 

@@ -61,7 +61,9 @@ async function receivedBytes(uploadUrl: string, token: string, artifact: Artifac
     if (!res.ok) throw await failure(res, `uploading ${artifact.name} failed`);
     return ((await res.json()) as { receivedBytes: number }).receivedBytes;
   } catch (err) {
-    throw err instanceof TransferRefused || (err as Error).message.startsWith("uploading ") ? err : new Error(`uploading ${artifact.name} failed: ${(err as Error).message}`);
+    throw err instanceof TransferRefused || (err as Error).message.startsWith("uploading ")
+      ? err
+      : new Error(`uploading ${artifact.name} failed: ${(err as Error).message}`);
   }
 }
 
@@ -89,7 +91,8 @@ export async function cloudRefusal(res: Response): Promise<{ message: string; co
   const text = await res.text();
   try {
     const error = (JSON.parse(text) as { error?: { message?: unknown; code?: unknown } }).error;
-    if (typeof error?.message === "string") return { message: `${error.message} (HTTP ${res.status})`, code: typeof error.code === "string" ? error.code : undefined };
+    if (typeof error?.message === "string")
+      return { message: `${error.message} (HTTP ${res.status})`, code: typeof error.code === "string" ? error.code : undefined };
   } catch {
     // not the cloud's envelope: fall through to the raw body
   }

@@ -108,7 +108,9 @@ async function download(model: AssignedModel, source: BaseModelSource): Promise<
     const res = await fetch(source.url, { headers: { authorization: `Bearer ${source.token}` }, signal: stall.signal });
     if (!res.ok || !res.body) throw new Error(`downloading the base model ${model.name} failed: HTTP ${res.status}`);
     // Streamed to disk: a base model may be larger than this worker's free memory.
-    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), hashing, createWriteStream(part), { signal: stall.signal });
+    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), hashing, createWriteStream(part), {
+      signal: stall.signal,
+    });
     const sha256 = hash.digest("hex");
     await fs.rename(part, path.join(source.cacheDir, `${sha256}.gguf`));
     return sha256;

@@ -73,7 +73,12 @@ export class WorkerHub {
   constructor(private readonly ctx: CloudContext) {
     const cluster = ctx.cluster;
     if (!cluster?.shared) return;
-    this.leases = new LeaseTracker(ctx, RECONNECT_GRACE_MS, () => this.heldJobs(), (jobId, workerName) => this.failOrphan(jobId, workerName));
+    this.leases = new LeaseTracker(
+      ctx,
+      RECONNECT_GRACE_MS,
+      () => this.heldJobs(),
+      (jobId, workerName) => this.failOrphan(jobId, workerName),
+    );
     cluster.on("queued", () => void this.jobQueued());
     cluster.on("cancel", (message) => void this.cancelLocally(String(message.jobId)));
     cluster.on("holding", (message) => this.leases?.heldElsewhere(Array.isArray(message.jobs) ? message.jobs.map(String) : []));
@@ -198,7 +203,16 @@ export class WorkerHub {
       if ("error" in parsed) return socket.close(1008, parsed.error);
       const { message } = parsed;
       if (message.type === "hello") {
-        worker = { socket, queue: [], storing: false, broken: false, workerId: message.workerId, name: message.name, idle: false, jobs: new Set(message.holding) };
+        worker = {
+          socket,
+          queue: [],
+          storing: false,
+          broken: false,
+          workerId: message.workerId,
+          name: message.name,
+          idle: false,
+          jobs: new Set(message.holding),
+        };
         this.workers.set(message.workerId, worker);
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
         this.leases?.heldHere(message.holding);
@@ -233,12 +247,19 @@ export class WorkerHub {
         try {
           outcomes = await appendJobEvents(
             this.ctx,
-            group.map((frame) => ({ jobId: frame.jobId, type: frame.eventType, data: frame.data, origin: { kind: "worker", claim: frame.claim, seq: frame.seq } })),
+            group.map((frame) => ({
+              jobId: frame.jobId,
+              type: frame.eventType,
+              data: frame.data,
+              origin: { kind: "worker", claim: frame.claim, seq: frame.seq },
+            })),
           );
         } catch (err) {
           // Not the worker's fault (disk full, database gone): nothing of the group was stored
           // or acknowledged; the worker resends it all, in order, after reconnecting.
-          console.error(`svc cloud: could not store ${group.length} event(s) from worker ${worker.name}: ${(err as Error).message}; the worker will resend them`);
+          console.error(
+            `svc cloud: could not store ${group.length} event(s) from worker ${worker.name}: ${(err as Error).message}; the worker will resend them`,
+          );
           worker.broken = true;
           worker.queue = [];
           worker.socket.close(1011, "could not store an event; reconnect and resend");

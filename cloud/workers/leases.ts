@@ -84,12 +84,7 @@ export class LeaseTracker {
   }
 
   private claimedJobs() {
-    return this.ctx.db
-      .selectFrom("jobs")
-      .select(["id", "worker_id"])
-      .where("status", "in", ["queued", "running"])
-      .where("worker_id", "is not", null)
-      .execute();
+    return this.ctx.db.selectFrom("jobs").select(["id", "worker_id"]).where("status", "in", ["queued", "running"]).where("worker_id", "is not", null).execute();
   }
 }
 

@@ -179,10 +179,16 @@ export class WorkerLink {
     if (message.type === "ack" || message.type === "nack") {
       if (message.type === "ack") this.dropsWithoutProgress = 0;
       const frames = this.outbox.get(message.jobId) ?? [];
-      this.outbox.set(message.jobId, frames.filter((f) => f.seq > message.seq));
+      this.outbox.set(
+        message.jobId,
+        frames.filter((f) => f.seq > message.seq),
+      );
       const waiters = this.ackWaiters.get(message.jobId) ?? [];
       for (const w of waiters) if (w.seq <= message.seq) w.resolve();
-      this.ackWaiters.set(message.jobId, waiters.filter((w) => w.seq > message.seq));
+      this.ackWaiters.set(
+        message.jobId,
+        waiters.filter((w) => w.seq > message.seq),
+      );
       this.dropIfAnswered(message.jobId);
       if (message.type === "ack") return;
       this.options.log?.(`the cloud refused event ${message.seq} of job ${message.jobId}: ${message.error}`);

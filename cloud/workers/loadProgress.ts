@@ -22,4 +22,3 @@ function byteSize(bytes: number, scale: number): string {
   if (scale < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
   return `${(bytes / 1e9).toFixed(bytes < 1e9 ? 2 : 1)} GB`;
 }
-

@@ -21,12 +21,16 @@ export function startLocalWorkers(options: { count: number; cloudUrl: string; to
 
   const launch = (index: number, restarts: number) => {
     const name = `local-${index + 1}`;
-    const child = spawnNodeCommand(nodeScriptCommand(cli, process.execPath), ["worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work"), "--shared-files"], {
-      // The token travels in the environment, not argv, where `ps` would show it.
-      env: { ...process.env, SVC_WORKER_TOKEN: options.token },
-      // The IPC channel carries the stop request (sdk/platform/stop.ts).
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
+    const child = spawnNodeCommand(
+      nodeScriptCommand(cli, process.execPath),
+      ["worker", "--cloud", options.cloudUrl, "--name", name, "--work-dir", path.join(options.dataDir, "work"), "--shared-files"],
+      {
+        // The token travels in the environment, not argv, where `ps` would show it.
+        env: { ...process.env, SVC_WORKER_TOKEN: options.token },
+        // The IPC channel carries the stop request (sdk/platform/stop.ts).
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      },
+    );
     children.add(child);
     child.on("exit", (code, signal) => {
       children.delete(child);

@@ -37,7 +37,11 @@ export type WorkerMessage = Static<typeof WorkerMessage>;
 
 const checkFrame = TypeCompiler.Compile(WorkerMessage);
 /** One checker per frame type: its errors name the field, where the union's only say "no branch matched". */
-const checkByType = { hello: TypeCompiler.Compile(WorkerMessage.anyOf[0]), ready: TypeCompiler.Compile(WorkerMessage.anyOf[1]), event: TypeCompiler.Compile(WorkerMessage.anyOf[2]) };
+const checkByType = {
+  hello: TypeCompiler.Compile(WorkerMessage.anyOf[0]),
+  ready: TypeCompiler.Compile(WorkerMessage.anyOf[1]),
+  event: TypeCompiler.Compile(WorkerMessage.anyOf[2]),
+};
 
 /**
  * A frame's text as a WorkerMessage, or the reason it is not one, short enough for a WebSocket

@@ -18,7 +18,10 @@ export function stallTimeout(idleMs: number, what: string): StallTimeout {
   let timer: NodeJS.Timeout;
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(new Error(`${what} stalled: no data for ${idleMs >= 1000 ? `${Math.round(idleMs / 1000)} s` : `${idleMs} ms`}`)), idleMs);
+    timer = setTimeout(
+      () => controller.abort(new Error(`${what} stalled: no data for ${idleMs >= 1000 ? `${Math.round(idleMs / 1000)} s` : `${idleMs} ms`}`)),
+      idleMs,
+    );
   };
   arm();
   return {

@@ -149,7 +149,13 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const modelPath = base.file;
     // The job's own choice (svc start under SVC_TRAIN_BACKEND=...) wins over the worker's default.
     const choice = config.backend ? parseBackendChoice(config.backend, "config.backend") : (options.backend ?? "auto");
-    const { backend, reason } = await chooseBackend(choice, { device: options.device, dtype: config.dtype, checkpointActivations: config.gradientCheckpointing, log, ranks: options.ranks });
+    const { backend, reason } = await chooseBackend(choice, {
+      device: options.device,
+      dtype: config.dtype,
+      checkpointActivations: config.gradientCheckpointing,
+      log,
+      ranks: options.ranks,
+    });
     try {
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {
@@ -227,7 +233,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       });
       if (result.stoppedEarly) {
         const { step, metric, bestStep, bestValue } = result.stoppedEarly;
-        void emit("training.progress", { message: `early stopping at step ${step}: ${metric} has not improved for ${config.earlyStopping.patience} evaluations (best ${bestValue.toFixed(4)} at step ${bestStep})` });
+        void emit("training.progress", {
+          message: `early stopping at step ${step}: ${metric} has not improved for ${config.earlyStopping.patience} evaluations (best ${bestValue.toFixed(4)} at step ${bestStep})`,
+        });
       }
       if (result.status === "aborted") {
         await emit("training.cancelled", { reason: "cancelled by user", step: result.steps });
@@ -246,7 +254,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         uploadUrl: assign.artifactUploadUrl,
         pid: process.pid,
         worker: options.name,
-        artifacts: await Promise.all(finalFiles.map(async (a) => ({ ...a, sha256: await fileSha256(a.file), bytes: (await fs.stat(a.file)).size, acknowledged: false }))),
+        artifacts: await Promise.all(
+          finalFiles.map(async (a) => ({ ...a, sha256: await fileSha256(a.file), bytes: (await fs.stat(a.file)).size, acknowledged: false })),
+        ),
         completed: {
           artifacts: result.artifacts.length,
           steps: result.steps,
@@ -260,8 +270,13 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       // From here the work dir holds the only copy of the adapter until the cloud acknowledges it.
       await writePendingUpload(dir, manifest);
       keepDir = true;
-      for (const artifact of manifest.artifacts) log(`job ${job.id}: ${artifact.name} (sha256 ${artifact.sha256}, ${artifact.bytes} bytes) is written; uploading`);
-      const delivery = await deliverArtifacts({ uploadUrl, token: options.token, log, warn: (message) => void emit("training.progress", { message, level: "warning" }) }, dir, manifest);
+      for (const artifact of manifest.artifacts)
+        log(`job ${job.id}: ${artifact.name} (sha256 ${artifact.sha256}, ${artifact.bytes} bytes) is written; uploading`);
+      const delivery = await deliverArtifacts(
+        { uploadUrl, token: options.token, log, warn: (message) => void emit("training.progress", { message, level: "warning" }) },
+        dir,
+        manifest,
+      );
       keepDir = false;
       if (delivery.kind === "refused") {
         if (endedElsewhere(delivery.error)) return void log(`job ${job.id}: ${delivery.error.message}; the adapter is dropped`);
@@ -297,12 +312,13 @@ async function download(options: TrainerWorkerOptions, url: string | null, what:
   // A dropped link or a restarting cloud is retried like an upload; a refusal (say, a 404) is not.
   return withTransferRetries(async () => {
     // Datasets are bounded by the upload limit (50 MiB by default): one overall deadline is enough.
-    const res = await fetch(throughCloud(options.cloudUrl, url), { headers: { authorization: `Bearer ${options.token}` }, signal: AbortSignal.timeout(workerStallMs() * 5) });
+    const res = await fetch(throughCloud(options.cloudUrl, url), {
+      headers: { authorization: `Bearer ${options.token}` },
+      signal: AbortSignal.timeout(workerStallMs() * 5),
+    });
     if (res.ok) return res.text();
     await res.body?.cancel();
     const message = `downloading the ${what} failed: HTTP ${res.status}`;
     throw isTransientStatus(res.status) ? new Error(message) : new TransferRefused(message, res.status, undefined);
   });
 }
-
-

@@ -45,7 +45,14 @@ export async function chooseBackend(choice: BackendChoice, options: ChooseOption
     if (choice === 'torch' || options.ranks) throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
     return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
   }
-  const backend = await startTorchBackend({ python: found.python, device: options.device, dtype: options.dtype, checkpointActivations: options.checkpointActivations, log: options.log, ranks: options.ranks });
+  const backend = await startTorchBackend({
+    python: found.python,
+    device: options.device,
+    dtype: options.dtype,
+    checkpointActivations: options.checkpointActivations,
+    log: options.log,
+    ranks: options.ranks,
+  });
   const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
   const ranks = (backend.info.worldSize ?? 1) > 1 ? ` × ${backend.info.worldSize} ranks (${options.ranks?.backend})` : '';
   return { backend, reason: `${why}; training on ${backend.info.device}${ranks}` };

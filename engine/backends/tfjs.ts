@@ -39,7 +39,9 @@ export function estimateTfjsMemory(config: ModelConfig, parameters: number, batc
 /** tfjs implements the llama family only; any other architecture is the torch backend's. */
 export function assertTfjsTrains(config: ModelConfig): void {
   if (!isLlamaFamily(config.architecture)) {
-    throw new Error(`${config.architecture} models train on the torch backend (transformers), not tfjs: run \`svc setup torch\`, then train with SVC_TRAIN_BACKEND=auto or torch`);
+    throw new Error(
+      `${config.architecture} models train on the torch backend (transformers), not tfjs: run \`svc setup torch\`, then train with SVC_TRAIN_BACKEND=auto or torch`,
+    );
   }
 }
 

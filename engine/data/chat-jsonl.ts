@@ -66,7 +66,10 @@ function tooLongMessage(tokens: number, limit: number, tokenizer: ChatTokenizer)
 
 export class DatasetValidationError extends Error {
   readonly code = 'invalid_dataset';
-  constructor(readonly issues: DatasetIssue[], name = 'dataset') {
+  constructor(
+    readonly issues: DatasetIssue[],
+    name = 'dataset',
+  ) {
     super(DatasetValidationError.describe(issues, name));
   }
 
@@ -177,8 +180,10 @@ export function tokenizeExamples(
       continue;
     }
     const cut = { ids: rendered.ids.slice(0, contextLength), lossMask: rendered.lossMask.slice(0, contextLength) };
-    if (overflow === 'reject') issues.push({ line: example.line, message: `conversation is ${rendered.ids.length} tokens, longer than the limit of ${contextLength} tokens` });
-    else if (!cut.lossMask.slice(1).some((m) => m === 1)) issues.push({ line: example.line, message: 'no assistant tokens left after truncating to the context' });
+    if (overflow === 'reject')
+      issues.push({ line: example.line, message: `conversation is ${rendered.ids.length} tokens, longer than the limit of ${contextLength} tokens` });
+    else if (!cut.lossMask.slice(1).some((m) => m === 1))
+      issues.push({ line: example.line, message: 'no assistant tokens left after truncating to the context' });
     else out.push(cut);
   }
   if (issues.length) throw new DatasetValidationError(issues);

@@ -11,9 +11,13 @@
  * This file imports nothing heavy: the dataset validator and the SDK depend on the type only.
  */
 import {
-  END_ID, PAD_ID, VOCAB_SIZE,
-  renderChat as renderByteChat, renderGenerationPrompt as renderByteGenerationPrompt,
-  type ChatMessage, type RenderedChat,
+  END_ID,
+  PAD_ID,
+  VOCAB_SIZE,
+  renderChat as renderByteChat,
+  renderGenerationPrompt as renderByteGenerationPrompt,
+  type ChatMessage,
+  type RenderedChat,
 } from '../tokenizer.js';
 
 export type { ChatMessage, RenderedChat } from '../tokenizer.js';

@@ -52,7 +52,13 @@ export async function writeAdapterGguf(path: string, adapter: AdapterToSave): Pr
 }
 
 /** Writes a tfjs adapter as GGUF (and adapter_config.json when `configPath` is given). */
-export async function saveAdapter(adapter: LoraAdapter, baseModelName: string, ggufPath: string, configPath?: string, architecture: Architecture = 'llama'): Promise<void> {
+export async function saveAdapter(
+  adapter: LoraAdapter,
+  baseModelName: string,
+  ggufPath: string,
+  configPath?: string,
+  architecture: Architecture = 'llama',
+): Promise<void> {
   await writeAdapterGguf(ggufPath, { config: adapter.config, tensors: loraTensorsFromAdapter(adapter), architecture, baseModelName });
   if (configPath) await writeFile(configPath, JSON.stringify(peftAdapterConfig(adapter.config, baseModelName), null, 2) + '\n');
 }

@@ -31,19 +31,34 @@ export function dequantize(type: number, bytes: Uint8Array, count: number): Floa
   if (bytes.length < needed) throw new Error(`dequantize: ${count} values need ${needed} bytes, got ${bytes.length}`);
   const out = new Float32Array(count);
   switch (type) {
-    case GgmlType.F32: new Uint8Array(out.buffer).set(bytes.subarray(0, needed)); break;
-    case GgmlType.F16: for (let i = 0; i < count; i++) out[i] = f16At(bytes, 2 * i); break;
+    case GgmlType.F32:
+      new Uint8Array(out.buffer).set(bytes.subarray(0, needed));
+      break;
+    case GgmlType.F16:
+      for (let i = 0; i < count; i++) out[i] = f16At(bytes, 2 * i);
+      break;
     case GgmlType.BF16: {
       const bits = new Uint32Array(out.buffer);
       for (let i = 0; i < count; i++) bits[i] = ((bytes[2 * i] | (bytes[2 * i + 1] << 8)) << 16) >>> 0;
       break;
     }
-    case GgmlType.Q8_0: q8_0(bytes, out); break;
-    case GgmlType.Q4_0: q4_0(bytes, out); break;
-    case GgmlType.Q4_K: q4_k(bytes, out); break;
-    case GgmlType.Q5_K: q5_k(bytes, out); break;
-    case GgmlType.Q6_K: q6_k(bytes, out); break;
-    default: throw new Error(`internal: no dequantizer for ggml type ${type}`);
+    case GgmlType.Q8_0:
+      q8_0(bytes, out);
+      break;
+    case GgmlType.Q4_0:
+      q4_0(bytes, out);
+      break;
+    case GgmlType.Q4_K:
+      q4_k(bytes, out);
+      break;
+    case GgmlType.Q5_K:
+      q5_k(bytes, out);
+      break;
+    case GgmlType.Q6_K:
+      q6_k(bytes, out);
+      break;
+    default:
+      throw new Error(`internal: no dequantizer for ggml type ${type}`);
   }
   return out;
 }
@@ -88,9 +103,12 @@ function q4_k(b: Uint8Array, out: Float32Array): void {
     const scales = at + 4;
     const qs = at + 16;
     for (let j = 0; j < 4; j++) {
-      const d1 = Math.fround(d * scaleAt(b, scales, 2 * j)), m1 = Math.fround(dmin * minAt(b, scales, 2 * j));
-      const d2 = Math.fround(d * scaleAt(b, scales, 2 * j + 1)), m2 = Math.fround(dmin * minAt(b, scales, 2 * j + 1));
-      const q = qs + 32 * j, o = y + 64 * j;
+      const d1 = Math.fround(d * scaleAt(b, scales, 2 * j)),
+        m1 = Math.fround(dmin * minAt(b, scales, 2 * j));
+      const d2 = Math.fround(d * scaleAt(b, scales, 2 * j + 1)),
+        m2 = Math.fround(dmin * minAt(b, scales, 2 * j + 1));
+      const q = qs + 32 * j,
+        o = y + 64 * j;
       for (let l = 0; l < 32; l++) {
         out[o + l] = d1 * (b[q + l] & 0xf) - m1;
         out[o + 32 + l] = d2 * (b[q + l] >> 4) - m2;
@@ -108,10 +126,14 @@ function q5_k(b: Uint8Array, out: Float32Array): void {
     const qh = at + 16;
     const qs = at + 48;
     for (let j = 0; j < 4; j++) {
-      const d1 = Math.fround(d * scaleAt(b, scales, 2 * j)), m1 = Math.fround(dmin * minAt(b, scales, 2 * j));
-      const d2 = Math.fround(d * scaleAt(b, scales, 2 * j + 1)), m2 = Math.fround(dmin * minAt(b, scales, 2 * j + 1));
-      const u1 = 1 << (2 * j), u2 = 2 << (2 * j);
-      const q = qs + 32 * j, o = y + 64 * j;
+      const d1 = Math.fround(d * scaleAt(b, scales, 2 * j)),
+        m1 = Math.fround(dmin * minAt(b, scales, 2 * j));
+      const d2 = Math.fround(d * scaleAt(b, scales, 2 * j + 1)),
+        m2 = Math.fround(dmin * minAt(b, scales, 2 * j + 1));
+      const u1 = 1 << (2 * j),
+        u2 = 2 << (2 * j);
+      const q = qs + 32 * j,
+        o = y + 64 * j;
       for (let l = 0; l < 32; l++) {
         const h = b[qh + l];
         out[o + l] = d1 * ((b[q + l] & 0xf) + (h & u1 ? 16 : 0)) - m1;
@@ -126,13 +148,20 @@ function q6_k(b: Uint8Array, out: Float32Array): void {
   for (let at = 0, y = 0; y < out.length; at += 210, y += 256) {
     const d = f16At(b, at + 208);
     for (let n = 0; n < 2; n++) {
-      const ql = at + 64 * n, qh = at + 128 + 32 * n, sc = at + 192 + 8 * n, o = y + 128 * n;
+      const ql = at + 64 * n,
+        qh = at + 128 + 32 * n,
+        sc = at + 192 + 8 * n,
+        o = y + 128 * n;
       // Scales change every 16 elements: hoist the four in use out of the element loop.
       for (let is = 0; is < 2; is++) {
-        const s1 = d * ((b[sc + is] << 24) >> 24), s2 = d * ((b[sc + is + 2] << 24) >> 24);
-        const s3 = d * ((b[sc + is + 4] << 24) >> 24), s4 = d * ((b[sc + is + 6] << 24) >> 24);
+        const s1 = d * ((b[sc + is] << 24) >> 24),
+          s2 = d * ((b[sc + is + 2] << 24) >> 24);
+        const s3 = d * ((b[sc + is + 4] << 24) >> 24),
+          s4 = d * ((b[sc + is + 6] << 24) >> 24);
         for (let l = 16 * is; l < 16 * is + 16; l++) {
-          const h = b[qh + l], lo = b[ql + l], lo2 = b[ql + l + 32];
+          const h = b[qh + l],
+            lo = b[ql + l],
+            lo2 = b[ql + l + 32];
           out[o + l] = s1 * (((lo & 0xf) | ((h & 3) << 4)) - 32);
           out[o + l + 32] = s2 * (((lo2 & 0xf) | (((h >> 2) & 3) << 4)) - 32);
           out[o + l + 64] = s3 * (((lo >> 4) | (((h >> 4) & 3) << 4)) - 32);

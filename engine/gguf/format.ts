@@ -27,12 +27,35 @@ export const GGML_TYPE_F32 = 0;
 
 /** A metadata value with its explicit GGUF type, since JS numbers do not say u32 vs f32. */
 export type GgufValue =
-  | { type: GgufValueType.UINT32 | GgufValueType.INT32 | GgufValueType.FLOAT32 | GgufValueType.UINT8 | GgufValueType.INT8 | GgufValueType.UINT16 | GgufValueType.INT16 | GgufValueType.FLOAT64; value: number }
+  | {
+      type:
+        | GgufValueType.UINT32
+        | GgufValueType.INT32
+        | GgufValueType.FLOAT32
+        | GgufValueType.UINT8
+        | GgufValueType.INT8
+        | GgufValueType.UINT16
+        | GgufValueType.INT16
+        | GgufValueType.FLOAT64;
+      value: number;
+    }
   | { type: GgufValueType.UINT64 | GgufValueType.INT64; value: bigint }
   | { type: GgufValueType.BOOL; value: boolean }
   | { type: GgufValueType.STRING; value: string }
   | { type: GgufValueType.ARRAY; itemType: GgufValueType.STRING; value: string[] }
-  | { type: GgufValueType.ARRAY; itemType: GgufValueType.INT32 | GgufValueType.UINT32 | GgufValueType.FLOAT32 | GgufValueType.UINT8 | GgufValueType.INT8 | GgufValueType.UINT16 | GgufValueType.INT16 | GgufValueType.FLOAT64; value: number[] }
+  | {
+      type: GgufValueType.ARRAY;
+      itemType:
+        | GgufValueType.INT32
+        | GgufValueType.UINT32
+        | GgufValueType.FLOAT32
+        | GgufValueType.UINT8
+        | GgufValueType.INT8
+        | GgufValueType.UINT16
+        | GgufValueType.INT16
+        | GgufValueType.FLOAT64;
+      value: number[];
+    }
   | { type: GgufValueType.ARRAY; itemType: GgufValueType.UINT64 | GgufValueType.INT64; value: bigint[] }
   | { type: GgufValueType.ARRAY; itemType: GgufValueType.BOOL; value: boolean[] };
 

@@ -57,7 +57,8 @@ async function adapterPairs(adapterPath: string, baseArchitecture: string | unde
   const type = adapter.metadata.get('general.type')?.value;
   if (type !== 'adapter' || adapter.metadata.get('adapter.type')?.value !== 'lora') throw new Error(`${adapterPath} is not a LoRA adapter GGUF`);
   const architecture = adapter.metadata.get('general.architecture')?.value;
-  if (baseArchitecture && architecture !== baseArchitecture) throw new Error(`the adapter was trained for a ${String(architecture)} model, the base is ${baseArchitecture}`);
+  if (baseArchitecture && architecture !== baseArchitecture)
+    throw new Error(`the adapter was trained for a ${String(architecture)} model, the base is ${baseArchitecture}`);
   const alpha = Number(adapter.metadata.get('adapter.lora.alpha')?.value);
   const halves = new Map<string, { a?: { data: Float32Array; dims: number[] }; b?: { data: Float32Array; dims: number[] } }>();
   for (const tensor of adapter.tensors) {
@@ -106,7 +107,8 @@ export async function mergeLora(options: MergeLoraOptions): Promise<MergeLoraRes
     const architecture = base.header.metadata.get('general.architecture')?.value;
     const { pairs, alpha } = await adapterPairs(options.adapter, typeof architecture === 'string' ? architecture : undefined);
     const names = new Set(base.header.tensors.map((t) => t.name));
-    for (const name of pairs.keys()) if (!names.has(name)) throw new Error(`the LoRA adapter changes ${name}, which the base model does not have: it was trained for another model`);
+    for (const name of pairs.keys())
+      if (!names.has(name)) throw new Error(`the LoRA adapter changes ${name}, which the base model does not have: it was trained for another model`);
 
     const target = GGML[options.type];
     const metadata = new Map<string, GgufValue>(base.header.metadata);
@@ -119,7 +121,10 @@ export async function mergeLora(options: MergeLoraOptions): Promise<MergeLoraRes
       const count = info.dims.reduce((x, y) => x * y, 1);
       return { info, type, bytes: ggmlByteLength(type, count, info.name) };
     });
-    const header = encodeGgufHeader(metadata, plan.map(({ info, type, bytes }) => ({ name: info.name, dims: info.dims, type, bytes })));
+    const header = encodeGgufHeader(
+      metadata,
+      plan.map(({ info, type, bytes }) => ({ name: info.name, dims: info.dims, type, bytes })),
+    );
     const handle = await open(temp, 'w');
     let written = 0;
     try {

@@ -19,7 +19,6 @@ import { openGgufTensors, readGgufFile, readGgufHeader } from './reader.js';
 import { tokenizerMetadata } from './vocab.js';
 import { writeGgufFile } from './writer.js';
 
-
 export { transpose2d };
 
 /** tfjs tensor -> GGUF tensor. `isLinear` marks [in, out] weights that ggml stores as [out][in]. */
@@ -76,7 +75,10 @@ export async function saveModelGguf(path: string, config: ModelConfig, weights: 
 
 /** The model's configuration from a GGUF's metadata and tensor names (a whole file or just its header). */
 export function configFromGguf(file: Pick<GgufFile, 'metadata'> & { tensors: ReadonlyArray<{ name: string }> }): ModelConfig {
-  return configFromMetadata(file.metadata, file.tensors.map((t) => t.name));
+  return configFromMetadata(
+    file.metadata,
+    file.tensors.map((t) => t.name),
+  );
 }
 
 export interface LoadedModel {
@@ -116,7 +118,11 @@ export async function readTrainableModelConfig(path: string): Promise<ModelConfi
 }
 
 /** Checks every weight `config` needs (see readTrainableModelConfig); returns the tensor infos by name. */
-function checkWeightInfos(tensors: readonly GgufTensorInfo[], shapes: ReadonlyArray<readonly [string, readonly number[]]>, fileSize?: number): Map<string, GgufTensorInfo> {
+function checkWeightInfos(
+  tensors: readonly GgufTensorInfo[],
+  shapes: ReadonlyArray<readonly [string, readonly number[]]>,
+  fileSize?: number,
+): Map<string, GgufTensorInfo> {
   const byName = new Map(tensors.map((t) => [t.name, t]));
   for (const [name, shape] of shapes) {
     const info = byName.get(name);

@@ -119,7 +119,13 @@ export function decodeSafetensors(buffer: Buffer): Map<string, Matrix> {
   return out;
 }
 
-export async function writePeftAdapter(paths: { safetensors: string; config: string }, tensors: LoraTensors, config: LoraConfig, model: ModelConfig, baseModelName: string): Promise<void> {
+export async function writePeftAdapter(
+  paths: { safetensors: string; config: string },
+  tensors: LoraTensors,
+  config: LoraConfig,
+  model: ModelConfig,
+  baseModelName: string,
+): Promise<void> {
   await writeFile(paths.safetensors, encodeSafetensors(peftTensors(tensors, model)));
   await writeFile(paths.config, JSON.stringify(peftAdapterConfig(config, baseModelName), null, 2) + '\n');
 }

@@ -61,15 +61,36 @@ export function quantize(type: number, data: Float32Array): Uint8Array {
   const count = data.length;
   const out = new Uint8Array(ggmlByteLength(type, count));
   switch (type) {
-    case GgmlType.F32: out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)); break;
-    case GgmlType.F16: for (let i = 0; i < count; i++) putF16(out, 2 * i, data[i]); break;
-    case GgmlType.BF16: for (let i = 0; i < count; i++) { const h = f32ToBf16(data[i]); out[2 * i] = h & 0xff; out[2 * i + 1] = h >> 8; } break;
-    case GgmlType.Q8_0: q8_0(data, out); break;
-    case GgmlType.Q4_0: q4_0(data, out); break;
-    case GgmlType.Q4_K: qk_k(data, out, 15, false); break;
-    case GgmlType.Q5_K: qk_k(data, out, 31, true); break;
-    case GgmlType.Q6_K: q6_k(data, out); break;
-    default: throw new Error(`internal: no quantizer for ggml type ${type}`);
+    case GgmlType.F32:
+      out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      break;
+    case GgmlType.F16:
+      for (let i = 0; i < count; i++) putF16(out, 2 * i, data[i]);
+      break;
+    case GgmlType.BF16:
+      for (let i = 0; i < count; i++) {
+        const h = f32ToBf16(data[i]);
+        out[2 * i] = h & 0xff;
+        out[2 * i + 1] = h >> 8;
+      }
+      break;
+    case GgmlType.Q8_0:
+      q8_0(data, out);
+      break;
+    case GgmlType.Q4_0:
+      q4_0(data, out);
+      break;
+    case GgmlType.Q4_K:
+      qk_k(data, out, 15, false);
+      break;
+    case GgmlType.Q5_K:
+      qk_k(data, out, 31, true);
+      break;
+    case GgmlType.Q6_K:
+      q6_k(data, out);
+      break;
+    default:
+      throw new Error(`internal: no quantizer for ggml type ${type}`);
   }
   return out;
 }
@@ -89,10 +110,14 @@ function q8_0(x: Float32Array, out: Uint8Array): void {
 /** quantize_row_q4_0_ref: d = (value of largest magnitude)/-8, q = min(15, trunc(x/d + 8.5)). */
 function q4_0(x: Float32Array, out: Uint8Array): void {
   for (let y = 0, at = 0; y < x.length; y += 32, at += 18) {
-    let amax = 0, max = 0;
+    let amax = 0,
+      max = 0;
     for (let j = 0; j < 32; j++) {
       const v = x[y + j];
-      if (Math.abs(v) > amax) { amax = Math.abs(v); max = v; }
+      if (Math.abs(v) > amax) {
+        amax = Math.abs(v);
+        max = v;
+      }
     }
     const d = fround(max / -8);
     const id = d === 0 ? 0 : fround(1 / d);
@@ -120,12 +145,19 @@ function packScaleMin(out: Uint8Array, scales: number, j: number, sc: number, m:
  */
 function qk_k(x: Float32Array, out: Uint8Array, levels: number, fifthBit: boolean): void {
   const blockBytes = fifthBit ? 176 : 144;
-  const scaleF = new Float64Array(8), minF = new Float64Array(8);
+  const scaleF = new Float64Array(8),
+    minF = new Float64Array(8);
   for (let y = 0, at = 0; y < x.length; y += 256, at += blockBytes) {
-    let maxScale = 0, maxMin = 0;
+    let maxScale = 0,
+      maxMin = 0;
     for (let j = 0; j < 8; j++) {
-      let lo = 0, hi = -Infinity;
-      for (let l = 0; l < 32; l++) { const v = x[y + 32 * j + l]; lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      let lo = 0,
+        hi = -Infinity;
+      for (let l = 0; l < 32; l++) {
+        const v = x[y + 32 * j + l];
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
+      }
       scaleF[j] = (hi - lo) / levels;
       minF[j] = -lo;
       maxScale = Math.max(maxScale, scaleF[j]);
@@ -141,8 +173,10 @@ function qk_k(x: Float32Array, out: Uint8Array, levels: number, fifthBit: boolea
       const sc = d > 0 ? Math.min(63, Math.round(scaleF[j] / d)) : 0;
       const m = dmin > 0 ? Math.min(63, Math.round(minF[j] / dmin)) : 0;
       packScaleMin(out, scales, j, sc, m);
-      const step = fround(d * sc), offset = fround(dmin * m);
-      const pair = j >> 1, high = j & 1;
+      const step = fround(d * sc),
+        offset = fround(dmin * m);
+      const pair = j >> 1,
+        high = j & 1;
       for (let l = 0; l < 32; l++) {
         const q = step > 0 ? Math.max(0, Math.min(levels, Math.round((x[y + 32 * j + l] + offset) / step))) : 0;
         out[qs + 32 * pair + l] |= (q & 0xf) << (4 * high);
@@ -175,9 +209,14 @@ function q6_k(x: Float32Array, out: Uint8Array): void {
       }
     }
     for (let n = 0; n < 2; n++) {
-      const ql = at + 64 * n, qh = at + 128 + 32 * n, o = 128 * n;
+      const ql = at + 64 * n,
+        qh = at + 128 + 32 * n,
+        o = 128 * n;
       for (let l = 0; l < 32; l++) {
-        const q1 = q[o + l], q2 = q[o + l + 32], q3 = q[o + l + 64], q4 = q[o + l + 96];
+        const q1 = q[o + l],
+          q2 = q[o + l + 32],
+          q3 = q[o + l + 64],
+          q4 = q[o + l + 96];
         out[ql + l] = (q1 & 0xf) | ((q3 & 0xf) << 4);
         out[ql + l + 32] = (q2 & 0xf) | ((q4 & 0xf) << 4);
         out[qh + l] = (q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6);
@@ -188,7 +227,8 @@ function q6_k(x: Float32Array, out: Uint8Array): void {
 
 /** The value an f16 bit pattern holds (for computing integers against what will be decoded). */
 function f16Value(h: number): number {
-  const exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  const exponent = (h >> 10) & 0x1f,
+    mantissa = h & 0x3ff;
   const magnitude = exponent === 0 ? mantissa * 2 ** -24 : (1 + mantissa / 1024) * 2 ** (exponent - 15);
   return h & 0x8000 ? -magnitude : magnitude;
 }

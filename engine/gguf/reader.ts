@@ -5,7 +5,17 @@
  * ggml-types.ts's SUPPORTED_GGML_TYPES is dequantised to F32.
  */
 import { open, readFile } from 'node:fs/promises';
-import { GGML_TYPE_F32, GGUF_ALIGNMENT, GGUF_MAGIC, GgufValueType, type GgufFile, type GgufHeader, type GgufTensor, type GgufTensorInfo, type GgufValue } from './format.js';
+import {
+  GGML_TYPE_F32,
+  GGUF_ALIGNMENT,
+  GGUF_MAGIC,
+  GgufValueType,
+  type GgufFile,
+  type GgufHeader,
+  type GgufTensor,
+  type GgufTensorInfo,
+  type GgufValue,
+} from './format.js';
 import { knownGgmlType, ggmlByteLength } from './ggml-types.js';
 import { dequantize } from './dequantize.js';
 
@@ -13,30 +23,55 @@ export type { GgufHeader, GgufTensorInfo } from './format.js';
 
 /** Thrown when parsing runs past the bytes at hand: the caller reads more, or the file is truncated. */
 class OutOfBytes extends Error {
-  constructor(readonly what: string) { super(what); }
+  constructor(readonly what: string) {
+    super(what);
+  }
 }
 
 /** Beyond these a header is corrupt, not large (the biggest vocabularies have ~260k tokens). */
 const MAX_DIMS = 8;
 const SCALAR_BYTES: Partial<Record<GgufValueType, number>> = {
-  [GgufValueType.UINT8]: 1, [GgufValueType.INT8]: 1, [GgufValueType.BOOL]: 1,
-  [GgufValueType.UINT16]: 2, [GgufValueType.INT16]: 2,
-  [GgufValueType.UINT32]: 4, [GgufValueType.INT32]: 4, [GgufValueType.FLOAT32]: 4,
-  [GgufValueType.UINT64]: 8, [GgufValueType.INT64]: 8, [GgufValueType.FLOAT64]: 8,
+  [GgufValueType.UINT8]: 1,
+  [GgufValueType.INT8]: 1,
+  [GgufValueType.BOOL]: 1,
+  [GgufValueType.UINT16]: 2,
+  [GgufValueType.INT16]: 2,
+  [GgufValueType.UINT32]: 4,
+  [GgufValueType.INT32]: 4,
+  [GgufValueType.FLOAT32]: 4,
+  [GgufValueType.UINT64]: 8,
+  [GgufValueType.INT64]: 8,
+  [GgufValueType.FLOAT64]: 8,
   [GgufValueType.STRING]: 8, // at least its length
 };
 
 class ByteSource {
   offset = 0;
   /** @param fileSize the whole file's size, so impossible lengths are caught before reading on. */
-  constructor(private readonly buffer: Buffer, private readonly fileSize: number) {}
+  constructor(
+    private readonly buffer: Buffer,
+    private readonly fileSize: number,
+  ) {}
 
   private need(n: number, what: string): void {
     if (this.offset + n > this.buffer.length) throw new OutOfBytes(what);
   }
-  u8(): number { this.need(1, 'u8'); return this.buffer.readUInt8(this.offset++); }
-  u32(what = 'u32'): number { this.need(4, what); const v = this.buffer.readUInt32LE(this.offset); this.offset += 4; return v; }
-  u64(what = 'u64'): bigint { this.need(8, what); const v = this.buffer.readBigUInt64LE(this.offset); this.offset += 8; return v; }
+  u8(): number {
+    this.need(1, 'u8');
+    return this.buffer.readUInt8(this.offset++);
+  }
+  u32(what = 'u32'): number {
+    this.need(4, what);
+    const v = this.buffer.readUInt32LE(this.offset);
+    this.offset += 4;
+    return v;
+  }
+  u64(what = 'u64'): bigint {
+    this.need(8, what);
+    const v = this.buffer.readBigUInt64LE(this.offset);
+    this.offset += 8;
+    return v;
+  }
   safeU64(what = 'u64'): number {
     const v = this.u64(what);
     if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`corrupt GGUF: ${what} ${v} is too large`);
@@ -64,17 +99,28 @@ class ByteSource {
     const at = this.offset;
     this.offset += size;
     switch (type) {
-      case GgufValueType.UINT8: return b.readUInt8(at);
-      case GgufValueType.INT8: return b.readInt8(at);
-      case GgufValueType.UINT16: return b.readUInt16LE(at);
-      case GgufValueType.INT16: return b.readInt16LE(at);
-      case GgufValueType.UINT32: return b.readUInt32LE(at);
-      case GgufValueType.INT32: return b.readInt32LE(at);
-      case GgufValueType.FLOAT32: return b.readFloatLE(at);
-      case GgufValueType.FLOAT64: return b.readDoubleLE(at);
-      case GgufValueType.UINT64: return b.readBigUInt64LE(at);
-      case GgufValueType.INT64: return b.readBigInt64LE(at);
-      default: return b[at] !== 0; // BOOL
+      case GgufValueType.UINT8:
+        return b.readUInt8(at);
+      case GgufValueType.INT8:
+        return b.readInt8(at);
+      case GgufValueType.UINT16:
+        return b.readUInt16LE(at);
+      case GgufValueType.INT16:
+        return b.readInt16LE(at);
+      case GgufValueType.UINT32:
+        return b.readUInt32LE(at);
+      case GgufValueType.INT32:
+        return b.readInt32LE(at);
+      case GgufValueType.FLOAT32:
+        return b.readFloatLE(at);
+      case GgufValueType.FLOAT64:
+        return b.readDoubleLE(at);
+      case GgufValueType.UINT64:
+        return b.readBigUInt64LE(at);
+      case GgufValueType.INT64:
+        return b.readBigInt64LE(at);
+      default:
+        return b[at] !== 0; // BOOL
     }
   }
 }

@@ -52,19 +52,47 @@ class ByteSink {
 
 function writeScalar(sink: ByteSink, type: GgufValueType, value: number | bigint | boolean | string): void {
   switch (type) {
-    case GgufValueType.UINT8: return sink.push(Buffer.from([Number(value) & 0xff]));
-    case GgufValueType.INT8: { const b = Buffer.alloc(1); b.writeInt8(Number(value)); return sink.push(b); }
-    case GgufValueType.UINT16: { const b = Buffer.alloc(2); b.writeUInt16LE(Number(value)); return sink.push(b); }
-    case GgufValueType.INT16: { const b = Buffer.alloc(2); b.writeInt16LE(Number(value)); return sink.push(b); }
-    case GgufValueType.UINT32: return sink.u32(Number(value));
-    case GgufValueType.INT32: return sink.i32(Number(value));
-    case GgufValueType.FLOAT32: return sink.f32(Number(value));
-    case GgufValueType.FLOAT64: { const b = Buffer.alloc(8); b.writeDoubleLE(Number(value)); return sink.push(b); }
-    case GgufValueType.UINT64: return sink.u64(BigInt(value as bigint));
-    case GgufValueType.INT64: { const b = Buffer.alloc(8); b.writeBigInt64LE(BigInt(value as bigint)); return sink.push(b); }
-    case GgufValueType.BOOL: return sink.push(Buffer.from([value ? 1 : 0]));
-    case GgufValueType.STRING: return sink.string(String(value));
-    default: throw new Error(`cannot write scalar of GGUF type ${type}`);
+    case GgufValueType.UINT8:
+      return sink.push(Buffer.from([Number(value) & 0xff]));
+    case GgufValueType.INT8: {
+      const b = Buffer.alloc(1);
+      b.writeInt8(Number(value));
+      return sink.push(b);
+    }
+    case GgufValueType.UINT16: {
+      const b = Buffer.alloc(2);
+      b.writeUInt16LE(Number(value));
+      return sink.push(b);
+    }
+    case GgufValueType.INT16: {
+      const b = Buffer.alloc(2);
+      b.writeInt16LE(Number(value));
+      return sink.push(b);
+    }
+    case GgufValueType.UINT32:
+      return sink.u32(Number(value));
+    case GgufValueType.INT32:
+      return sink.i32(Number(value));
+    case GgufValueType.FLOAT32:
+      return sink.f32(Number(value));
+    case GgufValueType.FLOAT64: {
+      const b = Buffer.alloc(8);
+      b.writeDoubleLE(Number(value));
+      return sink.push(b);
+    }
+    case GgufValueType.UINT64:
+      return sink.u64(BigInt(value as bigint));
+    case GgufValueType.INT64: {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64LE(BigInt(value as bigint));
+      return sink.push(b);
+    }
+    case GgufValueType.BOOL:
+      return sink.push(Buffer.from([value ? 1 : 0]));
+    case GgufValueType.STRING:
+      return sink.string(String(value));
+    default:
+      throw new Error(`cannot write scalar of GGUF type ${type}`);
   }
 }
 
@@ -105,7 +133,8 @@ export function encodeGgufHeader(metadata: Map<string, GgufValue>, tensors: read
   for (const tensor of tensors) {
     const { name, blockElements } = ggmlTypeInfo(tensor.type, tensor.name);
     // ggml quantises rows: a row (ne0) that is not whole blocks cannot be stored in this type.
-    if ((tensor.dims[0] ?? 1) % blockElements !== 0) throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
+    if ((tensor.dims[0] ?? 1) % blockElements !== 0)
+      throw new Error(`tensor ${tensor.name}: row length ${tensor.dims[0]} is not a multiple of ${name}'s block of ${blockElements}`);
     sink.string(tensor.name);
     sink.u32(tensor.dims.length);
     for (const dim of tensor.dims) sink.u64(dim);

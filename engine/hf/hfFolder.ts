@@ -50,7 +50,8 @@ async function readSafetensorsHeader(file: string): Promise<Record<string, Safet
     const prefix = Buffer.alloc(8);
     if (size < 8 || (await handle.read(prefix, 0, 8, 0)).bytesRead < 8) throw new HfFolderError(`${file} is not a safetensors file (${size} bytes)`);
     const headerLength = Number(prefix.readBigUInt64LE(0));
-    if (headerLength > 100 * 2 ** 20 || 8 + headerLength > size) throw new HfFolderError(`${file} is not a safetensors file or is truncated (its header needs ${headerLength} bytes)`);
+    if (headerLength > 100 * 2 ** 20 || 8 + headerLength > size)
+      throw new HfFolderError(`${file} is not a safetensors file or is truncated (its header needs ${headerLength} bytes)`);
     const header = Buffer.alloc(headerLength);
     await handle.read(header, 0, headerLength, 8);
     let parsed: Record<string, unknown>;
@@ -83,13 +84,17 @@ export async function inspectHfFolder(folder: string): Promise<HfFolderFacts> {
   const modelType = String(config.model_type ?? '');
   const architecture = GGUF_ARCHITECTURE[modelType];
   if (!architecture || !isTrainableArchitecture(architecture)) {
-    throw new HfFolderError(`${dir}: model_type "${modelType || '(none)'}" is not an architecture svc trains (it trains ${Object.keys(GGUF_ARCHITECTURE).join(', ')})`);
+    throw new HfFolderError(
+      `${dir}: model_type "${modelType || '(none)'}" is not an architecture svc trains (it trains ${Object.keys(GGUF_ARCHITECTURE).join(', ')})`,
+    );
   }
   const names = await readdir(dir);
   const weightFiles = names.filter((n) => n.endsWith('.safetensors')).sort();
   if (weightFiles.length === 0) {
     const other = names.find((n) => /\.(bin|pt|pth|ckpt)$/.test(n));
-    throw new HfFolderError(`${dir} has no *.safetensors weights${other ? ` (${other} is a pickle checkpoint, which svc does not load: save the model with safe_serialization)` : ''}`);
+    throw new HfFolderError(
+      `${dir} has no *.safetensors weights${other ? ` (${other} is a pickle checkpoint, which svc does not load: save the model with safe_serialization)` : ''}`,
+    );
   }
   if (!names.includes('tokenizer.json') && !names.includes('tokenizer.model')) {
     throw new HfFolderError(`${dir} has no tokenizer (tokenizer.json or tokenizer.model)`);

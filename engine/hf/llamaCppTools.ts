@@ -22,7 +22,8 @@ const run = promisify(execFile);
  */
 export function llamaCppBundle(): string {
   let dir = path.dirname(fileURLToPath(import.meta.resolve('node-llama-cpp')));
-  while (!existsSync(path.join(dir, 'llama', 'gitRelease.bundle')) && path.dirname(dir) !== dir && path.basename(dir) !== 'node-llama-cpp') dir = path.dirname(dir);
+  while (!existsSync(path.join(dir, 'llama', 'gitRelease.bundle')) && path.dirname(dir) !== dir && path.basename(dir) !== 'node-llama-cpp')
+    dir = path.dirname(dir);
   return path.join(dir, 'llama', 'gitRelease.bundle');
 }
 
@@ -52,7 +53,11 @@ export async function llamaCppTools(cacheDir = path.join(process.env.XDG_CACHE_H
     await run('git', ['clone', '--quiet', bundle, partial]);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? 'converting a Hugging Face model needs git (to unpack llama.cpp\'s converter from node-llama-cpp); install git' : `cannot unpack llama.cpp's source: ${(err as Error).message}`);
+    throw new Error(
+      code === 'ENOENT'
+        ? "converting a Hugging Face model needs git (to unpack llama.cpp's converter from node-llama-cpp); install git"
+        : `cannot unpack llama.cpp's source: ${(err as Error).message}`,
+    );
   }
   try {
     await rename(partial, root);

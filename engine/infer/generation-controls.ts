@@ -62,7 +62,10 @@ export const LOGIT_BIAS_LIMIT = 100;
 export const MAX_TOP_LOGPROBS = 20;
 
 export class InvalidGenerationRequest extends Error {
-  constructor(readonly param: string, message: string) {
+  constructor(
+    readonly param: string,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -8,9 +8,26 @@
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);
 /** Keywords the compiler enforces. */
 const ENFORCED = new Set([
-  'type', 'enum', 'const', 'anyOf', 'oneOf', 'properties', 'required', 'additionalProperties', 'items',
-  'prefixItems', 'minItems', 'maxItems', 'minLength', 'maxLength', 'format', '$defs', 'definitions', '$ref',
-  'minProperties', 'maxProperties',
+  'type',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'minLength',
+  'maxLength',
+  'format',
+  '$defs',
+  'definitions',
+  '$ref',
+  'minProperties',
+  'maxProperties',
 ]);
 /** Keywords that document rather than constrain: harmless to pass over. */
 const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', '$schema', '$id', '$comment', 'deprecated', 'readOnly', 'writeOnly', 'strict']);
@@ -26,9 +43,11 @@ export function unsupportedSchemaPart(schema: unknown, where = 'schema'): string
   }
   const types = Array.isArray(node.type) ? node.type : node.type === undefined ? [] : [node.type];
   for (const type of types) if (typeof type !== 'string' || !TYPES.has(type)) return `${where}.type: unknown type ${JSON.stringify(type)}`;
-  if (node.format !== undefined && !FORMATS.has(node.format as string)) return `${where}.format: "${String(node.format)}" cannot be enforced (date, time and date-time can)`;
+  if (node.format !== undefined && !FORMATS.has(node.format as string))
+    return `${where}.format: "${String(node.format)}" cannot be enforced (date, time and date-time can)`;
   if (node.anyOf !== undefined && node.oneOf !== undefined) return `${where}: anyOf beside oneOf cannot be enforced`;
-  if (typeof node.$ref === 'string' && !/^#\/(\$defs|definitions)\/[^/]+$/.test(node.$ref)) return `${where}.$ref: only local references to #/$defs/<name> are supported`;
+  if (typeof node.$ref === 'string' && !/^#\/(\$defs|definitions)\/[^/]+$/.test(node.$ref))
+    return `${where}.$ref: only local references to #/$defs/<name> are supported`;
   const children: Array<[string, unknown]> = [];
   for (const key of ['properties', '$defs', 'definitions'] as const) {
     const map = node[key];

@@ -68,7 +68,10 @@ export interface GenerateResult {
 /** Thrown when the prompt alone does not fit the context window (an HTTP 400 for the server). */
 export class ContextLengthExceededError extends Error {
   readonly code = 'context_length_exceeded';
-  constructor(readonly promptTokens: number, readonly contextSize: number) {
+  constructor(
+    readonly promptTokens: number,
+    readonly contextSize: number,
+  ) {
     super(`prompt has ${promptTokens} tokens but the context window is ${contextSize}`);
   }
 }
@@ -89,7 +92,12 @@ export class LlamaCppModel {
    */
   readonly chatTokenizer: ChatTokenizer;
 
-  constructor(readonly lib: NodeLlamaCpp, readonly llama: Llama, readonly model: LlamaModel, private readonly threads: number) {
+  constructor(
+    readonly lib: NodeLlamaCpp,
+    readonly llama: Llama,
+    readonly model: LlamaModel,
+    private readonly threads: number,
+  ) {
     const tokens = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
     this.usesSvcTemplate = isSvcVocabulary(tokens);
     this.chatTokenizer = this.usesSvcTemplate ? byteChatTokenizer : ggufChatTokenizer(model);
@@ -118,9 +126,7 @@ export class LlamaCppModel {
       contextSize,
       threads: this.threads,
       sequences: 1,
-      lora: options.adapters?.length
-        ? { adapters: options.adapters.map((a) => ({ filePath: a.path, scale: a.scale ?? 1 })) }
-        : undefined,
+      lora: options.adapters?.length ? { adapters: options.adapters.map((a) => ({ filePath: a.path, scale: a.scale ?? 1 })) } : undefined,
     });
     // llama.cpp may round the context up; positions past the trained length are never used.
     return new LlamaCppSession(this, context, Math.min(contextSize, context.contextSize));
@@ -142,9 +148,7 @@ export class LlamaCppModel {
   templatePromptTokens(messages: readonly ChatMessage[]): Token[] {
     const wrapper = this.lib.resolveChatWrapper(this.model);
     const chatHistory = [
-      ...messages.map((m) =>
-        m.role === 'assistant' ? { type: 'model' as const, response: [m.content] } : { type: m.role, text: m.content },
-      ),
+      ...messages.map((m) => (m.role === 'assistant' ? { type: 'model' as const, response: [m.content] } : { type: m.role, text: m.content })),
       { type: 'model' as const, response: [] },
     ];
     const { contextText } = wrapper.generateContextState({ chatHistory });
@@ -161,7 +165,11 @@ export class LlamaCppSession {
   /** Requests on one sequence must not interleave; this chains them. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly owner: LlamaCppModel, private readonly context: LlamaContext, readonly contextSize: number) {
+  constructor(
+    private readonly owner: LlamaCppModel,
+    private readonly context: LlamaContext,
+    readonly contextSize: number,
+  ) {
     this.sequence = context.getSequence();
   }
 
@@ -173,9 +181,7 @@ export class LlamaCppSession {
 
   private async generateNow(request: GenerateRequest): Promise<GenerateResult> {
     const model = this.owner.model;
-    const prompt = request.promptTokens
-      ? (request.promptTokens as Token[])
-      : this.owner.chatPromptTokens(request.messages ?? []);
+    const prompt = request.promptTokens ? (request.promptTokens as Token[]) : this.owner.chatPromptTokens(request.messages ?? []);
     if (prompt.length === 0) throw new Error('empty prompt');
     if (prompt.length >= this.contextSize) throw new ContextLengthExceededError(prompt.length, this.contextSize);
     const maxTokens = Math.min(request.maxTokens ?? 128, this.contextSize - prompt.length);
@@ -276,8 +282,17 @@ export async function* streamGenerate(session: LlamaCppSession, request: Omit<Ge
   let wake: (() => void) | undefined;
   let done = false;
   const result = session
-    .generate({ ...request, onTextChunk: (text) => { chunks.push(text); wake?.(); } })
-    .finally(() => { done = true; wake?.(); });
+    .generate({
+      ...request,
+      onTextChunk: (text) => {
+        chunks.push(text);
+        wake?.();
+      },
+    })
+    .finally(() => {
+      done = true;
+      wake?.();
+    });
   result.catch(() => undefined); // surfaced below via await
   while (true) {
     if (chunks.length) {

@@ -101,7 +101,15 @@ function addHeadTransposed(g: Float32Array, dst: Float32Array, width: number, ro
  * (token rows, heads side by side, as the projections give them) -> [B·T, H·hd], in that layout,
  * so no transposes are needed around it. `mask` is [T, T]: 0 where a position may attend, -1e9 where not.
  */
-export function ropeCausalAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, shape: AttentionShape, rope: RopeTables, mask: tf.Tensor2D, scale: number): tf.Tensor2D {
+export function ropeCausalAttention(
+  q: tf.Tensor2D,
+  k: tf.Tensor2D,
+  v: tf.Tensor2D,
+  shape: AttentionShape,
+  rope: RopeTables,
+  mask: tf.Tensor2D,
+  scale: number,
+): tf.Tensor2D {
   const { batch, length: T, heads, kvHeads, headDim: hd } = shape;
   const group = heads / kvHeads;
   const qWidth = heads * hd;

@@ -117,14 +117,25 @@ export const TEST_TINY: ModelConfig = {
 };
 
 /** Builds a plain llama config from the sizes alone (scripts, benches, tests). */
-export function llamaConfig(sizes: Pick<ModelConfig, 'name' | 'vocabSize' | 'contextLength' | 'embeddingLength' | 'blockCount' | 'headCount' | 'feedForwardLength'> & Partial<ModelConfig>): ModelConfig {
-  return { ...PLAIN_LLAMA, headCountKv: sizes.headCount, headDim: sizes.embeddingLength / sizes.headCount, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, ...sizes };
+export function llamaConfig(
+  sizes: Pick<ModelConfig, 'name' | 'vocabSize' | 'contextLength' | 'embeddingLength' | 'blockCount' | 'headCount' | 'feedForwardLength'> &
+    Partial<ModelConfig>,
+): ModelConfig {
+  return {
+    ...PLAIN_LLAMA,
+    headCountKv: sizes.headCount,
+    headDim: sizes.embeddingLength / sizes.headCount,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    ...sizes,
+  };
 }
 
 /** Width of one attention head; checks the shape makes sense for RoPE and GQA. */
 export function headDim(config: ModelConfig): number {
   const dim = config.headDim;
   if (!Number.isInteger(dim) || dim < 2 || dim % 2 !== 0) throw new Error(`head dimension must be even for RoPE, got ${dim}`);
-  if (config.headCount % config.headCountKv !== 0) throw new Error(`head_count (${config.headCount}) must be a multiple of head_count_kv (${config.headCountKv})`);
+  if (config.headCount % config.headCountKv !== 0)
+    throw new Error(`head_count (${config.headCount}) must be a multiple of head_count_kv (${config.headCountKv})`);
   return dim;
 }

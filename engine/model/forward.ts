@@ -163,7 +163,15 @@ export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: t
  * Returns a scalar; if the mask is all zero the loss is 0 rather than NaN. `counts` receives the
  * masked tokens predicted right (argmax equals the target).
  */
-export function maskedLoss(config: ModelConfig, weights: ModelWeights, inputs: tf.Tensor2D, targets: tf.Tensor2D, mask: tf.Tensor2D, lora?: LoraAdapter, counts?: TokenCounts): tf.Scalar {
+export function maskedLoss(
+  config: ModelConfig,
+  weights: ModelWeights,
+  inputs: tf.Tensor2D,
+  targets: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  lora?: LoraAdapter,
+  counts?: TokenCounts,
+): tf.Scalar {
   const logits = forwardLogits(config, weights, inputs, lora);
   return maskedCrossEntropy(logits, targets.dataSync() as Int32Array, mask.dataSync() as Float32Array, counts);
 }

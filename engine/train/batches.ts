@@ -93,7 +93,12 @@ export class BatchOrder {
    *   `SORT_WINDOW_BATCHES` batches, so a batch holds similar lengths and wastes little padding
    *   (about a third of the compute on the pretraining corpus), while staying random across windows.
    */
-  constructor(private readonly datasetSize: number, private readonly batchSize: number, seed: number, private readonly lengths?: readonly number[]) {
+  constructor(
+    private readonly datasetSize: number,
+    private readonly batchSize: number,
+    seed: number,
+    private readonly lengths?: readonly number[],
+  ) {
     if (datasetSize < 1) throw new Error('empty dataset');
     this.random = new SeededRandom(seed);
   }

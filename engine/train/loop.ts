@@ -155,7 +155,10 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
     }
     const learningRate = learningRateAt(step, { peak: options.learningRate, totalSteps, warmupSteps: options.warmupSteps, kind: options.schedule });
     const started = performance.now();
-    const batch = packBatch(order.next().map((i) => train[i]), padId);
+    const batch = packBatch(
+      order.next().map((i) => train[i]),
+      padId,
+    );
     const result = await model.trainStep(batch, learningRate);
     if (!Number.isFinite(result.loss)) throw new Error(`training diverged: loss is ${result.loss}; try a lower learning rate`);
     const seconds = (performance.now() - started) / 1000;

@@ -121,7 +121,8 @@ export function resolveTotalSteps(options: Pick<TrainLoraOptions, 'maxSteps' | '
     if (!Number.isInteger(options.maxSteps) || options.maxSteps < 1) throw new Error(`maxSteps must be a positive integer, got ${options.maxSteps}`);
     return options.maxSteps;
   }
-  if (options.numTrainEpochs !== undefined && options.numTrainEpochs > 0) return Math.max(1, Math.ceil((options.numTrainEpochs * datasetSize) / options.batchSize));
+  if (options.numTrainEpochs !== undefined && options.numTrainEpochs > 0)
+    return Math.max(1, Math.ceil((options.numTrainEpochs * datasetSize) / options.batchSize));
   throw new Error('set maxSteps or numTrainEpochs');
 }
 
@@ -152,7 +153,9 @@ export function assertFits(backend: ComputeBackend, config: ModelConfig, batchSi
   const weights = 4 * parameters;
   const available = availableMemory();
   if (backend.info.device.startsWith('cpu') && weights > available) {
-    throw new Error(`${config.name} needs about ${gib(weights)} for its float32 weights, but this machine has ${gib(available)} free; close other programs or train on a GPU worker`);
+    throw new Error(
+      `${config.name} needs about ${gib(weights)} for its float32 weights, but this machine has ${gib(available)} free; close other programs or train on a GPU worker`,
+    );
   }
 }
 
@@ -174,7 +177,8 @@ export async function trainLora(options: TrainLoraOptions): Promise<TrainLoraRes
 }
 
 /** Said when the base GGUF carries no tokenizer.chat_template (engine/data/gguf-chat-tokenizer.ts). */
-export const FALLBACK_TEMPLATE_NOTICE = 'the base model has no chat template (tokenizer.chat_template); training with the ChatML template, which serving also uses for it';
+export const FALLBACK_TEMPLATE_NOTICE =
+  'the base model has no chat template (tokenizer.chat_template); training with the ChatML template, which serving also uses for it';
 
 async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig, tokenizer: ChatTokenizer, started: number): Promise<TrainLoraResult> {
   const baseModelName = options.baseModelName ?? config.name;
@@ -189,7 +193,11 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
   // take batchSize × worldSize examples a step, the same steps one process takes at that batch.
   const stepBatch = options.batchSize * (backend.info.worldSize ?? 1);
   const totalSteps = resolveTotalSteps({ ...options, batchSize: stepBatch }, train.length);
-  const loraOptions = validateLoraConfig({ r: options.lora?.r ?? 8, alpha: options.lora?.alpha ?? 16, targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES });
+  const loraOptions = validateLoraConfig({
+    r: options.lora?.r ?? 8,
+    alpha: options.lora?.alpha ?? 16,
+    targetModules: options.lora?.targetModules ?? DEFAULT_TARGET_MODULES,
+  });
   try {
     const longest = Math.max(...train.map((e) => e.ids.length), ...(evalSet ?? []).map((e) => e.ids.length));
     assertFits(backend, config, Math.max(options.batchSize, evalSet ? 16 : 1), longest);
@@ -202,14 +210,24 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
     const save = async (kind: TrainingArtifact['kind'], step: number): Promise<TrainingArtifact> => {
       const dir = kind === 'adapter' ? options.outputDir : join(options.outputDir, `checkpoint-${step}`);
       await mkdir(dir, { recursive: true });
-      const artifact = { kind, step, path: join(dir, 'adapter.gguf'), configPath: join(dir, 'adapter_config.json'), safetensorsPath: join(dir, 'adapter_model.safetensors') };
+      const artifact = {
+        kind,
+        step,
+        path: join(dir, 'adapter.gguf'),
+        configPath: join(dir, 'adapter_config.json'),
+        safetensorsPath: join(dir, 'adapter_model.safetensors'),
+      };
       const tensors = await backend.loraTensors();
       await writeAdapterGguf(artifact.path, { config: lora, tensors, architecture: config.architecture, baseModelName });
       await writePeftAdapter({ safetensors: artifact.safetensorsPath, config: artifact.configPath }, tensors, lora, config, baseModelName);
       artifacts.push(artifact);
       return artifact;
     };
-    const optimizer: Omit<OptimizerSettings, 'learningRate'> = { ...DEFAULT_OPTIMIZER, weightDecay: options.weightDecay ?? 0, maxGradNorm: options.maxGradNorm ?? 1 };
+    const optimizer: Omit<OptimizerSettings, 'learningRate'> = {
+      ...DEFAULT_OPTIMIZER,
+      weightDecay: options.weightDecay ?? 0,
+      maxGradNorm: options.maxGradNorm ?? 1,
+    };
     const model: LoopModel = {
       trainStep: (batch, learningRate) => backend.trainStep(batch, { ...optimizer, learningRate }),
       evalBatch: (batch) => backend.evalBatch(batch),

@@ -76,4 +76,3 @@ export async function pickDeployment(s: Services, title: string): Promise<Deploy
   );
   return picked?.deployment;
 }
-

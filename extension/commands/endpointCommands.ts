@@ -29,7 +29,11 @@ interface TargetItem extends vscode.QuickPickItem {
 
 /** A slug suggestion the user edits: the job name plus a short id, lower-case with dashes. */
 function suggestSlug(name: string, id: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40);
   return `${base || "endpoint"}-${id.slice(0, 4).toLowerCase()}`;
 }
 

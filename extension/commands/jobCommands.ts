@@ -66,23 +66,27 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
       progress.report({ message: "starting svc start…" });
       let lastLine = "";
       const reportLastLine = throttle(() => progress.report({ message: lastLine.slice(0, 120) }), 250);
-      await api.runTraining((chunk) => {
-        s.output.append(chunk);
-        const outcome = reader.feed(chunk);
-        if (outcome.jobId && !openedJob) {
-          openedJob = outcome.jobId;
-          const jobId = outcome.jobId;
-          s.jobPanels.show({ jobId });
-          // The tab says "Job: <id>" until the name is known.
-          void api.getJob(jobId).then((job) => s.jobPanels.retitle({ jobId, job }), () => undefined);
-          void s.jobs.refresh();
-          void s.trainingStatus.refresh();
-        }
-        if (outcome.lastLine) {
-          lastLine = outcome.lastLine;
-          reportLastLine();
-        }
-      })
+      await api
+        .runTraining((chunk) => {
+          s.output.append(chunk);
+          const outcome = reader.feed(chunk);
+          if (outcome.jobId && !openedJob) {
+            openedJob = outcome.jobId;
+            const jobId = outcome.jobId;
+            s.jobPanels.show({ jobId });
+            // The tab says "Job: <id>" until the name is known.
+            void api.getJob(jobId).then(
+              (job) => s.jobPanels.retitle({ jobId, job }),
+              () => undefined,
+            );
+            void s.jobs.refresh();
+            void s.trainingStatus.refresh();
+          }
+          if (outcome.lastLine) {
+            lastLine = outcome.lastLine;
+            reportLastLine();
+          }
+        })
         .catch((error: unknown) => {
           // svc start exiting non-zero (a failed or cancelled job) is told by its own output, read below.
           if (!(error instanceof TransportError && error.code === "run_failed")) throw error;
@@ -99,7 +103,9 @@ export async function runTraining(s: Services): Promise<TrainingOutcome | undefi
   } else if (failure) {
     void s.prompts.error(failure, "Show Output").then((choice) => choice === "Show Output" && s.output.show(true));
   } else if (outcome.dryRun) {
-    void s.prompts.info("Dry run finished: nothing was uploaded and no job was created.", {}, "Show Output").then((choice) => choice === "Show Output" && s.output.show(true));
+    void s.prompts
+      .info("Dry run finished: nothing was uploaded and no job was created.", {}, "Show Output")
+      .then((choice) => choice === "Show Output" && s.output.show(true));
   } else {
     void s.prompts.info(`Training completed (job ${outcome.jobId}).`, {});
   }

@@ -47,7 +47,11 @@ export interface DownloadedFile {
 /** What a panel changed, so the trees (and other panels) can reload. */
 export type PanelChange = { kind: "job"; id: string } | { kind: "deployment"; id: string };
 
-export function panelRequestHandlers(studio: () => Promise<StudioEndpoint>, host: PanelHost, onChange: (change: PanelChange) => void = () => {}): RequestHandlers {
+export function panelRequestHandlers(
+  studio: () => Promise<StudioEndpoint>,
+  host: PanelHost,
+  onChange: (change: PanelChange) => void = () => {},
+): RequestHandlers {
   const handlers: RequestHandlers = {
     "host/copyText": async ({ text }) => {
       await host.copyText(text);

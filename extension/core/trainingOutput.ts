@@ -32,7 +32,10 @@ export class TrainingOutputReader {
   outcome(): TrainingOutcome {
     const queued = QUEUED_LINE.exec(this.text);
     const final = FINAL_LINE.exec(this.text);
-    const lines = this.text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+    const lines = this.text
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean);
     return {
       jobId: queued?.[1] ?? final?.[1],
       finalStatus: final?.[2] as TrainingOutcome["finalStatus"],

@@ -38,7 +38,11 @@ export class EndpointsTree implements vscode.TreeDataProvider<EndpointTreeNode>,
   /** Reloads deployments (and, through the redraw, their keys). Resolves when loaded. */
   refresh(): Promise<void> {
     const load = (async () => {
-      const { items: deployments, problem } = await loadList(this.project.canReachCloud, async () => (await this.studio.endpoint()).api.listDeployments(), this.deployments);
+      const { items: deployments, problem } = await loadList(
+        this.project.canReachCloud,
+        async () => (await this.studio.endpoint()).api.listDeployments(),
+        this.deployments,
+      );
       this.deployments = deployments;
       this.problem = problem;
       this.changed.fire(undefined);

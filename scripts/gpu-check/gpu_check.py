@@ -12,6 +12,7 @@
 Needs python3 with torch (CUDA), transformers, peft and gguf. Prints the table and writes it as
 JSON to --out. Weights are random: throughput and memory do not depend on their values.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,6 @@ sys.path.insert(0, str(BACKEND))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-
 from svc_torch.protocol import read_frame, write_frame  # noqa: E402
 
 # Qwen3's published shapes (config.json of Qwen/Qwen3-*): hidden, layers, heads, kv heads, head width, MLP width.
@@ -43,8 +43,18 @@ PROJECTIONS = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up"
 HF_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 # Dense (no sparsity) bf16 tensor-core peaks from the vendors' data sheets, TFLOP/s.
-BF16_PEAK_TFLOPS = {"H100 80GB HBM3": 989.4, "H100 SXM": 989.4, "H100 PCIe": 756.0, "H100 NVL": 835.0, "H200": 989.4,
-                    "A100": 312.0, "L40S": 362.0, "L4": 121.0, "RTX 4090": 165.2, "A10G": 70.0}
+BF16_PEAK_TFLOPS = {
+    "H100 80GB HBM3": 989.4,
+    "H100 SXM": 989.4,
+    "H100 PCIe": 756.0,
+    "H100 NVL": 835.0,
+    "H200": 989.4,
+    "A100": 312.0,
+    "L40S": 362.0,
+    "L4": 121.0,
+    "RTX 4090": 165.2,
+    "A10G": 70.0,
+}
 
 
 def peak_tflops(name: str):
@@ -112,8 +122,7 @@ class Backend:
 
     def __init__(self, device: str):
         env = {**os.environ, "SVC_TORCH_DEVICE": device, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, str(BACKEND / "svc_torch_server.py")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env)
+        self.proc = subprocess.Popen([sys.executable, str(BACKEND / "svc_torch_server.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.next_id = 0
 
     def call(self, op: str, tensors=None, **fields):
@@ -162,11 +171,9 @@ def svc_run(path: str, s: dict, args, device: str, checkpoint):
     try:
         hello, _ = backend.call("hello")
         started = time.perf_counter()
-        loaded, _ = backend.call("load", modelPath=path, config={"contextLength": 40960}, device=device, dtype=args.dtype,
-                                 checkpointActivations=checkpoint)
+        loaded, _ = backend.call("load", modelPath=path, config={"contextLength": 40960}, device=device, dtype=args.dtype, checkpointActivations=checkpoint)
         load_seconds = time.perf_counter() - started
-        backend.call("init_lora", lora_init(loaded["projectionShapes"], args.rank, 1),
-                     spec={"r": args.rank, "alpha": 2 * args.rank, "targets": PROJECTIONS})
+        backend.call("init_lora", lora_init(loaded["projectionShapes"], args.rank, 1), spec={"r": args.rank, "alpha": 2 * args.rank, "targets": PROJECTIONS})
         inputs, targets, mask = batch(s["vocab"], args.batch, args.length, 2)
         tensors = {"inputs": inputs, "targets": targets, "mask": mask}
         evaluated, _ = backend.call("eval", tensors, batchSize=args.batch, length=args.length)
@@ -177,11 +184,20 @@ def svc_run(path: str, s: dict, args, device: str, checkpoint):
             times.append(time.perf_counter() - started)
             losses.append(reply["loss"])
         memory, _ = backend.call("memory")
-        step_seconds = float(np.median(times[args.warmup:]))
-        return {"device": hello["device"], "torch": hello["torch"], "transformers": hello["transformers"], "peft": hello["peft"],
-                "parameters": loaded["parameters"], "loadSeconds": load_seconds, "stepSeconds": step_seconds,
-                "tokensPerSecond": args.batch * args.length / step_seconds, "peakDeviceBytes": memory["peakDeviceBytes"],
-                "firstLoss": evaluated["lossSum"] / evaluated["maskedTokens"], "losses": losses}
+        step_seconds = float(np.median(times[args.warmup :]))
+        return {
+            "device": hello["device"],
+            "torch": hello["torch"],
+            "transformers": hello["transformers"],
+            "peft": hello["peft"],
+            "parameters": loaded["parameters"],
+            "loadSeconds": load_seconds,
+            "stepSeconds": step_seconds,
+            "tokensPerSecond": args.batch * args.length / step_seconds,
+            "peakDeviceBytes": memory["peakDeviceBytes"],
+            "firstLoss": evaluated["lossSum"] / evaluated["maskedTokens"],
+            "losses": losses,
+        }
     finally:
         backend.close()
 
@@ -189,9 +205,19 @@ def svc_run(path: str, s: dict, args, device: str, checkpoint):
 def hf_config(s: dict):
     from transformers import Qwen3Config
 
-    return Qwen3Config(vocab_size=s["vocab"], hidden_size=s["hidden"], intermediate_size=s["ff"], num_hidden_layers=s["layers"],
-                       num_attention_heads=s["heads"], num_key_value_heads=s["kv"], head_dim=s["head_dim"],
-                       max_position_embeddings=40960, rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
+    return Qwen3Config(
+        vocab_size=s["vocab"],
+        hidden_size=s["hidden"],
+        intermediate_size=s["ff"],
+        num_hidden_layers=s["layers"],
+        num_attention_heads=s["heads"],
+        num_key_value_heads=s["kv"],
+        head_dim=s["head_dim"],
+        max_position_embeddings=40960,
+        rope_theta=1_000_000.0,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+    )
 
 
 def plain_run(s: dict, args, device: str, checkpoint: bool):
@@ -225,10 +251,14 @@ def plain_run(s: dict, args, device: str, checkpoint: bool):
         optimizer.zero_grad(set_to_none=True)
         loss.item()
         times.append(time.perf_counter() - started)
-    step_seconds = float(np.median(times[args.warmup:]))
+    step_seconds = float(np.median(times[args.warmup :]))
     parameters = sum(p.numel() for p in model.parameters() if not p.requires_grad)
-    result = {"stepSeconds": step_seconds, "tokensPerSecond": args.batch * args.length / step_seconds,
-              "peakDeviceBytes": torch.cuda.max_memory_allocated() if cuda else 0, "parameters": parameters}
+    result = {
+        "stepSeconds": step_seconds,
+        "tokensPerSecond": args.batch * args.length / step_seconds,
+        "peakDeviceBytes": torch.cuda.max_memory_allocated() if cuda else 0,
+        "parameters": parameters,
+    }
     del model, optimizer
     if cuda:
         torch.cuda.empty_cache()
@@ -291,8 +321,11 @@ def main() -> int:
             print(f"reference failed: {report['referenceError']}", flush=True)
         os.remove(path)
     if "reference" in report:
-        print(f"reference ({args.reference_shape}, float32): svc {report['reference']['svcLoss']:.6f}  transformers "
-              f"{report['reference']['transformersLoss']:.6f}  |diff| {report['reference']['difference']:.2e}", flush=True)
+        print(
+            f"reference ({args.reference_shape}, float32): svc {report['reference']['svcLoss']:.6f}  transformers "
+            f"{report['reference']['transformersLoss']:.6f}  |diff| {report['reference']['difference']:.2e}",
+            flush=True,
+        )
     for name in [n for n in args.shapes.split(",") if n]:
         s = SHAPES[name]
         path = os.path.join(workdir, f"{name}.gguf")
@@ -307,11 +340,16 @@ def main() -> int:
             continue
         finally:
             os.remove(path)
-        run = {"shape": name, "checkpointing": checkpoint, "svc": svc, "plain": plain,
-               "ratio": svc["tokensPerSecond"] / plain["tokensPerSecond"],
-               "mfu": (4 * svc["parameters"] * svc["tokensPerSecond"] / (peak * 1e12)) if peak else None,
-               "plainMfu": (4 * plain["parameters"] * plain["tokensPerSecond"] / (peak * 1e12)) if peak else None,
-               "bytesPerParameter": svc["peakDeviceBytes"] / svc["parameters"] if svc["peakDeviceBytes"] else None}
+        run = {
+            "shape": name,
+            "checkpointing": checkpoint,
+            "svc": svc,
+            "plain": plain,
+            "ratio": svc["tokensPerSecond"] / plain["tokensPerSecond"],
+            "mfu": (4 * svc["parameters"] * svc["tokensPerSecond"] / (peak * 1e12)) if peak else None,
+            "plainMfu": (4 * plain["parameters"] * plain["tokensPerSecond"] / (peak * 1e12)) if peak else None,
+            "bytesPerParameter": svc["peakDeviceBytes"] / svc["parameters"] if svc["peakDeviceBytes"] else None,
+        }
         report["runs"].append(run)
         print(json.dumps({k: v for k, v in run.items() if k not in ("svc", "plain")}), flush=True)
         if args.out:  # after each run, so a run cut short still leaves what it measured
@@ -324,8 +362,10 @@ def main() -> int:
 
 
 def print_table(report: dict) -> None:
-    print(f"\nsvc gpu-check on {report['gpu']} (dense bf16 peak {report['peakBf16Tflops']} TFLOP/s), "
-          f"batch {report['batch'][0]}x{report['batch'][1]}, LoRA r={report['rank']} on all projections")
+    print(
+        f"\nsvc gpu-check on {report['gpu']} (dense bf16 peak {report['peakBf16Tflops']} TFLOP/s), "
+        f"batch {report['batch'][0]}x{report['batch'][1]}, LoRA r={report['rank']} on all projections"
+    )
     if "reference" in report:
         ref = report["reference"]
         print(f"reference {ref['shape']}: svc loss {ref['svcLoss']:.6f}, transformers {ref['transformersLoss']:.6f}, |diff| {ref['difference']:.1e}")
@@ -337,9 +377,11 @@ def print_table(report: dict) -> None:
             continue
         svc, plain = run["svc"], run["plain"]
         mfu = lambda v: f"{100 * v:.1f}%" if v is not None else "n/a"  # noqa: E731
-        print(f"| {run['shape']} | {svc['parameters'] / 1e9:.2f}B | {'on' if run['checkpointing'] else 'off'} | "
-              f"{svc['tokensPerSecond']:.0f} | {plain['tokensPerSecond']:.0f} | {run['ratio']:.2f}x | {mfu(run['mfu'])} | "
-              f"{mfu(run['plainMfu'])} | {svc['peakDeviceBytes'] / 2**30:.1f} | {run['bytesPerParameter'] or 0:.2f} |")
+        print(
+            f"| {run['shape']} | {svc['parameters'] / 1e9:.2f}B | {'on' if run['checkpointing'] else 'off'} | "
+            f"{svc['tokensPerSecond']:.0f} | {plain['tokensPerSecond']:.0f} | {run['ratio']:.2f}x | {mfu(run['mfu'])} | "
+            f"{mfu(run['plainMfu'])} | {svc['peakDeviceBytes'] / 2**30:.1f} | {run['bytesPerParameter'] or 0:.2f} |"
+        )
 
 
 if __name__ == "__main__":

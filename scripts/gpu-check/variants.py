@@ -3,6 +3,7 @@ Which changes to a transformers + PEFT LoRA step move its MFU on this GPU: each 
 loop (gpu_check.plain_run's) on one shape, in one process, so the ratios compare like with like.
 `python3 scripts/gpu-check/variants.py --shape qwen3-1.7b`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -11,7 +12,6 @@ import time
 
 import numpy as np
 import torch
-
 from gpu_check import HF_PROJECTIONS, SHAPES, batch, hf_config, peak_tflops
 
 
@@ -23,8 +23,9 @@ def step_time(s, b, t, rank, tf32=False, adapter_bf16=False, compiled=False, ste
     torch.cuda.reset_peak_memory_stats()
     with torch.device("cuda"):
         model = AutoModelForCausalLM.from_config(hf_config(s), dtype=torch.bfloat16, attn_implementation="sdpa")
-    model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=HF_PROJECTIONS),
-                           autocast_adapter_dtype=not adapter_bf16)
+    model = get_peft_model(
+        model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=HF_PROJECTIONS), autocast_adapter_dtype=not adapter_bf16
+    )
     trainable = [p for p in model.parameters() if p.requires_grad]
     parameters = sum(p.numel() for p in model.parameters() if not p.requires_grad)
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)

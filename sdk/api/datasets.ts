@@ -3,7 +3,14 @@ import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { route } from "./route.js";
 
-export const Dataset = T.Object({ id: T.String(), projectId: T.String(), name: T.String(), lineCount: T.Integer(), sizeBytes: T.Integer(), createdAt: T.String() });
+export const Dataset = T.Object({
+  id: T.String(),
+  projectId: T.String(),
+  name: T.String(),
+  lineCount: T.Integer(),
+  sizeBytes: T.Integer(),
+  createdAt: T.String(),
+});
 export type Dataset = Static<typeof Dataset>;
 
 /** The body is the JSONL itself (content-type application/jsonl), not JSON. */

@@ -29,17 +29,28 @@ const settings = {
   /** See Deployment.corsOrigins; null restores the edge's default. */
   corsOrigins: T.Optional(T.Union([T.Null(), T.Array(T.String({ pattern: "^(\\*|https?://[^/\\s]+)$" }), { maxItems: 20 })], { errorMessage: CORS_RULE })),
 };
-const CreateDeploymentBody = T.Object({ projectId: T.Optional(T.String()), slug: T.String({ pattern: SLUG_PATTERN, errorMessage: SLUG_RULE }), target: TargetBody, ...settings });
+const CreateDeploymentBody = T.Object({
+  projectId: T.Optional(T.String()),
+  slug: T.String({ pattern: SLUG_PATTERN, errorMessage: SLUG_RULE }),
+  target: TargetBody,
+  ...settings,
+});
 export type CreateDeploymentInput = Omit<Static<typeof CreateDeploymentBody>, "projectId">;
 const UpdateDeploymentBody = T.Object({ target: T.Optional(TargetBody), ...settings });
 export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
 
 const nullableString = T.Union([T.String(), T.Null()]);
 export const Deployment = T.Object({
-  id: T.String(), projectId: T.String(), slug: T.String(), target: DeploymentTarget, authMode: AuthMode, enabled: T.Boolean(),
+  id: T.String(),
+  projectId: T.String(),
+  slug: T.String(),
+  target: DeploymentTarget,
+  authMode: AuthMode,
+  enabled: T.Boolean(),
   /** Reserved for a future feature; always null today. */
   customDomain: nullableString,
-  runRetentionMode: T.String(), runRetentionDays: T.Integer(),
+  runRetentionMode: T.String(),
+  runRetentionDays: T.Integer(),
   /** Browser origins allowed to call the endpoint (CORS), e.g. `["https://app.example.com"]`; null: the edge's default (any origin unless SVC_EDGE_CORS_ORIGINS narrows it). */
   corsOrigins: T.Union([T.Array(T.String()), T.Null()]),
   /** Public edge URL `http://<slug>.<deploy_domain>` (base URL for SDKs is this plus `/v1`). */
@@ -52,7 +63,10 @@ export const Deployment = T.Object({
    * inference child has loaded it), or the registered upstream server its base model names.
    */
   servedOn: T.Optional(
-    T.Union([T.Object({ engine: T.Literal("llama.cpp"), device: T.Union([InferenceDevice, T.Null()]) }), T.Object({ engine: T.Literal("upstream"), url: T.String() })]),
+    T.Union([
+      T.Object({ engine: T.Literal("llama.cpp"), device: T.Union([InferenceDevice, T.Null()]) }),
+      T.Object({ engine: T.Literal("upstream"), url: T.String() }),
+    ]),
   ),
 });
 export type Deployment = Static<typeof Deployment>;
@@ -63,9 +77,25 @@ const scoped = { query: ProjectQuery, project: "query?", args: (id: string) => (
 export const deploymentsApi = {
   listDeployments: route({ method: "GET", path: "/v1/deployments", query: ProjectQuery, project: "query", response: T.Array(Deployment) }),
   getDeployment: route({ method: "GET", path: "/v1/deployments/:id", ...scoped, response: Deployment }),
-  createDeployment: route({ method: "POST", path: "/v1/deployments", query: ProjectQuery, body: CreateDeploymentBody, project: "body", args: (input: CreateDeploymentInput) => ({ body: input }), response: Deployment, status: 201 }),
+  createDeployment: route({
+    method: "POST",
+    path: "/v1/deployments",
+    query: ProjectQuery,
+    body: CreateDeploymentBody,
+    project: "body",
+    args: (input: CreateDeploymentInput) => ({ body: input }),
+    response: Deployment,
+    status: 201,
+  }),
   /** Partial update: only the given fields change (including `target`). */
-  updateDeployment: route({ method: "PATCH", path: "/v1/deployments/:id", ...scoped, body: UpdateDeploymentBody, args: (id: string, patch: UpdateDeploymentInput) => ({ params: { id }, body: patch }), response: Deployment }),
+  updateDeployment: route({
+    method: "PATCH",
+    path: "/v1/deployments/:id",
+    ...scoped,
+    body: UpdateDeploymentBody,
+    args: (id: string, patch: UpdateDeploymentInput) => ({ params: { id }, body: patch }),
+    response: Deployment,
+  }),
   /** The slug stays reserved: a deleted deployment's URL never serves someone else's model. */
   deleteDeployment: route({ method: "DELETE", path: "/v1/deployments/:id", ...scoped, status: 204 }),
 };

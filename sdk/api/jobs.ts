@@ -9,32 +9,53 @@ export type JobStatus = Static<typeof JobStatus>;
 const nullableString = T.Union([T.String(), T.Null()]);
 
 export const Job = T.Object({
-  id: T.String(), projectId: T.String(), name: T.String(), status: JobStatus,
+  id: T.String(),
+  projectId: T.String(),
+  name: T.String(),
+  status: JobStatus,
   /** The trainer configuration the job runs with (model, hyper-parameters, dataset ids). */
   config: T.Record(T.String(), T.Unknown()),
   /** Number of artifacts the job produced (checkpoints and the final adapter). */
   artifactCount: T.Integer(),
   /** Set when the job failed: the readable reason. */
   error: nullableString,
-  createdAt: T.String(), startedAt: nullableString, finishedAt: nullableString,
+  createdAt: T.String(),
+  startedAt: nullableString,
+  finishedAt: nullableString,
   /** Bytes the job keeps on the cloud's disk (its artifacts and datasets); sent by `getJob`, not in the list. */
   diskBytes: T.Optional(T.Integer()),
 });
 export type Job = Static<typeof Job>;
 
-const eventTypes = ["training.started", "training.log", "training.progress", "checkpoint.saved", "training.completed", "training.failed", "training.cancelled"] as const;
+const eventTypes = [
+  "training.started",
+  "training.log",
+  "training.progress",
+  "checkpoint.saved",
+  "training.completed",
+  "training.failed",
+  "training.cancelled",
+] as const;
 export type JobEventType = (typeof eventTypes)[number];
 /** One entry of a job's append-only event log; `seq` is the SSE `id:` and starts at 1. */
-export const JobEvent = T.Object({ seq: T.Integer(), type: T.Union(eventTypes.map((type) => T.Literal(type))), data: T.Record(T.String(), T.Unknown()), createdAt: T.String() });
+export const JobEvent = T.Object({
+  seq: T.Integer(),
+  type: T.Union(eventTypes.map((type) => T.Literal(type))),
+  data: T.Record(T.String(), T.Unknown()),
+  createdAt: T.String(),
+});
 export type JobEvent = Static<typeof JobEvent>;
 
 export const Artifact = T.Object({
-  id: T.String(), jobId: T.String(),
+  id: T.String(),
+  jobId: T.String(),
   /** "checkpoint" for an intermediate adapter, "adapter" for the final one, "file" for side files (adapter_config.json). */
   kind: T.Union([T.Literal("checkpoint"), T.Literal("adapter"), T.Literal("file")]),
   /** Training step the artifact was written at. */
   step: T.Integer(),
-  name: T.String(), sizeBytes: T.Integer(), createdAt: T.String(),
+  name: T.String(),
+  sizeBytes: T.Integer(),
+  createdAt: T.String(),
 });
 export type Artifact = Static<typeof Artifact>;
 
@@ -55,7 +76,15 @@ export const jobsApi = {
   /** The whole list, newest first (no pagination). */
   listJobs: route({ method: "GET", path: "/v1/jobs", query: ProjectQuery, project: "query", response: T.Array(Job) }),
   getJob: route({ method: "GET", path: "/v1/jobs/:id", ...scoped, response: Job }),
-  createJob: route({ method: "POST", path: "/v1/jobs", body: CreateJobBody, project: "body", args: (input: CreateJobInput) => ({ body: input }), response: Job, status: 201 }),
+  createJob: route({
+    method: "POST",
+    path: "/v1/jobs",
+    body: CreateJobBody,
+    project: "body",
+    args: (input: CreateJobInput) => ({ body: input }),
+    response: Job,
+    status: 201,
+  }),
   cancelJob: route({ method: "POST", path: "/v1/jobs/:id/cancel", ...scoped, response: Job }),
   /**
    * Deletes an ended job with its events, artifacts and the datasets no other job uses. 409

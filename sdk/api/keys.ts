@@ -15,33 +15,49 @@ export const BUDGET_RULE = 'budget must be { tokens: a whole number from 1, peri
 export const EXPIRES_AT_RULE = "expiresAt must be an ISO 8601 date-time, or null";
 
 /** Per-minute limits of a key; null: no limit of that kind. */
-export const KeyLimits = T.Object({
-  requestsPerMinute: Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE })),
-  tokensPerMinute: Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE })),
-}, { errorMessage: LIMITS_RULE });
+export const KeyLimits = T.Object(
+  {
+    requestsPerMinute: Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE })),
+    tokensPerMinute: Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE })),
+  },
+  { errorMessage: LIMITS_RULE },
+);
 export type KeyLimits = Static<typeof KeyLimits>;
 /** A token budget over the key's life ("total") or per UTC day or month. */
-export const KeyBudget = T.Object({
-  tokens: T.Integer({ minimum: 1, errorMessage: BUDGET_RULE }),
-  period: T.Union(BUDGET_PERIODS.map((p) => T.Literal(p)), { errorMessage: BUDGET_RULE }),
-}, { errorMessage: BUDGET_RULE });
+export const KeyBudget = T.Object(
+  {
+    tokens: T.Integer({ minimum: 1, errorMessage: BUDGET_RULE }),
+    period: T.Union(
+      BUDGET_PERIODS.map((p) => T.Literal(p)),
+      { errorMessage: BUDGET_RULE },
+    ),
+  },
+  { errorMessage: BUDGET_RULE },
+);
 export type KeyBudget = Static<typeof KeyBudget>;
 
 /** What a key has used: in all, in its current minute window and in its budget's current period. */
 export const KeyUsage = T.Object({
-  requests: T.Number(), promptTokens: T.Number(), completionTokens: T.Number(),
+  requests: T.Number(),
+  promptTokens: T.Number(),
+  completionTokens: T.Number(),
   /** Requests and tokens of the current minute window (what the limits count). */
-  minuteRequests: T.Number(), minuteTokens: T.Number(),
+  minuteRequests: T.Number(),
+  minuteTokens: T.Number(),
   /** Tokens spent in the budget's current period (held by requests in flight not included). */
   budgetTokens: T.Number(),
 });
 export type KeyUsage = Static<typeof KeyUsage>;
 
 export const DeploymentKey = T.Object({
-  id: T.String(), deploymentId: T.String(), label: T.String(),
+  id: T.String(),
+  deploymentId: T.String(),
+  label: T.String(),
   /** First 12 characters of the plaintext, safe to display. */
   prefix: T.String(),
-  enabled: T.Boolean(), lastUsedAt: T.Union([T.String(), T.Null()]), createdAt: T.String(),
+  enabled: T.Boolean(),
+  lastUsedAt: T.Union([T.String(), T.Null()]),
+  createdAt: T.String(),
   expiresAt: Nullable(T.String()),
   limits: KeyLimits,
   budget: Nullable(KeyBudget),
@@ -57,10 +73,17 @@ export type CreatedDeploymentKey = Static<typeof CreatedDeploymentKey>;
 /** The length is checked by the shared rule (sdk/keyLabel.ts: code points, trimmed) in the route. */
 export const KeyRules = T.Object({
   expiresAt: T.Optional(Nullable(T.String({ errorMessage: EXPIRES_AT_RULE }))),
-  limits: T.Optional(Nullable(T.Object({
-    requestsPerMinute: T.Optional(Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE }))),
-    tokensPerMinute: T.Optional(Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE }))),
-  }, { additionalProperties: false, errorMessage: LIMITS_RULE }))),
+  limits: T.Optional(
+    Nullable(
+      T.Object(
+        {
+          requestsPerMinute: T.Optional(Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE }))),
+          tokensPerMinute: T.Optional(Nullable(T.Integer({ minimum: 1, errorMessage: LIMITS_RULE }))),
+        },
+        { additionalProperties: false, errorMessage: LIMITS_RULE },
+      ),
+    ),
+  ),
   budget: T.Optional(Nullable(KeyBudget)),
 });
 export type KeyRules = Static<typeof KeyRules>;
@@ -74,25 +97,66 @@ export const RotateKeyBody = T.Object({ graceSeconds: T.Integer({ minimum: 0, ma
 
 /** Usage of a deployment per key and minute over the last day, oldest first. */
 export const UsageRow = T.Object({
-  keyId: T.String(), keyPrefix: T.String(), minute: T.String(),
-  requests: T.Number(), errors: T.Number(), promptTokens: T.Number(), completionTokens: T.Number(),
+  keyId: T.String(),
+  keyPrefix: T.String(),
+  minute: T.String(),
+  requests: T.Number(),
+  errors: T.Number(),
+  promptTokens: T.Number(),
+  completionTokens: T.Number(),
 });
 export type UsageRow = Static<typeof UsageRow>;
-
 
 const scoped = { query: ProjectQuery, project: "query?" } as const;
 
 export const keysApi = {
-  listDeploymentKeys: route({ method: "GET", path: "/v1/deployments/:id/keys", ...scoped, args: (deploymentId: string) => ({ params: { id: deploymentId } }), response: T.Array(DeploymentKey) }),
+  listDeploymentKeys: route({
+    method: "GET",
+    path: "/v1/deployments/:id/keys",
+    ...scoped,
+    args: (deploymentId: string) => ({ params: { id: deploymentId } }),
+    response: T.Array(DeploymentKey),
+  }),
   /** The response's `key` is the plaintext: shown once, never returned again. */
-  createDeploymentKey: route({ method: "POST", path: "/v1/deployments/:id/keys", ...scoped, body: CreateKeyBody, response: CreatedDeploymentKey, status: 201,
-    args: (deploymentId: string, input: CreateKeyInput) => ({ params: { id: deploymentId }, body: input }) }),
-  updateDeploymentKey: route({ method: "PATCH", path: "/v1/deployments/:id/keys/:keyId", ...scoped, body: UpdateKeyBody, response: DeploymentKey,
-    args: (deploymentId: string, keyId: string, patch: UpdateKeyInput) => ({ params: { id: deploymentId, keyId }, body: patch }) }),
+  createDeploymentKey: route({
+    method: "POST",
+    path: "/v1/deployments/:id/keys",
+    ...scoped,
+    body: CreateKeyBody,
+    response: CreatedDeploymentKey,
+    status: 201,
+    args: (deploymentId: string, input: CreateKeyInput) => ({ params: { id: deploymentId }, body: input }),
+  }),
+  updateDeploymentKey: route({
+    method: "PATCH",
+    path: "/v1/deployments/:id/keys/:keyId",
+    ...scoped,
+    body: UpdateKeyBody,
+    response: DeploymentKey,
+    args: (deploymentId: string, keyId: string, patch: UpdateKeyInput) => ({ params: { id: deploymentId, keyId }, body: patch }),
+  }),
   /** A new key with the same label and rules; the old one keeps working `graceSeconds`, then is refused as expired. */
-  rotateDeploymentKey: route({ method: "POST", path: "/v1/deployments/:id/keys/:keyId/rotate", ...scoped, body: RotateKeyBody, response: CreatedDeploymentKey, status: 201,
-    args: (deploymentId: string, keyId: string, graceSeconds: number) => ({ params: { id: deploymentId, keyId }, body: { graceSeconds } }) }),
-  getDeploymentUsage: route({ method: "GET", path: "/v1/deployments/:id/usage", ...scoped, response: T.Array(UsageRow),
-    args: (deploymentId: string) => ({ params: { id: deploymentId } }) }),
-  revokeDeploymentKey: route({ method: "DELETE", path: "/v1/deployments/:id/keys/:keyId", ...scoped, args: (deploymentId: string, keyId: string) => ({ params: { id: deploymentId, keyId } }), status: 204 }),
+  rotateDeploymentKey: route({
+    method: "POST",
+    path: "/v1/deployments/:id/keys/:keyId/rotate",
+    ...scoped,
+    body: RotateKeyBody,
+    response: CreatedDeploymentKey,
+    status: 201,
+    args: (deploymentId: string, keyId: string, graceSeconds: number) => ({ params: { id: deploymentId, keyId }, body: { graceSeconds } }),
+  }),
+  getDeploymentUsage: route({
+    method: "GET",
+    path: "/v1/deployments/:id/usage",
+    ...scoped,
+    response: T.Array(UsageRow),
+    args: (deploymentId: string) => ({ params: { id: deploymentId } }),
+  }),
+  revokeDeploymentKey: route({
+    method: "DELETE",
+    path: "/v1/deployments/:id/keys/:keyId",
+    ...scoped,
+    args: (deploymentId: string, keyId: string) => ({ params: { id: deploymentId, keyId } }),
+    status: 204,
+  }),
 };

@@ -17,18 +17,23 @@ export const BaseModel = T.Object({
    * Facts read from the GGUF header at registration; null for upstream servers (and for a file
    * that could not be read again since). `parameters` counts weights, e.g. 596049920 for Qwen3 0.6B.
    */
-  architecture: nullableString, parameters: nullableNumber,
+  architecture: nullableString,
+  parameters: nullableNumber,
   /** e.g. "Q4_K_M", "Q8_0", "F16". */
   quantization: nullableString,
   /** Context the model was trained for, in tokens. */
   contextLength: nullableNumber,
-  sizeBytes: nullableNumber, hasChatTemplate: T.Union([T.Boolean(), T.Null()]), createdAt: T.String(),
+  sizeBytes: nullableNumber,
+  hasChatTemplate: T.Union([T.Boolean(), T.Null()]),
+  createdAt: T.String(),
 });
 export type BaseModel = Static<typeof BaseModel>;
 
 const RegisterModelBody = T.Object({
   /** Default for a GGUF: a slug of its general.name, else of its file name. */
-  name: T.Optional(T.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$", errorMessage: "name must be 1-80 characters of letters, digits, '.', '_', ':' and '-'" })),
+  name: T.Optional(
+    T.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$", errorMessage: "name must be 1-80 characters of letters, digits, '.', '_', ':' and '-'" }),
+  ),
   /** Absolute path of a GGUF file on the cloud's machine. */
   path: T.Optional(T.String({ minLength: 1 })),
   /** Base URL of an OpenAI-compatible server, e.g. http://gpu-box:8000/v1. */
@@ -43,5 +48,12 @@ export type RegisterModelInput = Static<typeof RegisterModelBody>;
 export const modelsApi = {
   listModels: route({ method: "GET", path: "/v1/models", response: T.Array(BaseModel) }),
   /** Takes the machine's worker token: model files are paths on the cloud's machine. */
-  registerModel: route({ method: "POST", path: "/v1/models", body: RegisterModelBody, args: (input: RegisterModelInput) => ({ body: input }), response: BaseModel, status: 201 }),
+  registerModel: route({
+    method: "POST",
+    path: "/v1/models",
+    body: RegisterModelBody,
+    args: (input: RegisterModelInput) => ({ body: input }),
+    response: BaseModel,
+    status: 201,
+  }),
 };

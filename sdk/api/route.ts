@@ -16,10 +16,16 @@ export type Produces = "file" | "event-stream";
 export type ProjectScope = "query" | "query?" | "body" | "body?";
 
 /** The `:name` segments of a path: "/v1/deployments/:id/keys/:keyId" -> "id" | "keyId". */
-export type PathParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}` ? Name | PathParamNames<Rest> : P extends `${string}:${infer Name}` ? Name : never;
+export type PathParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | PathParamNames<Rest>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
 
 /** What one call sends: the path's parameters, and the body when the route takes one (less the project the client adds). */
-export type Parts<P extends string, B, J = undefined> = ([PathParamNames<P>] extends [never] ? { params?: undefined } : { params: Record<PathParamNames<P>, string> }) &
+export type Parts<P extends string, B, J = undefined> = ([PathParamNames<P>] extends [never]
+  ? { params?: undefined }
+  : { params: Record<PathParamNames<P>, string> }) &
   (B extends TSchema ? { body: J extends "body" | "body?" ? Omit<Static<B>, "projectId"> : Static<B> } : { body?: undefined });
 
 /**
@@ -27,7 +33,15 @@ export type Parts<P extends string, B, J = undefined> = ([PathParamNames<P>] ext
  * a stream its code reads); `status` is the success status when not 200; `project` where a client puts its project;
  * `args` turns the derived client method's arguments into the call's parts (none: it takes no arguments).
  */
-export interface Route<P extends string = string, Q = TObject | undefined, B = TSchema | undefined, S = TSchema | undefined, A extends unknown[] = [], J = ProjectScope | undefined, F extends Produces | undefined = undefined> {
+export interface Route<
+  P extends string = string,
+  Q = TObject | undefined,
+  B = TSchema | undefined,
+  S = TSchema | undefined,
+  A extends unknown[] = [],
+  J = ProjectScope | undefined,
+  F extends Produces | undefined = undefined,
+> {
   method: Method;
   path: P;
   query: Q;
@@ -59,21 +73,53 @@ export type JsonRouteKeys<T extends Routes> = { [K in keyof T]: [NonNullable<T[K
 export type RouteMethods<T extends Routes> = { [K in JsonRouteKeys<T>]: (...args: ArgsOf<T[K]>) => Promise<ResponseOf<T[K]>> };
 
 /** Declares a route: path (P), query (Q), body (B) and response (S) schemas, the client method's arguments (A) and project scope (J). */
-export function route<const P extends string, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined, S extends TSchema | undefined = undefined, A extends unknown[] = [], const J extends ProjectScope | undefined = undefined, const F extends Produces | undefined = undefined>(
-  spec: { method: Method; path: P; query?: Q; body?: B; response?: S; status?: 201 | 204; project?: J; produces?: F; args?: (...args: A) => Parts<P, B, J> },
-): Route<P, Q, B, S, A, J, F> {
+export function route<
+  const P extends string,
+  Q extends TObject | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  S extends TSchema | undefined = undefined,
+  A extends unknown[] = [],
+  const J extends ProjectScope | undefined = undefined,
+  const F extends Produces | undefined = undefined,
+>(spec: {
+  method: Method;
+  path: P;
+  query?: Q;
+  body?: B;
+  response?: S;
+  status?: 201 | 204;
+  project?: J;
+  produces?: F;
+  args?: (...args: A) => Parts<P, B, J>;
+}): Route<P, Q, B, S, A, J, F> {
   return spec as Route<P, Q, B, S, A, J, F>;
 }
 
 /** `unknown` when two paths name the same parameters, else `never` (so a mismatched path does not compile). */
-type SameParams<P extends string, Q extends string> = [PathParamNames<P>] extends [PathParamNames<Q>] ? ([PathParamNames<Q>] extends [PathParamNames<P>] ? unknown : never) : never;
+type SameParams<P extends string, Q extends string> = [PathParamNames<P>] extends [PathParamNames<Q>]
+  ? [PathParamNames<Q>] extends [PathParamNames<P>]
+    ? unknown
+    : never
+  : never;
 
 /**
  * The same call under another path naming the same parameters, without the project scope (the studio relaying the
  * cloud); `args` when its method takes other arguments.
  */
-export function relay<R extends AnyRoute, const P extends string, A extends unknown[] = ArgsOf<R>>(of: R, path: P & SameParams<P, R["path"]>, args?: (...args: A) => Parts<P, R["body"]>): Route<P, undefined, R["body"], R["response"], A, undefined, R["produces"]> {
-  return { ...of, path, query: undefined, project: undefined, ...(args ? { args } : {}) } as unknown as Route<P, undefined, R["body"], R["response"], A, undefined, R["produces"]>;
+export function relay<R extends AnyRoute, const P extends string, A extends unknown[] = ArgsOf<R>>(
+  of: R,
+  path: P & SameParams<P, R["path"]>,
+  args?: (...args: A) => Parts<P, R["body"]>,
+): Route<P, undefined, R["body"], R["response"], A, undefined, R["produces"]> {
+  return { ...of, path, query: undefined, project: undefined, ...(args ? { args } : {}) } as unknown as Route<
+    P,
+    undefined,
+    R["body"],
+    R["response"],
+    A,
+    undefined,
+    R["produces"]
+  >;
 }
 
 /** Fills a path's `:name` segments: ("/v1/jobs/:id", { id: "a b" }) -> "/v1/jobs/a%20b". */
@@ -85,7 +131,11 @@ export function pathOf(path: string, params: Record<string, string> = {}): strin
  * Gives a class one method per route (declare them with `interface X extends RouteMethods<typeof routes> {}`):
  * each turns its arguments into the call's parts with the route's `args` and hands them to `invoke`.
  */
-export function installRouteMethods<T>(prototype: T, routes: Routes, invoke: (self: T, route: AnyRoute, parts: CallParts, name: string) => Promise<unknown>): void {
+export function installRouteMethods<T>(
+  prototype: T,
+  routes: Routes,
+  invoke: (self: T, route: AnyRoute, parts: CallParts, name: string) => Promise<unknown>,
+): void {
   for (const [name, declared] of Object.entries(routes)) {
     if (declared.produces) continue; // a file or a stream: its body is read by hand
     const value = function (this: T, ...args: unknown[]) {

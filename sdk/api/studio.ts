@@ -81,7 +81,10 @@ export const studioApi = {
   updateDeployment: relay(deploymentsApi.updateDeployment, "/api/deployments/:id"),
   deleteDeployment: relay(deploymentsApi.deleteDeployment, "/api/deployments/:id"),
   listKeys: relay(keysApi.listDeploymentKeys, "/api/deployments/:id/keys"),
-  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string, rules: KeyRules = {}) => ({ params: { id: deploymentId }, body: { label, ...rules } })),
+  issueKey: relay(keysApi.createDeploymentKey, "/api/deployments/:id/keys", (deploymentId: string, label: string, rules: KeyRules = {}) => ({
+    params: { id: deploymentId },
+    body: { label, ...rules },
+  })),
   keyUsage: relay(keysApi.getDeploymentUsage, "/api/deployments/:id/usage"),
   rotateKey: relay(keysApi.rotateDeploymentKey, "/api/deployments/:id/keys/:keyId/rotate"),
   revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
@@ -114,4 +117,6 @@ export const studioDownloads = {
 export type StudioDownloads = typeof studioDownloads;
 
 /** One download: the route by its key, with its path parameters and query. */
-export type DownloadRequest = { [K in keyof StudioDownloads]: { route: K; params: ParamsOf<StudioDownloads[K]>; query: QueryOf<StudioDownloads[K]> } }[keyof StudioDownloads];
+export type DownloadRequest = {
+  [K in keyof StudioDownloads]: { route: K; params: ParamsOf<StudioDownloads[K]>; query: QueryOf<StudioDownloads[K]> };
+}[keyof StudioDownloads];

@@ -13,7 +13,10 @@ export function importSpecifier(file: string, pathModule: path.PlatformPath = pa
     // pathToFileURL follows the running OS; a Windows path is spelled here so it can be checked on any machine.
     const absolute = pathModule.resolve(file).replace(/\\/g, "/");
     const unc = absolute.startsWith("//");
-    const encoded = absolute.split("/").map((part, i) => (i === 0 && /^[A-Za-z]:$/.test(part) ? part : encodeURIComponent(part))).join("/");
+    const encoded = absolute
+      .split("/")
+      .map((part, i) => (i === 0 && /^[A-Za-z]:$/.test(part) ? part : encodeURIComponent(part)))
+      .join("/");
     return unc ? `file:${encoded}` : `file:///${encoded}`;
   }
   return pathToFileURL(file).href;

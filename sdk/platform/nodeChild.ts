@@ -18,7 +18,12 @@ export function nodeScriptCommand(script: string, node: string = nodeExecutable(
 export type SpawnFunction = (file: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 
 /** Spawns `command` (from `nodeScriptCommand`) with `args`: no shell, no console window, the caller's other options. */
-export function spawnNodeCommand(command: NodeScriptCommand, args: readonly string[], options: SpawnOptions = {}, spawnFn: SpawnFunction = spawn): ChildProcess {
+export function spawnNodeCommand(
+  command: NodeScriptCommand,
+  args: readonly string[],
+  options: SpawnOptions = {},
+  spawnFn: SpawnFunction = spawn,
+): ChildProcess {
   const [file, ...prefix] = command;
   return spawnFn(file, [...prefix, ...args], { ...options, shell: false, windowsHide: true });
 }

@@ -8,7 +8,12 @@ export type ShellKind = "powershell" | "cmd" | "posix";
 
 /** The kind of shell at `shellPath` (VS Code's `env.shell`); POSIX when unknown, on a POSIX platform. */
 export function shellKind(shellPath: string | undefined, platform: NodeJS.Platform = process.platform): ShellKind {
-  const name = (shellPath ?? "").split(/[\\/]/).pop()?.toLowerCase().replace(/\.exe$/, "") ?? "";
+  const name =
+    (shellPath ?? "")
+      .split(/[\\/]/)
+      .pop()
+      ?.toLowerCase()
+      .replace(/\.exe$/, "") ?? "";
   if (name === "pwsh" || name === "powershell") return "powershell";
   if (name === "cmd") return "cmd";
   if (name === "") return platform === "win32" ? "powershell" : "posix";

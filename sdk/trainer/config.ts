@@ -101,7 +101,22 @@ export const TRAINING_BACKENDS = ["auto", "torch", "tfjs"] as const;
 export type TrainingBackend = (typeof TRAINING_BACKENDS)[number];
 
 /** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
-export type JobTrainingConfig = Required<Omit<TrainerConfig, "dataset" | "evalDataset" | "maxSteps" | "numTrainEpochs" | "lora" | "warmupSteps" | "maxSeqLength" | "backend" | "earlyStopping" | "dtype" | "gradientCheckpointing">> & {
+export type JobTrainingConfig = Required<
+  Omit<
+    TrainerConfig,
+    | "dataset"
+    | "evalDataset"
+    | "maxSteps"
+    | "numTrainEpochs"
+    | "lora"
+    | "warmupSteps"
+    | "maxSeqLength"
+    | "backend"
+    | "earlyStopping"
+    | "dtype"
+    | "gradientCheckpointing"
+  >
+> & {
   backend?: TrainingBackend;
   earlyStopping?: Required<EarlyStoppingConfig>;
   dtype?: TrainingDtype;
@@ -143,7 +158,8 @@ const HUB_DATASET = /^(hf:\/\/|https?:\/\/|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$)/;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-const isIntegerIn = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+const isIntegerIn = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
 
 /**
  * The rules of the hyper-parameters a job trains with, shared by `createTrainer` (before anything is uploaded), the
@@ -158,8 +174,14 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
   const given = (field: string) => config[field] !== undefined;
   if (given("maxSteps") === given("numTrainEpochs")) check("maxSteps", false, "or numTrainEpochs must be set (exactly one of them)");
   if (given("maxSteps")) check("maxSteps", isIntegerIn(config.maxSteps, 1, 1_000_000), "must be an integer from 1 to 1000000");
-  if (given("numTrainEpochs")) check("numTrainEpochs", isNumber(config.numTrainEpochs) && config.numTrainEpochs > 0 && config.numTrainEpochs <= 1000, "must be a number above 0 and at most 1000");
-  if (given("learningRate")) check("learningRate", isNumber(config.learningRate) && config.learningRate > 0 && config.learningRate < 1, "must be a number between 0 and 1");
+  if (given("numTrainEpochs"))
+    check(
+      "numTrainEpochs",
+      isNumber(config.numTrainEpochs) && config.numTrainEpochs > 0 && config.numTrainEpochs <= 1000,
+      "must be a number above 0 and at most 1000",
+    );
+  if (given("learningRate"))
+    check("learningRate", isNumber(config.learningRate) && config.learningRate > 0 && config.learningRate < 1, "must be a number between 0 and 1");
   if (given("batchSize")) check("batchSize", isIntegerIn(config.batchSize, 1, 1024), "must be an integer from 1 to 1024");
   // 0 turns evaluation off (what createTrainer sends when evalSteps is unset).
   if (given("evalSteps")) check("evalSteps", isIntegerIn(config.evalSteps, 0, 1_000_000), "must be an integer from 0 to 1000000");
@@ -169,9 +191,24 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
   if (given("warmupSteps")) check("warmupSteps", isIntegerIn(config.warmupSteps, 0), "must be a non-negative integer");
   const { min, max } = MAX_SEQ_LENGTH_RANGE;
   if (given("maxSeqLength")) check("maxSeqLength", isIntegerIn(config.maxSeqLength, min, max), `must be an integer from ${min} to ${max}`);
-  if (given("backend")) check("backend", (TRAINING_BACKENDS as readonly unknown[]).includes(config.backend), `must be one of ${TRAINING_BACKENDS.join(", ")}, got ${JSON.stringify(config.backend)}`);
-  if (given("dtype")) check("dtype", (TRAINING_DTYPES as readonly unknown[]).includes(config.dtype), `must be one of ${TRAINING_DTYPES.join(", ")}, got ${JSON.stringify(config.dtype)}`);
-  if (given("gradientCheckpointing")) check("gradientCheckpointing", typeof config.gradientCheckpointing === "boolean" || config.gradientCheckpointing === "auto", 'must be true, false or "auto"');
+  if (given("backend"))
+    check(
+      "backend",
+      (TRAINING_BACKENDS as readonly unknown[]).includes(config.backend),
+      `must be one of ${TRAINING_BACKENDS.join(", ")}, got ${JSON.stringify(config.backend)}`,
+    );
+  if (given("dtype"))
+    check(
+      "dtype",
+      (TRAINING_DTYPES as readonly unknown[]).includes(config.dtype),
+      `must be one of ${TRAINING_DTYPES.join(", ")}, got ${JSON.stringify(config.dtype)}`,
+    );
+  if (given("gradientCheckpointing"))
+    check(
+      "gradientCheckpointing",
+      typeof config.gradientCheckpointing === "boolean" || config.gradientCheckpointing === "auto",
+      'must be true, false or "auto"',
+    );
   if (given("lora")) {
     if (!isObject(config.lora)) check("lora", false, "must be an object");
     else problems.push(...loraProblems(config.lora));
@@ -181,7 +218,12 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
     if (!isObject(stopping)) check("earlyStopping", false, "must be an object: { metric, patience }");
     else {
       check("earlyStopping.patience", isIntegerIn(stopping.patience, 1, 1000), "must be an integer from 1 to 1000");
-      if (stopping.metric !== undefined) check("earlyStopping.metric", (EVAL_METRICS as readonly unknown[]).includes(stopping.metric), `must be ${EVAL_METRICS.map((m) => `"${m}"`).join(" or ")}`);
+      if (stopping.metric !== undefined)
+        check(
+          "earlyStopping.metric",
+          (EVAL_METRICS as readonly unknown[]).includes(stopping.metric),
+          `must be ${EVAL_METRICS.map((m) => `"${m}"`).join(" or ")}`,
+        );
     }
   }
   return problems;
@@ -196,7 +238,8 @@ function loraProblems(lora: Record<string, unknown>): ConfigProblem[] {
   if (!Array.isArray(modules) || modules.length === 0) problems.push({ field: "lora.targetModules", message: "must be a non-empty array" });
   else {
     const unknown = modules.find((m) => !(LORA_TARGET_MODULES as readonly unknown[]).includes(m));
-    if (unknown !== undefined) problems.push({ field: "lora.targetModules", message: `has ${JSON.stringify(unknown)}; choose from ${LORA_TARGET_MODULES.join(", ")}` });
+    if (unknown !== undefined)
+      problems.push({ field: "lora.targetModules", message: `has ${JSON.stringify(unknown)}; choose from ${LORA_TARGET_MODULES.join(", ")}` });
   }
   return problems;
 }
@@ -211,8 +254,10 @@ const MODEL_RULE = `must name a registered base model, e.g. "${SUPPORTED_MODELS[
 export function jobConfigProblems(config: unknown): ConfigProblem[] {
   if (!isObject(config)) return [{ field: "config", message: "must be an object" }];
   const problems: ConfigProblem[] = [];
-  if (config.name !== undefined && !(typeof config.name === "string" && config.name.trim().length > 0 && config.name.length <= 120)) problems.push({ field: "name", message: NAME_RULE });
-  if (config.model !== undefined && !(typeof config.model === "string" && config.model.trim().length > 0)) problems.push({ field: "model", message: MODEL_RULE });
+  if (config.name !== undefined && !(typeof config.name === "string" && config.name.trim().length > 0 && config.name.length <= 120))
+    problems.push({ field: "name", message: NAME_RULE });
+  if (config.model !== undefined && !(typeof config.model === "string" && config.model.trim().length > 0))
+    problems.push({ field: "model", message: MODEL_RULE });
   return [...problems, ...trainingConfigProblems(config)];
 }
 
@@ -235,7 +280,8 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
   if (config.evalSteps !== undefined && !isIntegerIn(config.evalSteps, 1, 1_000_000)) fail("evalSteps", "must be an integer from 1 to 1000000");
   else if (config.evalSteps !== undefined && config.evalDataset === undefined) fail("evalSteps", "needs evalDataset");
   // Early stopping compares evaluations: without periodic ones there is only the last.
-  if (config.earlyStopping !== undefined && (config.evalDataset === undefined || config.evalSteps === undefined)) fail("earlyStopping", "needs evalDataset and evalSteps");
+  if (config.earlyStopping !== undefined && (config.evalDataset === undefined || config.evalSteps === undefined))
+    fail("earlyStopping", "needs evalDataset and evalSteps");
   const fromEnvironment = config.backend === undefined ? backendFromEnvironment() : undefined;
   if (fromEnvironment !== undefined && !(TRAINING_BACKENDS as readonly string[]).includes(fromEnvironment)) {
     fail("backend (from SVC_TRAIN_BACKEND)", `must be one of ${TRAINING_BACKENDS.join(", ")}, got "${fromEnvironment}"`);
@@ -257,7 +303,9 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     ...(config.warmupSteps !== undefined ? { warmupSteps: config.warmupSteps } : {}),
     ...(config.maxSeqLength !== undefined ? { maxSeqLength: config.maxSeqLength } : {}),
     ...(backend !== undefined ? { backend } : {}),
-    ...(config.earlyStopping !== undefined ? { earlyStopping: { metric: config.earlyStopping.metric ?? "evalLoss", patience: config.earlyStopping.patience } } : {}),
+    ...(config.earlyStopping !== undefined
+      ? { earlyStopping: { metric: config.earlyStopping.metric ?? "evalLoss", patience: config.earlyStopping.patience } }
+      : {}),
     ...(config.dtype !== undefined ? { dtype: config.dtype } : {}),
     ...(config.gradientCheckpointing !== undefined ? { gradientCheckpointing: config.gradientCheckpointing } : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? [...LORA_TARGET_MODULES] },

@@ -31,7 +31,16 @@ export function inspectSplit({ split, file, text, tokenizer, maxSeqLength, previ
   const base = { split, file, conversations: checked.report.exampleCount, errors: checked.report.errors };
   const examples = parseExamples(text).examples;
   const previewOf = (lengths: number[] | null, tokensAt: (index: number) => number | null) =>
-    preview ? { preview: { lengths, rows: examples.slice(0, PREVIEW_ROWS).map((example, i) => previewRow(example.line, example.messages, tokensAt(i))), issues: checked.issues.slice(0, PREVIEW_MAX_ISSUES), issueCount: checked.issues.length } } : {};
+    preview
+      ? {
+          preview: {
+            lengths,
+            rows: examples.slice(0, PREVIEW_ROWS).map((example, i) => previewRow(example.line, example.messages, tokensAt(i))),
+            issues: checked.issues.slice(0, PREVIEW_MAX_ISSUES),
+            issueCount: checked.issues.length,
+          },
+        }
+      : {};
   if (!tokenizer) return { report: { ...base, tokens: null, trainedTokens: null, longest: null, ...previewOf(null, () => null) }, rendered: [] };
   let tokens = 0;
   let trainedTokens = 0;

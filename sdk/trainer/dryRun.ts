@@ -84,14 +84,19 @@ export async function dryRun(input: DryRunInput, options: DryRunOptions = {}): P
     const limit = maxSeqLength ?? undefined;
     const preview = options.preview === true;
     const train = inspectSplit({ split: "train", file: input.dataset, text: trainText, tokenizer, maxSeqLength: limit, preview });
-    const evalSplit: InspectedSplit | null = evalText !== null ? inspectSplit({ split: "eval", file: input.evalDataset!, text: evalText, tokenizer, maxSeqLength: limit, preview }) : null;
+    const evalSplit: InspectedSplit | null =
+      evalText !== null ? inspectSplit({ split: "eval", file: input.evalDataset!, text: evalText, tokenizer, maxSeqLength: limit, preview }) : null;
     const splits = [train, ...(evalSplit ? [evalSplit] : [])];
     const ok = splits.every((s) => s.report.errors.length === 0);
 
     let plan: DryRunReport["plan"] = null;
     let estimate: DryRunEstimate;
     if (!tokenizer || !modelConfig) {
-      estimate = { available: false, blocking: false, reason: `${model.name}'s GGUF is on the cloud's machine; pass its path (svc start --dry-run --model-file FILE.gguf) to count tokens and time steps` };
+      estimate = {
+        available: false,
+        blocking: false,
+        reason: `${model.name}'s GGUF is on the cloud's machine; pass its path (svc start --dry-run --model-file FILE.gguf) to count tokens and time steps`,
+      };
     } else if (train.rendered.length === 0) {
       estimate = { available: false, blocking: false, reason: "the training set has no valid conversation" };
     } else {
@@ -110,7 +115,15 @@ export async function dryRun(input: DryRunInput, options: DryRunOptions = {}): P
       if (preview) estimate = { available: false, blocking: false, reason: "a preview times no steps (svc start --dry-run does)" };
       else {
         const { measureEstimate } = await import("./stepTiming.js");
-        estimate = await measureEstimate({ modelFile: modelFile!, modelConfig, config, train: train.rendered, eval: evalSplit?.rendered ?? [], plan: fullPlan, padId: tokenizer.padId });
+        estimate = await measureEstimate({
+          modelFile: modelFile!,
+          modelConfig,
+          config,
+          train: train.rendered,
+          eval: evalSplit?.rendered ?? [],
+          plan: fullPlan,
+          padId: tokenizer.padId,
+        });
       }
     }
     return {

@@ -139,7 +139,10 @@ function rowLine(row: PreviewRow): string {
 /** The report as the terminal shows it, one string per line. */
 export function dryRunText(report: DryRunReport): string[] {
   const lines = [`${DRY_RUN_HEADER}"${report.trainer}" on ${report.model}: nothing was uploaded and no job was created`];
-  if (report.tokenizer) lines.push(`tokens counted with ${report.tokenizer}${report.maxSeqLength !== null ? `; conversations may be up to ${count(report.maxSeqLength)} tokens` : ""}`);
+  if (report.tokenizer)
+    lines.push(
+      `tokens counted with ${report.tokenizer}${report.maxSeqLength !== null ? `; conversations may be up to ${count(report.maxSeqLength)} tokens` : ""}`,
+    );
   for (const split of report.splits) {
     lines.push(splitLine(split, report.maxSeqLength));
     for (const error of split.errors) lines.push(`       ${error}`);
@@ -147,7 +150,9 @@ export function dryRunText(report: DryRunReport): string[] {
   }
   if (report.plan) {
     const { plan } = report;
-    lines.push(`steps  ${count(plan.steps)} at batch ${plan.batchSize} (${Number(plan.epochs.toFixed(2))} epochs), ${count(plan.paddedTokens)} tokens with padding${plan.evaluations > 0 ? `, ${plan.evaluations} evaluations` : ""}`);
+    lines.push(
+      `steps  ${count(plan.steps)} at batch ${plan.batchSize} (${Number(plan.epochs.toFixed(2))} epochs), ${count(plan.paddedTokens)} tokens with padding${plan.evaluations > 0 ? `, ${plan.evaluations} evaluations` : ""}`,
+    );
   }
   const { estimate } = report;
   if (estimate.available) {

@@ -24,7 +24,8 @@ export function checkTrainerModel(config: Pick<JobTrainingConfig, "model" | "max
         "Register a GGUF with: svc models add FILE.gguf (see svc models discover)",
     );
   }
-  if (!model.trainable) throw new TrainerModelError(`model: "${model.name}" can be served but not trained: ${model.notTrainableReason ?? "svc cannot train it"}`);
+  if (!model.trainable)
+    throw new TrainerModelError(`model: "${model.name}" can be served but not trained: ${model.notTrainableReason ?? "svc cannot train it"}`);
   if (config.maxSeqLength !== undefined && model.contextLength && config.maxSeqLength > model.contextLength) {
     throw new TrainerModelError(`maxSeqLength: ${config.maxSeqLength} is longer than the context of "${model.name}" (${model.contextLength} tokens)`);
   }

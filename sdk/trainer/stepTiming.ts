@@ -57,7 +57,11 @@ export async function measureEstimate(input: TimingInput): Promise<DryRunEstimat
     const loadStarted = performance.now();
     await backend.loadBase(input.modelFile, input.modelConfig);
     const loadSeconds = seconds(loadStarted);
-    const { config: lora, tensors } = initLoraTensors(input.modelConfig, { r: config.lora.r, alpha: config.lora.alpha, targetModules: config.lora.targetModules }, config.seed);
+    const { config: lora, tensors } = initLoraTensors(
+      input.modelConfig,
+      { r: config.lora.r, alpha: config.lora.alpha, targetModules: config.lora.targetModules },
+      config.seed,
+    );
     await backend.initLora(loraSpec(lora), tensors);
 
     const optimizer = { learningRate: config.learningRate, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
@@ -65,7 +69,10 @@ export async function measureEstimate(input: TimingInput): Promise<DryRunEstimat
     const perTokenTimes: number[] = [];
     const timingStarted = performance.now();
     for (const [index, rows] of batches.entries()) {
-      const batch = packBatch(rows.map((i) => input.train[i]), input.padId);
+      const batch = packBatch(
+        rows.map((i) => input.train[i]),
+        input.padId,
+      );
       const started = performance.now();
       await backend.trainStep(batch, optimizer);
       if (index === 0) continue; // warm-up
@@ -76,8 +83,14 @@ export async function measureEstimate(input: TimingInput): Promise<DryRunEstimat
 
     let evalSeconds = 0;
     if (plan.evaluations > 0) {
-      const rows = evalBatches(input.eval.map((e) => e.ids.length), config.batchSize)[0];
-      const batch = packBatch(rows.map((i) => input.eval[i]), input.padId);
+      const rows = evalBatches(
+        input.eval.map((e) => e.ids.length),
+        config.batchSize,
+      )[0];
+      const batch = packBatch(
+        rows.map((i) => input.eval[i]),
+        input.padId,
+      );
       const started = performance.now();
       await backend.evalBatch(batch);
       evalSeconds = (seconds(started) / (batch.batchSize * batch.length)) * plan.evalPaddedTokens * plan.evaluations;

@@ -93,9 +93,11 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     datasets: { dataset: options.dataset, ...(options.evalDataset !== undefined ? { evalDataset: options.evalDataset } : {}) },
     async start(startOptions) {
       const checkStopped = () => {
-        if (startOptions?.signal?.aborted || options.abortSignal?.aborted) throw new TrainerStoppedError(`trainer "${config.name}" was stopped before its job was created`);
+        if (startOptions?.signal?.aborted || options.abortSignal?.aborted)
+          throw new TrainerStoppedError(`trainer "${config.name}" was stopped before its job was created`);
       };
-      if (options.dryRun) throw new Error(`trainer "${config.name}" has dryRun: true, so it trains nothing: call trainer.dryRun() (svc start does), or remove dryRun to train`);
+      if (options.dryRun)
+        throw new Error(`trainer "${config.name}" has dryRun: true, so it trains nothing: call trainer.dryRun() (svc start does), or remove dryRun to train`);
       if (job) throw new Error(`trainer "${config.name}" was already started (job ${job.id})`);
       const dir = projectDir();
       const train = await readDataset(dir, options.dataset, "dataset");
@@ -134,7 +136,8 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
         else if (event.type === "checkpoint.saved") {
           const step = Number(event.data.step);
           await callbacks.onCheckpoint?.({ step, infer: inferAt(c, job.id, step) });
-        } else if (event.type === "training.completed") await callbacks.onCompleted?.({ job: await c.getJob(job.id), artifacts: Number(event.data.artifacts ?? 0) });
+        } else if (event.type === "training.completed")
+          await callbacks.onCompleted?.({ job: await c.getJob(job.id), artifacts: Number(event.data.artifacts ?? 0) });
         else if (event.type === "training.failed") await callbacks.onFailed?.({ job: await c.getJob(job.id), error: String(event.data.error) });
       }
       job = await c.getJob(job.id);
@@ -163,7 +166,12 @@ export class TrainerStoppedError extends Error {
 
 function inferAt(client: CloudClient, jobId: string, step: number): InferFn {
   return async (messages, options) => {
-    const response = await client.openInferenceChat({ target: { kind: "checkpoint", jobId, step }, messages, max_tokens: options?.maxTokens ?? 64, stream: false });
+    const response = await client.openInferenceChat({
+      target: { kind: "checkpoint", jobId, step },
+      messages,
+      max_tokens: options?.maxTokens ?? 64,
+      stream: false,
+    });
     const body = (await response.json()) as { choices: { message: { content: string } }[] };
     return body.choices[0]?.message.content ?? "";
   };

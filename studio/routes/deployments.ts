@@ -7,7 +7,17 @@
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
 
-type DeploymentRoutes = "listDeployments" | "createDeployment" | "getDeployment" | "updateDeployment" | "deleteDeployment" | "listKeys" | "issueKey" | "revokeKey" | "keyUsage" | "rotateKey";
+type DeploymentRoutes =
+  | "listDeployments"
+  | "createDeployment"
+  | "getDeployment"
+  | "updateDeployment"
+  | "deleteDeployment"
+  | "listKeys"
+  | "issueKey"
+  | "revokeKey"
+  | "keyUsage"
+  | "rotateKey";
 
 export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHandlers, DeploymentRoutes> {
   return {

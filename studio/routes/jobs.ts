@@ -7,7 +7,9 @@ import { sendMergedModel } from "../mergedExport.js";
 import { lastEventIdOf, relayFile, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
-export function jobHandlers(ctx: StudioContext): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "jobEvents" | "downloadAdapter" | "downloadMergedModel"> {
+export function jobHandlers(
+  ctx: StudioContext,
+): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "jobEvents" | "downloadAdapter" | "downloadMergedModel"> {
   const { sessions, jobList } = ctx;
   return {
     /**

@@ -10,7 +10,19 @@ import { changedBuildSources } from "../../sdk/buildFreshness.js";
 import { RUN_ID_HEADER } from "../../sdk/api/studio.js";
 import { relayStream } from "../relay.js";
 
-type ProjectRoutes = "getManifest" | "getBuildStatus" | "rebuild" | "getDatasetPreview" | "getEnvironment" | "getTrainingStatus" | "stopTraining" | "getCredentials" | "ensureCredentials" | "listModels" | "train" | "chat";
+type ProjectRoutes =
+  | "getManifest"
+  | "getBuildStatus"
+  | "rebuild"
+  | "getDatasetPreview"
+  | "getEnvironment"
+  | "getTrainingStatus"
+  | "stopTraining"
+  | "getCredentials"
+  | "ensureCredentials"
+  | "listModels"
+  | "train"
+  | "chat";
 
 export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, ProjectRoutes> {
   return {

@@ -23,7 +23,22 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TfjsBackend } from "../../engine/backends/tfjs.js";
-import { benchAnchor, benchLine, benchTorchBackend, compareWithPlainLoop, measureQwen3FourBillionMemory, quickstartBatches, QWEN3_06B_SHAPE, shapeCase, SMOLLM2_135M_SHAPE, timeTrainSteps, randomBatches, writeRandomModelGguf, type TorchBenchCase, type TorchBenchResult } from "../../engine/backends/torch/bench.js";
+import {
+  benchAnchor,
+  benchLine,
+  benchTorchBackend,
+  compareWithPlainLoop,
+  measureQwen3FourBillionMemory,
+  quickstartBatches,
+  QWEN3_06B_SHAPE,
+  shapeCase,
+  SMOLLM2_135M_SHAPE,
+  timeTrainSteps,
+  randomBatches,
+  writeRandomModelGguf,
+  type TorchBenchCase,
+  type TorchBenchResult,
+} from "../../engine/backends/torch/bench.js";
 import { detectTorch } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
@@ -31,7 +46,15 @@ import { assertFits } from "../../engine/train/lora-trainer.js";
 import { repoRoot } from "../integration/harness/cloud.js";
 import { BEFORE_ISSUE_14, timeTfjsAtCommit } from "./tfjsAtCommit.js";
 
-const D256_SHAPE: ModelConfig = llamaConfig({ name: "d256x4", vocabSize: 262, contextLength: 160, embeddingLength: 256, blockCount: 4, headCount: 4, feedForwardLength: 1024 });
+const D256_SHAPE: ModelConfig = llamaConfig({
+  name: "d256x4",
+  vocabSize: 262,
+  contextLength: 160,
+  embeddingLength: 256,
+  blockCount: 4,
+  headCount: 4,
+  feedForwardLength: 1024,
+});
 
 /** The torch bench's workload on the tfjs backend, in this process. */
 async function benchTfjs(c: TorchBenchCase): Promise<TorchBenchResult> {
@@ -46,7 +69,10 @@ async function benchTfjs(c: TorchBenchCase): Promise<TorchBenchResult> {
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 function line(label: string, result: TorchBenchResult): void {
-  console.log(label.padEnd(58), `${result.tokensPerSecond.toFixed(0)} tokens/s (${result.stepSeconds.toFixed(3)} s/step), peak RSS ${mib(result.peakRssBytes)}${result.peakDeviceBytes ? `, GPU ${mib(result.peakDeviceBytes)}` : ""} [${result.device}]`);
+  console.log(
+    label.padEnd(58),
+    `${result.tokensPerSecond.toFixed(0)} tokens/s (${result.stepSeconds.toFixed(3)} s/step), peak RSS ${mib(result.peakRssBytes)}${result.peakDeviceBytes ? `, GPU ${mib(result.peakDeviceBytes)}` : ""} [${result.device}]`,
+  );
 }
 const ratio = (label: string, a: TorchBenchResult, b: TorchBenchResult) => console.log(label.padEnd(58), (a.tokensPerSecond / b.tokensPerSecond).toFixed(2));
 
@@ -56,7 +82,11 @@ const python = found.ok ? found.python : "";
 const lora = { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] };
 const dir = await mkdtemp(path.join(tmpdir(), "svc-backends-bench-"));
 
-async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partial<TorchBenchCase> | false; tfjsBefore?: boolean; anchor?: boolean }): Promise<void> {
+async function workload(
+  label: string,
+  c: TorchBenchCase,
+  which: { tfjs?: Partial<TorchBenchCase> | false; tfjsBefore?: boolean; anchor?: boolean },
+): Promise<void> {
   let tfjs: TorchBenchResult | undefined;
   try {
     if (which.tfjs !== false) {
@@ -70,8 +100,13 @@ async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partia
   if (tfjs) line(`${label}: tfjs`, tfjs);
   const before = which.tfjsBefore ? await timeTfjsAtCommit(BEFORE_ISSUE_14, c) : undefined;
   if (before && "reason" in before) console.log(`${label}: tfjs at ${BEFORE_ISSUE_14}`.padEnd(58), `not measured: ${before.reason}`);
-  else if (before) console.log(`${label}: tfjs at ${BEFORE_ISSUE_14} (before issue 14)`.padEnd(58), `${before.tokensPerSecond.toFixed(0)} tokens/s (${before.stepSeconds.toFixed(3)} s/step)`);
-  if (tfjs && before && !("reason" in before)) console.log(`${label}: ratio tfjs / tfjs at ${BEFORE_ISSUE_14}`.padEnd(58), (tfjs.tokensPerSecond / before.tokensPerSecond).toFixed(2));
+  else if (before)
+    console.log(
+      `${label}: tfjs at ${BEFORE_ISSUE_14} (before issue 14)`.padEnd(58),
+      `${before.tokensPerSecond.toFixed(0)} tokens/s (${before.stepSeconds.toFixed(3)} s/step)`,
+    );
+  if (tfjs && before && !("reason" in before))
+    console.log(`${label}: ratio tfjs / tfjs at ${BEFORE_ISSUE_14}`.padEnd(58), (tfjs.tokensPerSecond / before.tokensPerSecond).toFixed(2));
   if (!python) return;
   const torch = await benchTorchBackend({ ...c, python });
   console.log(benchLine(`${label}: torch backend`, torch));
@@ -85,11 +120,19 @@ async function workload(label: string, c: TorchBenchCase, which: { tfjs?: Partia
 try {
   const tinyPath = path.join(repoRoot, "models", "svc-tiny.gguf");
   const tiny = await readModelConfig(tinyPath);
-  await workload("quickstart (svc-tiny)", { python, config: tiny, modelPath: tinyPath, batches: await quickstartBatches(tiny), lora, warmup: 3, steps: 20 }, { anchor: true });
+  await workload(
+    "quickstart (svc-tiny)",
+    { python, config: tiny, modelPath: tinyPath, batches: await quickstartBatches(tiny), lora, warmup: 3, steps: 20 },
+    { anchor: true },
+  );
 
   const d256Path = path.join(dir, "d256.gguf");
   await writeRandomModelGguf(d256Path, D256_SHAPE);
-  await workload("d=256 x 4 blocks, 8x160", { python, config: D256_SHAPE, modelPath: d256Path, batches: randomBatches(D256_SHAPE.vocabSize, 8, 160, 4), lora, warmup: 2, steps: 8 }, { tfjsBefore: true, anchor: true });
+  await workload(
+    "d=256 x 4 blocks, 8x160",
+    { python, config: D256_SHAPE, modelPath: d256Path, batches: randomBatches(D256_SHAPE.vocabSize, 8, 160, 4), lora, warmup: 2, steps: 8 },
+    { tfjsBefore: true, anchor: true },
+  );
 
   // svc's torch backend in its best dtype against the plain transformers + PEFT loop on the same
   // shapes (goal >= 0.9x), and bytes per base parameter at peak RSS.

@@ -27,7 +27,8 @@ async function rawSqliteInsertRate(dir: string): Promise<number> {
   db.exec("create table e (job_id text, seq integer, type text, data text, created_at text, primary key (job_id, seq))");
   const insert = db.prepare("insert into e values (?, ?, ?, ?, ?)");
   const t = performance.now();
-  for (let i = 1; i <= EVENTS; i++) db.transaction(() => insert.run("job", i, "training.log", JSON.stringify({ step: i, loss: 1 / i }), new Date().toISOString()))();
+  for (let i = 1; i <= EVENTS; i++)
+    db.transaction(() => insert.run("job", i, "training.log", JSON.stringify({ step: i, loss: 1 / i }), new Date().toISOString()))();
   const rate = EVENTS / ((performance.now() - t) / 1000);
   db.close();
   return rate;
@@ -98,7 +99,9 @@ async function jobListLatency(dir: string): Promise<{ list50: number; file50: nu
     const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "bench" });
     const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
     for (let i = 0; i < JOBS; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1, epochs: 1 + ((i + k) % 3) } })));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1, epochs: 1 + ((i + k) % 3) } })),
+      );
     }
     const url = `${cloud.cloudUrl}/v1/jobs?projectId=${project.id}`;
     const body = Buffer.from(await (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
@@ -113,7 +116,17 @@ async function jobListLatency(dir: string): Promise<{ list50: number; file50: nu
       a.push(...(await latencies(list, 10, round === 0 ? 5 : 0)));
       b.push(...(await latencies(plain, 10, round === 0 ? 5 : 0)));
     }
-    return { list50: percentile(a.sort((x, y) => x - y), 50), file50: percentile(b.sort((x, y) => x - y), 50), bytes: body.byteLength };
+    return {
+      list50: percentile(
+        a.sort((x, y) => x - y),
+        50,
+      ),
+      file50: percentile(
+        b.sort((x, y) => x - y),
+        50,
+      ),
+      bytes: body.byteLength,
+    };
   } finally {
     await bare.close();
     await cloud.close();

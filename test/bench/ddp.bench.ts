@@ -20,7 +20,15 @@ import { initLoraTensors, loraSpec } from "../../engine/lora.js";
 import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
 import { repoRoot } from "../integration/harness/cloud.js";
 
-const D256_SHAPE: ModelConfig = llamaConfig({ name: "d256x4", vocabSize: 262, contextLength: 160, embeddingLength: 256, blockCount: 4, headCount: 4, feedForwardLength: 1024 });
+const D256_SHAPE: ModelConfig = llamaConfig({
+  name: "d256x4",
+  vocabSize: 262,
+  contextLength: 160,
+  embeddingLength: 256,
+  blockCount: 4,
+  headCount: 4,
+  feedForwardLength: 1024,
+});
 const OPTIMIZER = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
 const lora = { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] };
 const ROUNDS = Number(process.env.SVC_BENCH_ROUNDS || 5);
@@ -66,7 +74,12 @@ async function workload(label: string, modelPath: string, config: ModelConfig, b
       b.push(await perExample(two, batches, steps));
     }
     const [t1, t2] = [median(a), median(b)];
-    console.log(label.padEnd(40), `1 rank ${(t1 * 1000).toFixed(1)} ms/example [${one.info.device}]`.padEnd(42), `2 ranks ${(t2 * 1000).toFixed(1)} ms/example [${two.info.device} × ${two.info.worldSize}]`.padEnd(48), `ratio ${(t2 / t1).toFixed(2)} (goal ≤ 0.60)`);
+    console.log(
+      label.padEnd(40),
+      `1 rank ${(t1 * 1000).toFixed(1)} ms/example [${one.info.device}]`.padEnd(42),
+      `2 ranks ${(t2 * 1000).toFixed(1)} ms/example [${two.info.device} × ${two.info.worldSize}]`.padEnd(48),
+      `ratio ${(t2 / t1).toFixed(2)} (goal ≤ 0.60)`,
+    );
   } finally {
     await Promise.all([one.dispose(), two.dispose()]);
   }

@@ -33,7 +33,10 @@ const BODY = JSON.stringify({ model: "x", messages: [{ role: "user", content: "W
 const GOALS = { rpsRatio: 0.5, addedP99Ms: 2, cpuMsPerRequest: 0.2 };
 
 function child(mode: "upstream" | "client"): Promise<{ proc: ChildProcess; first: any }> {
-  const proc = fork(path.join(import.meta.dirname, "edgeLoadChild.ts"), [mode], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const proc = fork(path.join(import.meta.dirname, "edgeLoadChild.ts"), [mode], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   return new Promise((resolve, reject) => {
     proc.once("message", (first) => resolve({ proc, first }));
     proc.once("exit", (code) => reject(new Error(`${mode} child exited with ${code}`)));
@@ -45,10 +48,13 @@ async function bareProxy(target: string): Promise<{ url: string; close(): Promis
   const upstream = new URL(target);
   const agent = new http.Agent({ keepAlive: true });
   const server = http.createServer((req, res) => {
-    const out = http.request({ agent, host: upstream.hostname, port: upstream.port, path: req.url!.replace(/^\/proxy/, ""), method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
+    const out = http.request(
+      { agent, host: upstream.hostname, port: upstream.port, path: req.url!.replace(/^\/proxy/, ""), method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
     out.on("error", () => res.writeHead(502).end());
     req.pipe(out);
   });
@@ -137,21 +143,34 @@ try {
   // --- keys with rules (issue 28): a limit and a budget cost a share of one transaction per batch ---
   // Limits far above the load, so every request is admitted and settled; runs interleaved with the
   // same key without rules, so both meet the same moments of a shared machine.
-  const ruled = await client.createDeploymentKey(proxied.id, { label: "bench-ruled", limits: { requestsPerMinute: 1_000_000_000, tokensPerMinute: null }, budget: { tokens: 1_000_000_000_000, period: "month" } });
+  const ruled = await client.createDeploymentKey(proxied.id, {
+    label: "bench-ruled",
+    limits: { requestsPerMinute: 1_000_000_000, tokensPerMinute: null },
+    budget: { tokens: 1_000_000_000_000, period: "month" },
+  });
   const ruledEdge = { url: edge.url, headers: { authorization: `Bearer ${ruled.key}` } };
   // Five rounds: requests/s swings with the shared machine's other load; CPU per request of the
   // edge's process does much less, so it is reported beside.
   const rounds = { plain: [] as LoadResult[], ruled: [] as LoadResult[] };
   const cpu = { plain: [] as number[], ruled: [] as number[] };
   for (let round = 0; round < 5; round++) {
-    for (const [name, target] of [["plain", edge], ["ruled", ruledEdge]] as const) {
+    for (const [name, target] of [
+      ["plain", edge],
+      ["ruled", ruledEdge],
+    ] as const) {
       const run = await load({ ...target, ...loaded, requests: REQUESTS / 4 });
       rounds[name].push(run);
       cpu[name].push(run.cpuMs / (REQUESTS / 4));
     }
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[2];
-  report(`edge, key with RPM limit + budget, ${CONNECTIONS} connections (median of 5)`, median(rounds.ruled.map((r) => r.rps)), "req/s", "same key without rules", median(rounds.plain.map((r) => r.rps)));
+  report(
+    `edge, key with RPM limit + budget, ${CONNECTIONS} connections (median of 5)`,
+    median(rounds.ruled.map((r) => r.rps)),
+    "req/s",
+    "same key without rules",
+    median(rounds.plain.map((r) => r.rps)),
+  );
   report("edge CPU per request, key with RPM limit + budget (median of 5)", median(cpu.ruled), "ms", "same key without rules", median(cpu.plain), false);
   console.log(`  goal: ratio >= 0.9`);
 
@@ -168,7 +187,14 @@ try {
       const res = await fetch(`${cloud.edgeUrl}/d/bench-tiny/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ messages: [{ role: "user", content: "Tell me about cats." }], max_tokens: 100, stream: true, stream_options: { include_usage: true }, temperature: 0.8, seed: i }),
+        body: JSON.stringify({
+          messages: [{ role: "user", content: "Tell me about cats." }],
+          max_tokens: 100,
+          stream: true,
+          stream_options: { include_usage: true },
+          temperature: 0.8,
+          seed: i,
+        }),
       });
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
@@ -196,7 +222,12 @@ try {
     const revocations: number[] = [];
     for (let i = 0; i < 20; i++) {
       const k = await client.createDeploymentKey(proxied.id, { label: `r${i}` });
-      const ask = () => fetch(`${cloud.edgeUrl}/d/bench-proxy/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` }, body: BODY });
+      const ask = () =>
+        fetch(`${cloud.edgeUrl}/d/bench-proxy/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` },
+          body: BODY,
+        });
       if ((await ask()).status !== 200) throw new Error("key not accepted");
       await client.revokeDeploymentKey(proxied.id, k.id);
       const t = performance.now();

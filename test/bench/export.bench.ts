@@ -30,9 +30,13 @@ try {
     await mergeLora({ base: BASE, adapter, out: merged, type });
     const mergeMs = performance.now() - started;
     const parity = await compareExport({ base: BASE, adapter, merged, examples: evalSet });
-    console.log(`${type}: ${formatBytes(statSync(merged).size)}, merged in ${mergeMs.toFixed(0)} ms; greedy answers equal to base+adapter on ${parity.sameAnswers}/${parity.prompts} eval prompts (the adapter changes ${parity.changedByAdapter}/${parity.prompts} of base's)`);
+    console.log(
+      `${type}: ${formatBytes(statSync(merged).size)}, merged in ${mergeMs.toFixed(0)} ms; greedy answers equal to base+adapter on ${parity.sameAnswers}/${parity.prompts} eval prompts (the adapter changes ${parity.changedByAdapter}/${parity.prompts} of base's)`,
+    );
     if (parity.firstDifference) console.log(`  first difference: ${JSON.stringify(parity.firstDifference)}`);
-    console.log(`  eval answers' perplexity: base ${parity.perplexity.base.toFixed(4)}, base+adapter ${parity.perplexity.adapter.toFixed(4)}, merged ${parity.perplexity.merged.toFixed(4)} (${(parity.perplexityRelativeDifference * 100).toFixed(3)}% apart)`);
+    console.log(
+      `  eval answers' perplexity: base ${parity.perplexity.base.toFixed(4)}, base+adapter ${parity.perplexity.adapter.toFixed(4)}, merged ${parity.perplexity.merged.toFixed(4)} (${(parity.perplexityRelativeDifference * 100).toFixed(3)}% apart)`,
+    );
     report(`export ${type}: same greedy answers`, parity.sameAnswers, "prompts", "eval prompts", parity.prompts);
     report(`export ${type}: perplexity`, parity.perplexity.merged, "ppl", "base+adapter", parity.perplexity.adapter, false);
   }

@@ -53,21 +53,25 @@ function edgeStream(url: string, seed: number): Promise<Run> {
   const body = JSON.stringify({ messages, max_tokens: MAX_TOKENS, temperature: TEMPERATURE, seed, stream: true, stream_options: { include_usage: true } });
   const t = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
-      res.setEncoding("utf8");
-      let text = "";
-      let first = 0;
-      res.on("data", (chunk: string) => {
-        text += chunk;
-        if (!first && /"content":"[^"]/.test(text)) first = performance.now();
-      });
-      res.on("end", () => {
-        if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}: ${text}`));
-        const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
-        resolve({ tokens: usage.completion_tokens, ttft: first - t, decodeMs: performance.now() - first });
-      });
-      res.on("error", reject);
-    });
+    const req = http.request(
+      url,
+      { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.setEncoding("utf8");
+        let text = "";
+        let first = 0;
+        res.on("data", (chunk: string) => {
+          text += chunk;
+          if (!first && /"content":"[^"]/.test(text)) first = performance.now();
+        });
+        res.on("end", () => {
+          if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}: ${text}`));
+          const usage = JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)).usage;
+          resolve({ tokens: usage.completion_tokens, ttft: first - t, decodeMs: performance.now() - first });
+        });
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -110,7 +114,17 @@ function processCpuMs(pid: number | undefined): number {
 }
 
 /** A Llama-architecture model shaped like a small real one, with a token cost closer to real use. */
-const LLAMA_OPTIONS = { arch: "llama", vocab: "llama-spm", weightType: "Q8_0", embeddingLength: 512, blockCount: 8, headCount: 8, headCountKv: 4, feedForwardLength: 1536, contextLength: 512 } as const;
+const LLAMA_OPTIONS = {
+  arch: "llama",
+  vocab: "llama-spm",
+  weightType: "Q8_0",
+  embeddingLength: 512,
+  blockCount: 8,
+  headCount: 8,
+  headCountKv: 4,
+  feedForwardLength: 1536,
+  contextLength: 512,
+} as const;
 const LLAMA_ROUNDS = 10;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-inference-"));
@@ -172,14 +186,20 @@ async function compare(label: string, url: string, modelFile: string, rounds: nu
         totals.sequences.tokens += batched.runs.reduce((sum, r) => sum + r.tokens, 0);
         totals.sequences.ms += batched.wallMs;
       }
-      for (const [side, result] of [["edge", edge], ["direct", direct]] as const) {
+      for (const [side, result] of [
+        ["edge", edge],
+        ["direct", direct],
+      ] as const) {
         totals[side].tokens += result.runs.reduce((sum, r) => sum + r.tokens, 0);
         totals[side].ms += result.wallMs;
         ttft[side].push(...result.runs.map((r) => r.ttft));
       }
       for (let again = 0; extra.single && again < 3; again++) {
         const seed = round * 3 + again;
-        for (const [side, run] of [["edge", await edgeStream(url, seed)], ["direct", await directStream(sequences[0], prompt, seed)]] as const) {
+        for (const [side, run] of [
+          ["edge", await edgeStream(url, seed)],
+          ["direct", await directStream(sequences[0], prompt, seed)],
+        ] as const) {
           // The first token is not part of the decode interval.
           single[side].tokens += run.tokens - 1;
           single[side].ms += run.decodeMs;
@@ -191,8 +211,16 @@ async function compare(label: string, url: string, modelFile: string, rounds: nu
     ttft.direct.sort((a, b) => a - b);
     report(`${label} ${STREAMS} concurrent streams, edge`, rate(totals.edge), "tok/s", `${STREAMS} contexts direct`, rate(totals.direct));
     if (extra.single) report(`${label} 1 stream decode, edge`, rate(single.edge), "tok/s", "1 context direct", rate(single.direct));
-    report(`${label} CPU per token, ${STREAMS} streams, edge`, (cpuMs.edge / totals.edge.tokens) * 1000, "µs", "direct", (cpuMs.direct / totals.direct.tokens) * 1000, false);
-    if (shared) report(`${label} ${STREAMS} sequences of 1 context, direct`, rate(totals.sequences), "tok/s", `${STREAMS} contexts direct`, rate(totals.direct));
+    report(
+      `${label} CPU per token, ${STREAMS} streams, edge`,
+      (cpuMs.edge / totals.edge.tokens) * 1000,
+      "µs",
+      "direct",
+      (cpuMs.direct / totals.direct.tokens) * 1000,
+      false,
+    );
+    if (shared)
+      report(`${label} ${STREAMS} sequences of 1 context, direct`, rate(totals.sequences), "tok/s", `${STREAMS} contexts direct`, rate(totals.direct));
     report(`${label} TTFT p50, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 50), "ms", "direct p50", percentile(ttft.direct, 50), false);
     report(`${label} TTFT p90, ${STREAMS} concurrent, edge`, percentile(ttft.edge, 90), "ms", "direct p90", percentile(ttft.direct, 90), false);
     for (const context of [...contexts, ...(shared ? [shared] : [])]) await context.dispose();

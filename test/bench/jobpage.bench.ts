@@ -27,7 +27,11 @@ const cloud = await startCloud({ dataDir: path.join(dir, "cloud"), port: 0, edge
 process.env.SVC_HOME = path.join(dir, "home");
 process.env.SVC_CLOUD_URL = cloud.cloudUrl;
 
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 try {
   const projectDir = path.join(dir, "project");
@@ -131,7 +135,14 @@ try {
     report(`job page, ${POINTS} points (load+render)`, bigMs, "ms", "empty job page", emptyMs, false);
     // The empty job is queued, so its stream never ends: this figure has no baseline.
     console.log(`job page, ${POINTS} points, from the stream's last byte to rendered: ${median(big.map((r) => r.afterStreamMs)).toFixed(0)} ms`);
-    report(`job page, ${POINTS} points, long tasks`, median(big.map((r) => r.longTaskMs)), "ms", "empty job page", median(empty.map((r) => r.longTaskMs)), false);
+    report(
+      `job page, ${POINTS} points, long tasks`,
+      median(big.map((r) => r.longTaskMs)),
+      "ms",
+      "empty job page",
+      median(empty.map((r) => r.longTaskMs)),
+      false,
+    );
     console.log(`runs (ms): big ${big.map((r) => r.ms.toFixed(0)).join(", ")}; empty ${empty.map((r) => r.ms.toFixed(0)).join(", ")}`);
     console.log(`goal: ${POINTS} points under 1000 ms: ${bigMs < 1000 ? "met" : "NOT met"}`);
     console.log(`screenshot: ${await screenshot(page, "jobpage-100k")}`);

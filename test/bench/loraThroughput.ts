@@ -5,17 +5,17 @@
  * 2 more for activation gradients, plus 2 for weight gradients of trainable tensors) plus the
  * attention products, which have no weights.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { initTf, tf } from '../../engine/backend.js';
-import { readChatJsonl } from '../../engine/data/chat-jsonl.js';
-import { loadModelGguf } from '../../engine/gguf/model-file.js';
-import type { ModelConfig } from '../../engine/model/config.js';
-import { renderChat } from '../../engine/tokenizer.js';
-import { disposeWeights } from '../../engine/model/weights.js';
-import { trainLora } from '../../engine/train/lora-trainer.js';
-import { QUICKSTART_HYPERPARAMETERS as QS } from '../../engine/train/quickstart.js';
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { initTf, tf } from "../../engine/backend.js";
+import { readChatJsonl } from "../../engine/data/chat-jsonl.js";
+import { loadModelGguf } from "../../engine/gguf/model-file.js";
+import type { ModelConfig } from "../../engine/model/config.js";
+import { renderChat } from "../../engine/tokenizer.js";
+import { disposeWeights } from "../../engine/model/weights.js";
+import { trainLora } from "../../engine/train/lora-trainer.js";
+import { QUICKSTART_HYPERPARAMETERS as QS } from "../../engine/train/quickstart.js";
 
 export interface MatmulPeak {
   /** Best GFLOP/s over the sizes tried. */
@@ -26,10 +26,10 @@ export interface MatmulPeak {
 /** Square float32 matmuls on the wasm backend for ~`secondsPerSize` each; the fast (untransposed) path. */
 export async function measureMatmulPeak(sizes: number[] = [128, 256, 512], secondsPerSize = 1): Promise<MatmulPeak> {
   await initTf();
-  const bySize: MatmulPeak['bySize'] = [];
+  const bySize: MatmulPeak["bySize"] = [];
   for (const size of sizes) {
-    const a = tf.randomNormal([size, size], 0, 1, 'float32', 1);
-    const b = tf.randomNormal([size, size], 0, 1, 'float32', 2);
+    const a = tf.randomNormal([size, size], 0, 1, "float32", 1);
+    const b = tf.randomNormal([size, size], 0, 1, "float32", 2);
     tf.matMul(a, b).dispose(); // warm-up (XNNPACK packs the right operand once)
     let runs = 0;
     const started = performance.now();
@@ -48,13 +48,13 @@ export async function measureMatmulPeak(sizes: number[] = [128, 256, 512], secon
 }
 
 /** Estimated training FLOPs per token for a sequence of `length` tokens. */
-export function trainingFlopsPerToken(config: ModelConfig, length: number, mode: 'full' | 'lora'): number {
+export function trainingFlopsPerToken(config: ModelConfig, length: number, mode: "full" | "lora"): number {
   const d = config.embeddingLength;
   const perBlock = 4 * d * d + 3 * d * config.feedForwardLength;
   const weights = config.blockCount * perBlock + 2 * config.vocabSize * d; // one-hot embedding + output
   const attention = config.blockCount * 2 * 2 * length * d; // QK^T and AV, per token
   const forward = 2 * weights + attention;
-  return mode === 'full' ? 3 * forward : 2 * forward; // LoRA: no base weight gradients
+  return mode === "full" ? 3 * forward : 2 * forward; // LoRA: no base weight gradients
 }
 
 export interface LoraBenchResult {
@@ -83,7 +83,7 @@ export async function measureLoraThroughput(options: LoraBenchOptions): Promise<
   await initTf();
   const base = await loadModelGguf(options.baseModelPath);
   const train = await readChatJsonl(options.trainPath, { contextLength: base.config.contextLength });
-  const outputDir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+  const outputDir = await mkdtemp(join(tmpdir(), "svc-bench-"));
   try {
     const result = await trainLora({
       baseModel: base,
@@ -96,7 +96,7 @@ export async function measureLoraThroughput(options: LoraBenchOptions): Promise<
       seed: QS.seed,
     });
     const meanLength = train.reduce((sum, e) => sum + renderChat(e.messages).ids.length, 0) / train.length;
-    const achievedGflops = (result.tokensPerSecond * trainingFlopsPerToken(base.config, meanLength, 'lora')) / 1e9;
+    const achievedGflops = (result.tokensPerSecond * trainingFlopsPerToken(base.config, meanLength, "lora")) / 1e9;
     return {
       tokensPerSecond: result.tokensPerSecond,
       steps: result.steps,

@@ -62,7 +62,12 @@ try {
   remote.sort((x, y) => x - y);
   report("revocation seen by the other instance, p50", percentile(remote, 50), "ms", "same instance", percentile(local, 50), false);
   report("revocation seen by the other instance, p99", percentile(remote, 99), "ms", "same instance", percentile(local, 99), false);
-  console.log(`other instance, slowest five: ${remote.slice(-5).map((ms) => ms.toFixed(0)).join(", ")} ms`);
+  console.log(
+    `other instance, slowest five: ${remote
+      .slice(-5)
+      .map((ms) => ms.toFixed(0))
+      .join(", ")} ms`,
+  );
   console.log(`goal: p99 ≤ 1000 ms on the other instance: ${percentile(remote, 99) <= 1000 ? "met" : "NOT met"} (${TRIALS} trials)`);
 } finally {
   await b?.close();

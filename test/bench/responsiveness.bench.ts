@@ -36,11 +36,21 @@ try {
   const stepEnds: number[] = [];
   let abortedAt = 0;
   await trainLora({
-    baseModel: base, train: toyQuackChats(), outputDir: dir, maxSteps: 100000, learningRate: 1e-2, batchSize: 2, seed: 1,
+    baseModel: base,
+    train: toyQuackChats(),
+    outputDir: dir,
+    maxSteps: 100000,
+    learningRate: 1e-2,
+    batchSize: 2,
+    seed: 1,
     signal: controller.signal,
     onLog: (log) => {
       stepEnds.push(performance.now());
-      if (log.step === 5) setTimeout(() => { abortedAt = performance.now(); controller.abort(); }, 200);
+      if (log.step === 5)
+        setTimeout(() => {
+          abortedAt = performance.now();
+          controller.abort();
+        }, 200);
     },
   });
   const stopDelay = performance.now() - abortedAt;
@@ -53,9 +63,23 @@ try {
 
 // --- statistics and chart over 100,000 points ----------------------------------------------------
 const values = Array.from({ length: 100_000 }, (_, i) => Math.sin(i) + 2);
-report("loss statistics, 100,000 points", median(() => computeStats(values)), "ms", "sorting 100,000 numbers", median(() => [...values].sort((a, b) => a - b)), false);
+report(
+  "loss statistics, 100,000 points",
+  median(() => computeStats(values)),
+  "ms",
+  "sorting 100,000 numbers",
+  median(() => [...values].sort((a, b) => a - b)),
+  false,
+);
 
 const points = values.map((value, i) => ({ step: i + 1, value }));
 const area = { left: 0, top: 0, width: 800, height: 300 };
 const chartMs = median(() => linePath(decimate(points, stepExtent(points)!, area), stepExtent(points)!, valueExtent(points)!, area));
-report("chart decimation + path, 100,000 points", chartMs, "ms", "copying 100,000 points", median(() => points.map((p) => ({ ...p }))), false);
+report(
+  "chart decimation + path, 100,000 points",
+  chartMs,
+  "ms",
+  "copying 100,000 points",
+  median(() => points.map((p) => ({ ...p }))),
+  false,
+);

@@ -10,7 +10,9 @@ export function percentile(sorted: number[], p: number): number {
 
 export function report(name: string, value: number, unit: string, baselineName: string, baseline: number, higherIsBetter = true): void {
   const ratio = higherIsBetter ? value / baseline : baseline / value;
-  console.log(`${name.padEnd(44)} ${fmt(value).padStart(10)} ${unit.padEnd(8)} | baseline ${baselineName}: ${fmt(baseline)} ${unit} | ratio ${ratio.toFixed(3)}`);
+  console.log(
+    `${name.padEnd(44)} ${fmt(value).padStart(10)} ${unit.padEnd(8)} | baseline ${baselineName}: ${fmt(baseline)} ${unit} | ratio ${ratio.toFixed(3)}`,
+  );
 }
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(4));

@@ -12,11 +12,22 @@ import { percentile, report } from "./stats.js";
 
 const ROUNDS = 40;
 const messages = [{ role: "user", content: "Which city is sunny today?" }];
-const schema = { type: "object", properties: { city: { type: "string", enum: ["Paris", "Rome", "Oslo"] }, degrees: { type: "integer" } }, required: ["city", "degrees"], additionalProperties: false };
+const schema = {
+  type: "object",
+  properties: { city: { type: "string", enum: ["Paris", "Rome", "Oslo"] }, degrees: { type: "integer" } },
+  required: ["city", "degrees"],
+  additionalProperties: false,
+};
 const bodies = {
   plain: { messages, max_tokens: 24, temperature: 0 },
   json: { messages, max_tokens: 24, temperature: 0, response_format: { type: "json_schema", json_schema: { name: "weather", strict: true, schema } } },
-  tool: { messages, max_tokens: 24, temperature: 0, tools: [{ type: "function", function: { name: "get_weather", parameters: schema } }], tool_choice: { type: "function", function: { name: "get_weather" } } },
+  tool: {
+    messages,
+    max_tokens: 24,
+    temperature: 0,
+    tools: [{ type: "function", function: { name: "get_weather", parameters: schema } }],
+    tool_choice: { type: "function", function: { name: "get_weather" } },
+  },
 };
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "svc-bench-structured-"));

@@ -40,7 +40,9 @@ try {
 
   // --- /api/jobs with 10,000 jobs ------------------------------------------------------------
   for (let i = 0; i < JOBS - 3; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, JOBS - 3 - i) }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1 } })));
+    await Promise.all(
+      Array.from({ length: Math.min(50, JOBS - 3 - i) }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1 } })),
+    );
   }
   let studioBytes = 0;
   let cloudBytes = 0;
@@ -61,8 +63,19 @@ try {
   const getStudio = async () => (studioBytes = (await (await fetch(`${studio.url}/api/jobs`, { headers: studioHeaders })).arrayBuffer()).byteLength);
   const getCloud = async () => (cloudBytes = (await (await fetch(listUrl, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer()).byteLength);
   const getFile = () => fetch(staticUrl).then((r) => r.arrayBuffer());
-  const sides = [[getStudio, viaStudio], [getCloud, direct], [getFile, fromFile]] as const;
-  const orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+  const sides = [
+    [getStudio, viaStudio],
+    [getCloud, direct],
+    [getFile, fromFile],
+  ] as const;
+  const orders = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+  ];
   for (let i = 0; i < 303; i++) {
     for (const [get, samples] of orders[i % orders.length].map((k) => sides[k])) {
       const t = performance.now();
@@ -71,7 +84,11 @@ try {
     }
   }
   await staticServer.close();
-  const p50 = (samples: number[]) => percentile(samples.sort((a, b) => a - b), 50);
+  const p50 = (samples: number[]) =>
+    percentile(
+      samples.sort((a, b) => a - b),
+      50,
+    );
   report(`GET /api/jobs, ${JOBS} jobs, p50`, p50(viaStudio), "ms", "cloud /v1/jobs p50", p50(direct), false);
   report(`GET /v1/jobs, ${JOBS} jobs, p50`, p50(direct), "ms", "static file p50", p50(fromFile), false);
   report(`GET /api/jobs, ${JOBS} jobs, bytes`, studioBytes, "bytes", "cloud /v1/jobs", cloudBytes, false);
@@ -104,7 +121,10 @@ try {
       return performance.now() - t;
     };
     const emptyRendered = async () => (await page.getByText("Waiting for training.log events…").count()) > 0;
-    const chartRendered = async () => (await page.locator(".readout").count()) > 0 && (await page.getByText(`step=${CHART_POINTS} loss=`, { exact: false }).count()) > 0 && (await page.locator('path[data-series="loss"]').count()) > 0;
+    const chartRendered = async () =>
+      (await page.locator(".readout").count()) > 0 &&
+      (await page.getByText(`step=${CHART_POINTS} loss=`, { exact: false }).count()) > 0 &&
+      (await page.locator('path[data-series="loss"]').count()) > 0;
     const empty = await renderMs(emptyJob.id, emptyRendered);
     const full = await renderMs(chartJob.id, chartRendered);
     // Interaction cost once loaded: one hover readout over the 100,000-point chart.

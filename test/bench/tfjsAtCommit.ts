@@ -61,16 +61,26 @@ function examplesOf(batch: TokenBatch): Array<{ ids: number[]; lossMask: number[
  * Tokens/s of the commit's tfjs LoRA step (random weights: the speed does not depend on them) on
  * `batches`, after `warmup` untimed steps; or why it could not run.
  */
-export async function timeTfjsAtCommit(commit: string, c: { config: ModelConfig; batches: TokenBatch[]; lora: { r: number; alpha: number; targetModules: string[] }; warmup: number; steps: number }): Promise<{ tokensPerSecond: number; stepSeconds: number } | { reason: string }> {
+export async function timeTfjsAtCommit(
+  commit: string,
+  c: { config: ModelConfig; batches: TokenBatch[]; lora: { r: number; alpha: number; targetModules: string[] }; warmup: number; steps: number },
+): Promise<{ tokensPerSecond: number; stepSeconds: number } | { reason: string }> {
   const extracted = await extractEngine(commit);
   if ("reason" in extracted) return extracted;
   const engine = await loadEngine(extracted.dir);
   const { config } = c;
-  if (config.headCountKv !== config.headCount || config.tiedOutput || config.architecture !== "llama") return { reason: `the engine of ${commit} trains plain llama shapes only` };
+  if (config.headCountKv !== config.headCount || config.tiedOutput || config.architecture !== "llama")
+    return { reason: `the engine of ${commit} trains plain llama shapes only` };
   const oldConfig = {
-    name: config.name, vocabSize: config.vocabSize, contextLength: config.contextLength, embeddingLength: config.embeddingLength,
-    blockCount: config.blockCount, headCount: config.headCount, feedForwardLength: config.feedForwardLength,
-    rmsNormEpsilon: config.rmsNormEpsilon, ropeFreqBase: config.ropeFreqBase,
+    name: config.name,
+    vocabSize: config.vocabSize,
+    contextLength: config.contextLength,
+    embeddingLength: config.embeddingLength,
+    blockCount: config.blockCount,
+    headCount: config.headCount,
+    feedForwardLength: config.feedForwardLength,
+    rmsNormEpsilon: config.rmsNormEpsilon,
+    ropeFreqBase: config.ropeFreqBase,
   };
   const base = engine.initWeights(oldConfig, 1);
   const adapter = engine.initLora(oldConfig, c.lora, 1);

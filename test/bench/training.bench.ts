@@ -15,7 +15,10 @@ const lora = await measureLoraThroughput({
   steps: 30,
   peakGflops: peak.peakGflops,
 });
-console.log("LoRA training, quickstart config".padEnd(44), `${lora.tokensPerSecond.toFixed(0)} tokens/s over ${lora.steps} steps (${lora.wallSeconds.toFixed(1)} s)`);
+console.log(
+  "LoRA training, quickstart config".padEnd(44),
+  `${lora.tokensPerSecond.toFixed(0)} tokens/s over ${lora.steps} steps (${lora.wallSeconds.toFixed(1)} s)`,
+);
 console.log(
   "achieved vs matmul peak".padEnd(44),
   `${lora.achievedGflops.toFixed(2)} GFLOP/s | baseline wasm matmul peak: ${peak.peakGflops.toFixed(2)} GFLOP/s | ratio ${(lora.fractionOfPeak ?? 0).toFixed(3)}`,

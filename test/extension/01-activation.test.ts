@@ -52,7 +52,10 @@ describe("activation", () => {
     await vscode.commands.executeCommand("svc.continueAnonymously");
     assert.deepEqual(prompts.errors(), []);
     assert.equal(api.services.project.state, "ready");
-    assert.deepEqual(api.services.project.trainerManifest, { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
+    assert.deepEqual(api.services.project.trainerManifest, {
+      status: "ok",
+      trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 },
+    });
     assert.equal(api.services.studio.current?.running, true);
   });
 });

@@ -110,7 +110,10 @@ describe("training", () => {
     const groups = [...new Set(rows.map((row) => row.group))];
     // Every job sits under its own status, groups in the tree's fixed order, each job once.
     const order = ["Running", "Queued", "Completed", "Failed", "Cancelled"];
-    assert.deepEqual(groups, order.filter((label) => groups.includes(label)));
+    assert.deepEqual(
+      groups,
+      order.filter((label) => groups.includes(label)),
+    );
     assert.ok(groups.includes("Completed"));
     for (const row of rows) assert.equal(row.group.toLowerCase(), row.job.status, row.job.id);
     assert.equal(rows.length, services.jobs.current.length);

@@ -73,10 +73,20 @@ describe("panels and studio", () => {
       fetch(`${url}${route}`, { ...init, headers: { "x-svc-studio-token": token, "content-type": "application/json" } }).then((r) => r.json());
     const slug = `refresh-${Date.now().toString(36)}`;
     await studio("/api/deployments", { method: "POST", body: JSON.stringify({ slug, target: { kind: "base_model", name: "svc-tiny" } }) });
-    assert.equal(services.endpoints.current.some((d) => d.slug === slug), false, "not known before the refresh");
+    assert.equal(
+      services.endpoints.current.some((d) => d.slug === slug),
+      false,
+      "not known before the refresh",
+    );
     await vscode.commands.executeCommand("svc.refresh");
-    assert.ok(services.endpoints.current.some((d) => d.slug === slug), "the new endpoint after the refresh");
+    assert.ok(
+      services.endpoints.current.some((d) => d.slug === slug),
+      "the new endpoint after the refresh",
+    );
     const jobs = (await studio("/api/jobs")) as { id: string }[];
-    assert.deepEqual(services.jobs.current.map((job) => job.id), jobs.map((job) => job.id));
+    assert.deepEqual(
+      services.jobs.current.map((job) => job.id),
+      jobs.map((job) => job.id),
+    );
   });
 });

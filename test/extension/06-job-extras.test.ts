@@ -80,11 +80,18 @@ describe("job extras: Compare Jobs, downloads", () => {
     const host = vscodePanelHost(() => services);
     const handlers = panelRequestHandlers(() => services.studio.endpoint(), host);
     const target = vscode.Uri.file(path.join(workspaceFolder(), "exports", "run-metrics.csv"));
-    prompts.answerSaves(() => target, () => undefined);
+    prompts.answerSaves(
+      () => target,
+      () => undefined,
+    );
     const saved = await handlers["host/saveFile"]!({ name: "run-0123abcd-metrics.csv", mimeType: "text/csv", text: "step,loss\n1,2.5\n" });
     assert.deepEqual(saved, { path: target.fsPath });
     assert.equal(await readFile(target.fsPath, "utf8"), "step,loss\n1,2.5\n");
-    assert.equal(prompts.saveDialogs[0]?.defaultUri?.fsPath, path.join(workspaceFolder(), "run-0123abcd-metrics.csv"), "suggested in the workspace, under the view's name");
+    assert.equal(
+      prompts.saveDialogs[0]?.defaultUri?.fsPath,
+      path.join(workspaceFolder(), "run-0123abcd-metrics.csv"),
+      "suggested in the workspace, under the view's name",
+    );
     assert.deepEqual(prompts.saveDialogs[0]?.filters, { CSV: ["csv"] });
     assert.match(prompts.shown.at(-1)?.message ?? "", /^Saved exports\/run-metrics\.csv\.$/);
 
@@ -96,7 +103,10 @@ describe("job extras: Compare Jobs, downloads", () => {
     const { services } = await svcApi();
     const [a] = await twoCompletedJobs();
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
-    const handlers = panelRequestHandlers(() => services.studio.endpoint(), vscodePanelHost(() => services));
+    const handlers = panelRequestHandlers(
+      () => services.studio.endpoint(),
+      vscodePanelHost(() => services),
+    );
     await handlers["host/openJob"]!({ jobId: a.id });
     assert.ok(services.jobPanels.isOpen(a.id));
   });

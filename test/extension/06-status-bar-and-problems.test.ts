@@ -30,8 +30,16 @@ describe("status bar and Problems", () => {
 
   it("the Problems panel marks a dataset's invalid lines with their line numbers, and clears when they are fixed", async () => {
     const { services } = await svcApi();
-    assert.deepEqual(services.project.trainerManifest?.status === "ok" && services.project.trainerManifest.trainer.datasets, ["data/train.jsonl", "data/eval.jsonl"]);
-    const tooLong = JSON.stringify({ messages: [{ role: "user", content: "x".repeat(200) }, { role: "assistant", content: "y" }] });
+    assert.deepEqual(services.project.trainerManifest?.status === "ok" && services.project.trainerManifest.trainer.datasets, [
+      "data/train.jsonl",
+      "data/eval.jsonl",
+    ]);
+    const tooLong = JSON.stringify({
+      messages: [
+        { role: "user", content: "x".repeat(200) },
+        { role: "assistant", content: "y" },
+      ],
+    });
     const lines = (await readFile(path.join(workspaceFolder(), "data", "eval.jsonl"), "utf8")).trimEnd().split("\n");
     const edited = await editFile("data/eval.jsonl", () => [lines[0], "{not json", lines[1], tooLong, ...lines.slice(2)].join("\n") + "\n");
     try {
@@ -44,7 +52,13 @@ describe("status bar and Problems", () => {
         diagnostics.map((d) => [d.range.start.line, d.range.start.character, d.range.end.character, d.message, d.severity]),
         [
           [1, 0, "{not json".length, "not valid JSON", vscode.DiagnosticSeverity.Error],
-          [3, 0, tooLong.length, "conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)", vscode.DiagnosticSeverity.Error],
+          [
+            3,
+            0,
+            tooLong.length,
+            "conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)",
+            vscode.DiagnosticSeverity.Error,
+          ],
         ],
       );
       assert.deepEqual(svcDiagnostics(vscode.Uri.file(path.join(workspaceFolder(), "data", "train.jsonl"))), [], "the valid training set has none");

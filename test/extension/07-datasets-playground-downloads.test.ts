@@ -30,7 +30,10 @@ describe("Datasets and Playground panels, adapter downloads", () => {
   });
   const hostHandlers = async () => {
     const { services } = await svcApi();
-    return panelRequestHandlers(() => services.studio.endpoint(), vscodePanelHost(() => services));
+    return panelRequestHandlers(
+      () => services.studio.endpoint(),
+      vscodePanelHost(() => services),
+    );
   };
 
   it("Preview Datasets opens one panel that asks the studio for the preview: the dry run's report of each dataset", async function () {
@@ -52,7 +55,13 @@ describe("Datasets and Playground panels, adapter downloads", () => {
     assert.equal(preview.status, "ok", JSON.stringify(preview));
     if (preview.status !== "ok") return;
     assert.equal(preview.report.trainer, "quickstart-json-answers");
-    assert.deepEqual(preview.report.splits.map((s) => [s.split, s.file, s.conversations]), [["train", "data/train.jsonl", 137], ["eval", "data/eval.jsonl", 20]]);
+    assert.deepEqual(
+      preview.report.splits.map((s) => [s.split, s.file, s.conversations]),
+      [
+        ["train", "data/train.jsonl", 137],
+        ["eval", "data/eval.jsonl", 20],
+      ],
+    );
     assert.equal(preview.report.splits[0].preview?.lengths?.length, 137);
     assert.equal(preview.report.splits[0].preview?.rows[0].line, 1);
   });
@@ -102,16 +111,25 @@ describe("Datasets and Playground panels, adapter downloads", () => {
     assert.ok(gguf, "the job has its final GGUF adapter");
     const handlers = await hostHandlers();
     const target = vscode.Uri.file(path.join(workspaceFolder(), "exports", "my-adapter.gguf"));
-    prompts.answerSaves(() => target, () => undefined);
+    prompts.answerSaves(
+      () => target,
+      () => undefined,
+    );
     const saved = await handlers["host/saveDownload"]!({ route: "downloadAdapter", params: { id: job.id }, query: { format: "gguf" } });
     assert.deepEqual(saved, { path: target.fsPath });
     assert.equal(statSync(target.fsPath).size, gguf.sizeBytes);
     assert.equal(readFileSync(target.fsPath).subarray(0, 4).toString("latin1"), "GGUF");
     assert.equal(existsSync(`${target.fsPath}.part`), false, "renamed once whole");
-    assert.equal(prompts.saveDialogs[0]?.defaultUri?.fsPath, path.join(workspaceFolder(), `quickstart-json-answers-${job.id.slice(0, 8)}-adapter.gguf`), "the studio's name, in the workspace");
+    assert.equal(
+      prompts.saveDialogs[0]?.defaultUri?.fsPath,
+      path.join(workspaceFolder(), `quickstart-json-answers-${job.id.slice(0, 8)}-adapter.gguf`),
+      "the studio's name, in the workspace",
+    );
 
     const dismissed = await handlers["host/saveDownload"]!({ route: "downloadAdapter", params: { id: job.id }, query: { format: "peft" } });
     assert.deepEqual(dismissed, { path: null });
-    await assert.rejects(handlers["host/saveDownload"]!({ route: "downloadAdapter", params: { id: job.id }, query: { format: "gguf", step: 99_999 } }), { status: 404 });
+    await assert.rejects(handlers["host/saveDownload"]!({ route: "downloadAdapter", params: { id: job.id }, query: { format: "gguf", step: 99_999 } }), {
+      status: 404,
+    });
   });
 });

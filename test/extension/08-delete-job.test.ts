@@ -47,7 +47,10 @@ describe("Delete Job", () => {
     assert.equal(deleted, false);
     const asked = prompts.shown.find((m) => m.level === "warning" && m.modal && m.message.startsWith("Delete job"));
     assert.equal(asked?.message, `Delete job “${job.name}”?`);
-    assert.match(asked?.detail ?? "", /^Its events, \d+ artifacts? and the datasets no other job uses \([\d.]+ [KMG]?B\) are deleted\. This cannot be undone\.$/);
+    assert.match(
+      asked?.detail ?? "",
+      /^Its events, \d+ artifacts? and the datasets no other job uses \([\d.]+ [KMG]?B\) are deleted\. This cannot be undone\.$/,
+    );
     assert.deepEqual(asked?.actions, ["Delete Job"]);
     const { api } = await services.studio.endpoint();
     assert.equal((await api.getJob(job.id)).id, job.id, "the job is still there");
@@ -71,7 +74,10 @@ describe("Delete Job", () => {
     services.jobPanels.show({ jobId: job.id, job });
     assert.ok(services.jobPanels.isOpen(job.id));
     // What the panel's Delete button sends (webview/panels/JobDetailPanel.svelte): the host asks, then deletes.
-    const handlers = panelRequestHandlers(() => services.studio.endpoint(), vscodePanelHost(() => services));
+    const handlers = panelRequestHandlers(
+      () => services.studio.endpoint(),
+      vscodePanelHost(() => services),
+    );
     prompts.answerMessages("Delete Job");
     assert.deepEqual(await handlers["host/deleteJob"]!({ jobId: job.id }), { deleted: true });
     assert.equal(services.jobPanels.isOpen(job.id), false, "its panel closed");

@@ -42,7 +42,10 @@ async function emptyWebviewFirstMessage(): Promise<number> {
   const script = path.join(dir, "ready.js");
   writeFileSync(script, 'acquireVsCodeApi().postMessage({ kind: "command", method: "webview/ready", params: {} });\n');
   const t = performance.now();
-  const panel = vscode.window.createWebviewPanel("svc.benchEmpty", "empty", vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [vscode.Uri.file(dir)] });
+  const panel = vscode.window.createWebviewPanel("svc.benchEmpty", "empty", vscode.ViewColumn.Active, {
+    enableScripts: true,
+    localResourceRoots: [vscode.Uri.file(dir)],
+  });
   const nonce = Math.random().toString(36).slice(2);
   const received = new Promise<void>((resolve) => panel.webview.onDidReceiveMessage(() => resolve()));
   const src = panel.webview.asWebviewUri(vscode.Uri.file(script));

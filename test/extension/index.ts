@@ -15,7 +15,10 @@ export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: "bdd", color: false, timeout: 60_000, reporter: "spec" });
   const grep = process.env.SVC_EXTENSION_TEST_GREP;
   if (grep) mocha.grep(grep);
-  for (const file of readdirSync(__dirname).filter((f) => f.endsWith(".test.cjs")).sort()) mocha.addFile(path.join(__dirname, file));
+  for (const file of readdirSync(__dirname)
+    .filter((f) => f.endsWith(".test.cjs"))
+    .sort())
+    mocha.addFile(path.join(__dirname, file));
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} extension test(s) failed`);
 }

@@ -1,15 +1,15 @@
 // Proves the process helpers: JSON-line and URL readiness without sleeps, early and explicit
 // failure when a child dies, and stop() taking the child's whole process group with it.
-import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { spawnProcess, waitForJsonLine, waitForUrl, type ManagedProcess } from '../support/processes.js';
-import { pollUntil } from '../support/poll.js';
-import { withTempDir } from '../support/tmp.js';
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { spawnProcess, waitForJsonLine, waitForUrl, type ManagedProcess } from "../support/processes.js";
+import { pollUntil } from "../support/poll.js";
+import { withTempDir } from "../support/tmp.js";
 
 function processIsRunning(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
@@ -27,15 +27,15 @@ server.listen(0, '127.0.0.1', () => {
 });
 `;
 
-describe('infra: process helpers', () => {
+describe("infra: process helpers", () => {
   let proc: ManagedProcess | undefined;
   afterEach(async () => {
     await proc?.stop();
     proc = undefined;
   });
 
-  it('waits for a JSON line and a URL, and stop() kills the whole group', async () => {
-    proc = spawnProcess(process.execPath, ['-e', SERVER_WITH_GRANDCHILD], { name: 'fixture-server' });
+  it("waits for a JSON line and a URL, and stop() kills the whole group", async () => {
+    proc = spawnProcess(process.execPath, ["-e", SERVER_WITH_GRANDCHILD], { name: "fixture-server" });
     const ready = await waitForJsonLine<{ url: string; grandchild: number }>(proc, { timeoutMs: 10_000 });
     await waitForUrl(ready.url, { process: proc, timeoutMs: 10_000 });
     assert.ok(processIsRunning(ready.grandchild));
@@ -44,13 +44,14 @@ describe('infra: process helpers', () => {
     proc = undefined;
     // SIGKILL is asynchronous in the kernel: poll briefly rather than assume it is instant.
     await pollUntil(() => !processIsRunning(ready.grandchild), {
-      timeoutMs: 5000, description: `grandchild ${ready.grandchild} to die`,
+      timeoutMs: 5000,
+      description: `grandchild ${ready.grandchild} to die`,
     });
     await assert.rejects(fetch(ready.url), /fetch failed/);
   });
 
-  it('fails at once, with the output, when the process exits before printing JSON', async () => {
-    proc = spawnProcess(process.execPath, ['-e', "console.log('no json here'); process.exit(3)"], { name: 'quitter' });
+  it("fails at once, with the output, when the process exits before printing JSON", async () => {
+    proc = spawnProcess(process.execPath, ["-e", "console.log('no json here'); process.exit(3)"], { name: "quitter" });
     // The rejection names the exit, not the 30 s timeout: it failed when the process did.
     await assert.rejects(waitForJsonLine(proc, { timeoutMs: 30_000 }), (err: Error) => {
       assert.doesNotMatch(err.message, /timed out/);
@@ -60,18 +61,23 @@ describe('infra: process helpers', () => {
     });
   });
 
-  it('waitForUrl times out with a message naming the URL', async () => {
-    await assert.rejects(waitForUrl('http://127.0.0.1:9/never', { timeoutMs: 300 }),
-      /timed out after 300 ms waiting for http:\/\/127\.0\.0\.1:9\/never to answer/);
+  it("waitForUrl times out with a message naming the URL", async () => {
+    await assert.rejects(
+      waitForUrl("http://127.0.0.1:9/never", { timeoutMs: 300 }),
+      /timed out after 300 ms waiting for http:\/\/127\.0\.0\.1:9\/never to answer/,
+    );
   });
 
-  it('withTempDir removes its folder even when the callback throws', async () => {
-    let seen = '';
-    await assert.rejects(withTempDir('infra', async (dir) => {
-      seen = dir;
-      assert.ok(existsSync(dir));
-      throw new Error('boom');
-    }), /boom/);
+  it("withTempDir removes its folder even when the callback throws", async () => {
+    let seen = "";
+    await assert.rejects(
+      withTempDir("infra", async (dir) => {
+        seen = dir;
+        assert.ok(existsSync(dir));
+        throw new Error("boom");
+      }),
+      /boom/,
+    );
     assert.equal(existsSync(seen), false);
   });
 });

@@ -59,16 +59,25 @@ describe("adapter downloads: cloud and studio", function () {
     writeFileSync(file, zip);
     // Info-ZIP checks every entry's CRC-32 and sizes against the headers.
     assert.match(execFileSync("unzip", ["-t", file], { encoding: "utf8" }), /No errors detected/);
-    assert.deepEqual(execFileSync("unzip", ["-Z1", file], { encoding: "utf8" }).trim().split("\n").sort(), ["adapter_config.json", "adapter_model.safetensors"]);
+    assert.deepEqual(execFileSync("unzip", ["-Z1", file], { encoding: "utf8" }).trim().split("\n").sort(), [
+      "adapter_config.json",
+      "adapter_model.safetensors",
+    ]);
     execFileSync("unzip", ["-q", file, "-d", path.join(dir, "out")]);
     const weights = readFileSync(path.join(dir, "out", "adapter_model.safetensors"));
     assert.ok(weights.equals(onDisk("checkpoint-4.adapter_model.safetensors")));
     assert.ok(readFileSync(path.join(dir, "out", "adapter_config.json")).equals(onDisk("checkpoint-4.adapter_config.json")));
 
-    const header = JSON.parse(weights.subarray(8, 8 + Number(weights.readBigUInt64LE(0))).toString("utf8")) as Record<string, { dtype: string; shape: number[] }>;
+    const header = JSON.parse(weights.subarray(8, 8 + Number(weights.readBigUInt64LE(0))).toString("utf8")) as Record<
+      string,
+      { dtype: string; shape: number[] }
+    >;
     const tensors = Object.keys(header).filter((key) => key !== "__metadata__");
     assert.ok(tensors.some((t) => t.endsWith(".lora_A.weight")) && tensors.some((t) => t.endsWith(".lora_B.weight")), tensors.join(", "));
-    assert.ok(tensors.every((t) => t.startsWith("base_model.model.model.layers.")), tensors[0]);
+    assert.ok(
+      tensors.every((t) => t.startsWith("base_model.model.model.layers.")),
+      tensors[0],
+    );
     const config = JSON.parse(readFileSync(path.join(dir, "out", "adapter_config.json"), "utf8")) as { peft_type: string; r: number };
     assert.equal(config.peft_type, "LORA");
     assert.equal(config.r, 8);
@@ -87,8 +96,14 @@ describe("adapter downloads: cloud and studio", function () {
     const stranger = new CloudClient({ baseUrl: stack.cloud.cloudUrl, token: (await CloudClient.createAnonymousToken(stack.cloud.cloudUrl)).token });
     await assert.rejects(stranger.openJobAdapter(job.id, { format: "gguf" }), (e: ApiError) => e.status === 404 && e.message === `job ${job.id} not found`);
     await assert.rejects(client.openJobAdapter("00000000-0000-4000-8000-000000000000", { format: "gguf" }), (e: ApiError) => e.status === 404);
-    await assert.rejects(client.openJobAdapter(job.id, { format: "peft", step: 3 }), (e: ApiError) => e.status === 404 && e.message === `job ${job.id} has no checkpoint at step 3`);
-    await assert.rejects(client.openJobAdapter(job.id, { format: "onnx" as "gguf" }), (e: ApiError) => e.status === 400 && e.message === 'format must be "gguf" or "peft"');
+    await assert.rejects(
+      client.openJobAdapter(job.id, { format: "peft", step: 3 }),
+      (e: ApiError) => e.status === 404 && e.message === `job ${job.id} has no checkpoint at step 3`,
+    );
+    await assert.rejects(
+      client.openJobAdapter(job.id, { format: "onnx" as "gguf" }),
+      (e: ApiError) => e.status === 400 && e.message === 'format must be "gguf" or "peft"',
+    );
   });
 
   it("the studio relays the bytes, the name and the cloud's errors, and takes its token only in the header", async () => {
@@ -109,11 +124,18 @@ describe("adapter downloads: cloud and studio", function () {
 
     // A download is a GET a link could make: the token must still come in the header (CSRF), never the URL.
     assert.equal((await studioRequest(stack.studio, "GET", `/api/jobs/${job.id}/adapter?format=gguf`, { token: null })).status, 403);
-    assert.equal((await studioRequest(stack.studio, "GET", `/api/jobs/${job.id}/adapter?format=gguf&studioToken=${stack.studio.token}`, { token: null })).status, 403);
+    assert.equal(
+      (await studioRequest(stack.studio, "GET", `/api/jobs/${job.id}/adapter?format=gguf&studioToken=${stack.studio.token}`, { token: null })).status,
+      403,
+    );
   });
 
   async function studioRequestBytes(pathAndQuery: string) {
     const response = await fetch(`${stack.studio.url}${pathAndQuery}`, { headers: { "x-svc-studio-token": stack.studio.token } });
-    return { status: response.status, headers: Object.fromEntries([...(response.headers as unknown as Iterable<[string, string]>)]), body: Buffer.from(await response.arrayBuffer()) };
+    return {
+      status: response.status,
+      headers: Object.fromEntries([...(response.headers as unknown as Iterable<[string, string]>)]),
+      body: Buffer.from(await response.arrayBuffer()),
+    };
   }
 });

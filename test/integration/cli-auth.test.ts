@@ -57,13 +57,18 @@ describe("svc login / whoami / logout (CLI processes, approved by the owner, den
         const command = /^\s+svc login --approve ([A-Z]{4}-[A-Z]{4})$/m.exec(out)?.[1];
         return url && code && command === code ? { url, code } : undefined;
       },
-      { timeoutMs: 20_000, description: "svc login to print the code and how to approve it", abortIf: () => (login.exitStatus() ? `svc login exited:\n${login.recentOutput()}` : undefined) },
+      {
+        timeoutMs: 20_000,
+        description: "svc login to print the code and how to approve it",
+        abortIf: () => (login.exitStatus() ? `svc login exited:\n${login.recentOutput()}` : undefined),
+      },
     );
   }
 
   /** The cloud's owner: the OS user whose SVC_HOME holds the cloud's data dir (and its owner key). */
   const ownerEnv = () => ({ ...process.env, SVC_HOME: path.dirname(cloud.dataDir), SVC_CLOUD_URL: cloud.cloudUrl });
-  const approveAsOwner = (code: string) => spawnSync(process.execPath, [cliPath, "login", "--approve", code], { encoding: "utf8", env: ownerEnv(), cwd: project.path, timeout: 30_000 });
+  const approveAsOwner = (code: string) =>
+    spawnSync(process.execPath, [cliPath, "login", "--approve", code], { encoding: "utf8", env: ownerEnv(), cwd: project.path, timeout: 30_000 });
 
   function approveInTerminal(code: string): void {
     const result = approveAsOwner(code);
@@ -239,7 +244,11 @@ describe("svc login / whoami / logout (CLI processes, approved by the owner, den
   });
 
   it("prints help for each command", () => {
-    for (const [command, expected] of [["login", /--approve CODE/], ["logout", /credentials\.json/], ["whoami", /--json/]] as const) {
+    for (const [command, expected] of [
+      ["login", /--approve CODE/],
+      ["logout", /credentials\.json/],
+      ["whoami", /--json/],
+    ] as const) {
       const result = svc(command, "--help");
       assert.equal(result.status, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`^svc ${command}`));

@@ -50,7 +50,10 @@ describe("svc export", function () {
   };
   const onDisk = (name: string) => readFileSync(path.join(stack.cloud.dataDir, "artifacts", job.id, name));
 
-  for (const [quant, fileType, tensorType] of [["q8_0", 7, 8], ["f16", 1, 1]] as const) {
+  for (const [quant, fileType, tensorType] of [
+    ["q8_0", 7, 8],
+    ["f16", 1, 1],
+  ] as const) {
     it(`gguf-merged ${quant}: one GGUF with the base's tensors, its matrices in ${quant}, no adapter tensors, nothing else left`, async () => {
       const dir = folder(`merged-${quant}`);
       const out = path.join(dir, "model.gguf");
@@ -60,7 +63,10 @@ describe("svc export", function () {
       assert.match(result.stderr, /merged: 100% of \d+ tensors/);
       assert.deepEqual(readdirSync(dir), ["model.gguf"], "no temporary files left beside it");
       const [merged, base] = [await readGgufHeader(out), await readGgufHeader(BASE)];
-      assert.deepEqual(merged.tensors.map((t) => [t.name, t.dims]), base.tensors.map((t) => [t.name, t.dims]));
+      assert.deepEqual(
+        merged.tensors.map((t) => [t.name, t.dims]),
+        base.tensors.map((t) => [t.name, t.dims]),
+      );
       assert.equal(merged.metadata.get("general.file_type")?.value, fileType);
       assert.equal(merged.tensors.find((t) => t.name === "blk.0.attn_q.weight")?.type, tensorType);
       assert.equal(merged.metadata.get("general.name")?.value, stem);
@@ -100,7 +106,10 @@ describe("svc export", function () {
     assert.match(modelfile, new RegExp(`^ADAPTER \\./${lora.replace(/\./g, "\\.")}$`, "m"));
     assert.match(modelfile, /^TEMPLATE """\{\{- range \.Messages \}\}<\|\{\{ \.Role \}\}\|>\{\{ \.Content \}\}<\|end\|>\{\{ end \}\}<\|assistant\|>"""$/m);
     assert.match(modelfile, /^PARAMETER stop "<\|end\|>"$/m);
-    const calls = readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const calls = readFileSync(record, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     assert.deepEqual(calls, [{ args: `create ${stem.toLowerCase()} -f Modelfile`, cwd: out }]);
     assert.deepEqual(readdirSync(path.dirname(out)), ["export"], "no temporary folder left");
   });
@@ -124,7 +133,8 @@ describe("svc export", function () {
   it("studio: GET /api/jobs/:id/merged-model runs svc export and sends the merged GGUF, leaving no temporary folder", async () => {
     const tempFolders = () => readdirSync(os.tmpdir()).filter((name) => name.startsWith("svc-studio-export-"));
     const before = tempFolders();
-    const get = (query: string) => fetch(`http://127.0.0.1:${stack.studio.port}/api/jobs/${job.id}/merged-model?${query}`, { headers: { "x-svc-studio-token": stack.studio.token } });
+    const get = (query: string) =>
+      fetch(`http://127.0.0.1:${stack.studio.port}/api/jobs/${job.id}/merged-model?${query}`, { headers: { "x-svc-studio-token": stack.studio.token } });
     const response = await get("quant=f16&step=2");
     assert.equal(response.status, 200, await response.clone().text());
     assert.equal(fileNameOf(response.headers.get("content-disposition")), `${stem}-step-2-f16.gguf`);
@@ -145,7 +155,10 @@ describe("svc export", function () {
     const noCheckpoint = await get("quant=q8_0&step=3");
     assert.equal(noCheckpoint.status, 404);
     assert.match((await noCheckpoint.json()).error.message, /has no checkpoint at step 3/);
-    await pollUntil(async () => (tempFolders().length === before.length ? true : undefined), { timeoutMs: 10_000, description: "the studio's temporary export folders to be removed" });
+    await pollUntil(async () => (tempFolders().length === before.length ? true : undefined), {
+      timeoutMs: 10_000,
+      description: "the studio's temporary export folders to be removed",
+    });
   });
 
   it("q4_k_m: merges to F16 and hands that to llama-quantize (a stand-in that records its arguments and copies)", async () => {
@@ -161,7 +174,11 @@ describe("svc export", function () {
     assert.equal(type, "Q4_K_M");
     assert.notEqual(input, output);
     assert.deepEqual(readdirSync(dir), [`${stem}-q4_k_m.gguf`]);
-    assert.equal((await readGgufHeader(path.join(dir, `${stem}-q4_k_m.gguf`))).metadata.get("general.file_type")?.value, 1, "the stand-in passed the F16 merge through");
+    assert.equal(
+      (await readGgufHeader(path.join(dir, `${stem}-q4_k_m.gguf`))).metadata.get("general.file_type")?.value,
+      1,
+      "the stand-in passed the F16 merge through",
+    );
   });
 
   it("bad input: a clear error, and nothing written", async () => {
@@ -181,7 +198,10 @@ describe("svc export", function () {
       assert.equal(result.status, status, `${args.join(" ")}: ${result.stderr}`);
       assert.match(result.stderr, message, args.join(" "));
     }
-    const noQuantizer = svc([job.id, "--format", "gguf-merged", "--quant", "q4_k_m", "--out", out], { PATH: path.dirname(process.execPath), SVC_LLAMA_QUANTIZE: "" });
+    const noQuantizer = svc([job.id, "--format", "gguf-merged", "--quant", "q4_k_m", "--out", out], {
+      PATH: path.dirname(process.execPath),
+      SVC_LLAMA_QUANTIZE: "",
+    });
     assert.equal(noQuantizer.status, 1);
     assert.match(noQuantizer.stderr, /--quant q4_k_m needs llama\.cpp's llama-quantize/);
     assert.deepEqual(readdirSync(dir), [], "nothing written, not even a temporary file");

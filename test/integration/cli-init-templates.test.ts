@@ -50,7 +50,10 @@ describe("svc init --template: starter projects that train", function () {
     const dir = freshDir();
     const run = svc(dir, ["init", "--template", "poetry"]);
     assert.equal(run.status, 2, run.stderr);
-    assert.equal(run.stderr.trim(), `svc: unknown template "poetry"; choose one of: json-extraction, classification, translation (or no --template for the quickstart)`);
+    assert.equal(
+      run.stderr.trim(),
+      `svc: unknown template "poetry"; choose one of: json-extraction, classification, translation (or no --template for the quickstart)`,
+    );
     assert.deepEqual(readdirSync(dir), [], "not even .gitignore");
   });
 
@@ -86,7 +89,10 @@ describe("svc init --template: starter projects that train", function () {
       const run = svc(dir, ["start", "--json"], cloud);
       assert.equal(run.status, 0, run.stderr);
       const logs = trainingLogs(run);
-      assert.deepEqual(logs.map((l) => l.step), [1, 2, 3]);
+      assert.deepEqual(
+        logs.map((l) => l.step),
+        [1, 2, 3],
+      );
       assert.ok(typeof logs.at(-1)!.evalLoss === "number", "the last step evaluates");
     });
   }

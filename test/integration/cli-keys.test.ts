@@ -34,7 +34,12 @@ describe("svc keys", function () {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const svc = (args: string[]) => spawnSync(process.execPath, [cliPath, "keys", ...args], { encoding: "utf8", cwd: home, env: { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: cloud.cloudUrl } });
+  const svc = (args: string[]) =>
+    spawnSync(process.execPath, [cliPath, "keys", ...args], {
+      encoding: "utf8",
+      cwd: home,
+      env: { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: cloud.cloudUrl },
+    });
 
   it("creates a key with rules, changes them, rotates it, and exports usage", async () => {
     const created = svc(["create", "cli-keys", "--label", "ci job", "--expires-in", "7d", "--rpm", "30", "--budget", "100000/month"]);
@@ -57,11 +62,18 @@ describe("svc keys", function () {
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--budget "lots": write TOKENS/);
 
-    const answer = await new OpenAI({ baseURL: `${deployment.localUrl}/v1`, apiKey: plaintext, maxRetries: 0 }).chat.completions.create({ model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
-    const csv = await pollUntil(() => {
-      const out = svc(["usage", "cli-keys"]);
-      return out.stdout.split("\n").length > 2 ? out.stdout : undefined;
-    }, { timeoutMs: 10_000, description: "a usage row" });
+    const answer = await new OpenAI({ baseURL: `${deployment.localUrl}/v1`, apiKey: plaintext, maxRetries: 0 }).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 2,
+    });
+    const csv = await pollUntil(
+      () => {
+        const out = svc(["usage", "cli-keys"]);
+        return out.stdout.split("\n").length > 2 ? out.stdout : undefined;
+      },
+      { timeoutMs: 10_000, description: "a usage row" },
+    );
     const [header, row] = csv.trim().split("\n");
     assert.equal(header, "minute,key_id,key_prefix,requests,errors,prompt_tokens,completion_tokens");
     assert.equal(row.split(",").slice(1).join(","), `${keyId},${key.prefix},1,0,${answer.usage!.prompt_tokens},${answer.usage!.completion_tokens}`);

@@ -14,7 +14,10 @@ import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/clo
 
 function copyQuickstart(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-dry-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
+  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
+  });
   return dir;
 }
 
@@ -28,7 +31,12 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
   let cloud: TestCloud;
   let dir: string;
   const svc = (args: string[], env: Record<string, string> = {}): SpawnSyncReturns<string> =>
-    spawnSync(process.execPath, [cliPath, ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env }, timeout: 120_000 });
+    spawnSync(process.execPath, [cliPath, ...args], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env },
+      timeout: 120_000,
+    });
   const datasetFiles = () => (existsSync(path.join(cloud.dataDir, "datasets")) ? readdirSync(path.join(cloud.dataDir, "datasets")) : []);
   const client = () => new CloudClient({ baseUrl: cloud.cloudUrl, token: JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8")).token });
 
@@ -47,9 +55,21 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
   it("--json: per-split counts with svc-tiny's tokenizer, the plan and a measured estimate; no project, job or dataset after it", async () => {
     const run = svc(["start", "--dry-run", "--json"], { SVC_TRAIN_BACKEND: "tfjs" });
     assert.equal(run.status, 0, run.stderr);
-    const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as JsonLine);
-    assert.deepEqual(lines.map((l) => l.event), ["dryRun.started", "dryRun.split", "dryRun.split", "dryRun.plan", "dryRun.estimate", "dryRun.completed"]);
-    assert.deepEqual(lines[0].data, { trainer: "quickstart-json-answers", model: "svc-tiny", tokenizer: "svc-tiny's byte tokenizer (1 token = 1 byte)", maxSeqLength: 160, contextLength: 160 });
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as JsonLine);
+    assert.deepEqual(
+      lines.map((l) => l.event),
+      ["dryRun.started", "dryRun.split", "dryRun.split", "dryRun.plan", "dryRun.estimate", "dryRun.completed"],
+    );
+    assert.deepEqual(lines[0].data, {
+      trainer: "quickstart-json-answers",
+      model: "svc-tiny",
+      tokenizer: "svc-tiny's byte tokenizer (1 token = 1 byte)",
+      maxSeqLength: 160,
+      contextLength: 160,
+    });
     const [train, evalSplit] = [lines[1].data, lines[2].data];
     assert.deepEqual([train.split, train.file, train.conversations, train.errors], ["train", "data/train.jsonl", 137, []]);
     assert.deepEqual([evalSplit.split, evalSplit.conversations], ["eval", 20]);
@@ -57,7 +77,10 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     const firstLine = JSON.parse(readFileSync(path.join(dir, "data", "train.jsonl"), "utf8").split("\n")[0]) as { messages: { content: string }[] };
     assert.ok(train.tokens >= 137 * 5 + Buffer.byteLength(firstLine.messages.map((m) => m.content).join("")), `tokens ${train.tokens}`);
     assert.ok(train.longest.tokens <= 160 && train.longest.line >= 1, JSON.stringify(train.longest));
-    assert.deepEqual({ steps: lines[3].data.steps, batchSize: lines[3].data.batchSize, evaluations: lines[3].data.evaluations }, { steps: 60, batchSize: 8, evaluations: 6 });
+    assert.deepEqual(
+      { steps: lines[3].data.steps, batchSize: lines[3].data.batchSize, evaluations: lines[3].data.evaluations },
+      { steps: 60, batchSize: 8, evaluations: 6 },
+    );
     const estimate = lines[4].data;
     assert.equal(estimate.available, true, JSON.stringify(estimate));
     assert.equal(estimate.backend, "tfjs", "SVC_TRAIN_BACKEND picks the backend, as for a real run");
@@ -70,7 +93,9 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     assert.deepEqual(datasetFiles(), [], "no dataset reached the cloud");
     // The probe can see an upload: the same check after one fails.
     const project = await client().createProject({ name: "probe" });
-    await client().withProject(project.id).uploadDataset("x.jsonl", readFileSync(path.join(dir, "data", "eval.jsonl")));
+    await client()
+      .withProject(project.id)
+      .uploadDataset("x.jsonl", readFileSync(path.join(dir, "data", "eval.jsonl")));
     assert.equal(datasetFiles().length, 1);
   });
 
@@ -80,11 +105,18 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     writeFileSync(train, [lines[0], "{not json", ...lines.slice(1)].join("\n") + "\n");
     const run = svc(["start", "--dry-run", "--preview", "--json"]);
     assert.equal(run.status, 1, run.stderr);
-    const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as JsonLine);
+    const events = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as JsonLine);
     const preview = events[1].data.preview;
     assert.equal(preview.lengths.length, 137, "one length per conversation");
     assert.equal(preview.rows.length, 20);
-    assert.deepEqual(preview.rows.slice(0, 2).map((r: { line: number }) => r.line), [1, 3], "the file's own line numbers");
+    assert.deepEqual(
+      preview.rows.slice(0, 2).map((r: { line: number }) => r.line),
+      [1, 3],
+      "the file's own line numbers",
+    );
     assert.deepEqual(preview.rows[0].messages, (JSON.parse(lines[0]) as { messages: unknown }).messages);
     assert.equal(preview.rows[0].tokens, preview.lengths[0]);
     assert.deepEqual(preview.issues, [{ line: 2, message: "not valid JSON" }]);
@@ -101,16 +133,30 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     assert.equal(run.status, 0, run.stderr);
     const lines = run.stdout.trim().split("\n");
     assert.ok(lines.includes('dry run of "quickstart-json-answers" on svc-tiny: nothing was uploaded and no job was created'), run.stdout);
-    assert.ok(lines.some((l) => /^train {2}data\/train\.jsonl: 137 conversations, [\d,]+ tokens \([\d,]+ trained\); longest \d+ tokens \(line \d+\) of 160$/.test(l)), run.stdout);
-    assert.ok(lines.some((l) => /^steps {2}60 at batch 8 /.test(l)), run.stdout);
-    assert.ok(lines.some((l) => /^time {3}about \d+ (s|min) on (torch|tfjs), /.test(l)), run.stdout);
+    assert.ok(
+      lines.some((l) => /^train {2}data\/train\.jsonl: 137 conversations, [\d,]+ tokens \([\d,]+ trained\); longest \d+ tokens \(line \d+\) of 160$/.test(l)),
+      run.stdout,
+    );
+    assert.ok(
+      lines.some((l) => /^steps {2}60 at batch 8 /.test(l)),
+      run.stdout,
+    );
+    assert.ok(
+      lines.some((l) => /^time {3}about \d+ (s|min) on (torch|tfjs), /.test(l)),
+      run.stdout,
+    );
     assert.equal(lines.at(-1), "ok: svc start would upload these datasets and train");
     assert.doesNotMatch(run.stdout, /queued/);
   });
 
   it("reports bad lines by number and exits 1, still uploading nothing", () => {
     const train = path.join(dir, "data", "train.jsonl");
-    const tooLong = JSON.stringify({ messages: [{ role: "user", content: "x".repeat(200) }, { role: "assistant", content: "y" }] });
+    const tooLong = JSON.stringify({
+      messages: [
+        { role: "user", content: "x".repeat(200) },
+        { role: "assistant", content: "y" },
+      ],
+    });
     writeFileSync(train, `{not json\n${tooLong}\n${readFileSync(train, "utf8")}`);
     const before = datasetFiles();
     const run = svc(["start", "--dry-run"], { SVC_TRAIN_BACKEND: "tfjs" });

@@ -53,7 +53,11 @@ async function createdJobId(cloud: TestCloud, dir: string, run: StartRun): Promi
       const jobs = await new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: state.projectId }).listJobs();
       return jobs[0]?.id;
     },
-    { timeoutMs: 60_000, description: "svc start to create its job", abortIf: () => (run.child.exitCode !== null ? `svc start exited:\n${run.stderr()}` : undefined) },
+    {
+      timeoutMs: 60_000,
+      description: "svc start to create its job",
+      abortIf: () => (run.child.exitCode !== null ? `svc start exited:\n${run.stderr()}` : undefined),
+    },
   );
 }
 
@@ -130,7 +134,10 @@ describe("svc start: interrupts and --json output (real processes)", function ()
       await assert.rejects(createTrainer({ ...options, abortSignal: aborted.signal }).start(), /was stopped before its job was created/);
       // The probe sees a job when nothing stops it.
       const job = await createTrainer(options).start();
-      assert.deepEqual((await client.listJobs()).map((j) => j.id), [job.id]);
+      assert.deepEqual(
+        (await client.listJobs()).map((j) => j.id),
+        [job.id],
+      );
     } finally {
       for (const [key, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[key];

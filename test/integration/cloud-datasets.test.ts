@@ -7,7 +7,12 @@ import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { http, newAccount, type Account } from "./harness/api.js";
 import { withStore } from "./harness/store.js";
 
-const example = JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+const example = JSON.stringify({
+  messages: [
+    { role: "user", content: "hi" },
+    { role: "assistant", content: "hello" },
+  ],
+});
 
 describe("cloud API: datasets", () => {
   let cloud: TestCloud;
@@ -35,7 +40,12 @@ describe("cloud API: datasets", () => {
   });
 
   it("stores the same content once per project: a second upload answers with the first dataset", async () => {
-    const content = `${example}\n${JSON.stringify({ messages: [{ role: "user", content: "dedup" }, { role: "assistant", content: "once" }] })}\n`;
+    const content = `${example}\n${JSON.stringify({
+      messages: [
+        { role: "user", content: "dedup" },
+        { role: "assistant", content: "once" },
+      ],
+    })}\n`;
     const filesBefore = datasetFiles().length;
     const first = await alice.client.uploadDataset("first.jsonl", content);
     // Concurrent and later uploads of the same bytes, under other names, all get the first dataset.
@@ -43,7 +53,14 @@ describe("cloud API: datasets", () => {
     const later = await alice.client.uploadDataset("later.jsonl", Buffer.from(content));
     for (const dataset of [...again, later]) assert.deepEqual(dataset, first);
     assert.equal(datasetFiles().length, filesBefore + 1);
-    const rows = await withStore(cloud, (db) => db.selectFrom("datasets").select("id").where("project_id", "=", alice.projectId).where("name", "in", ["first.jsonl", "again.jsonl", "again2.jsonl", "later.jsonl"]).execute());
+    const rows = await withStore(cloud, (db) =>
+      db
+        .selectFrom("datasets")
+        .select("id")
+        .where("project_id", "=", alice.projectId)
+        .where("name", "in", ["first.jsonl", "again.jsonl", "again2.jsonl", "later.jsonl"])
+        .execute(),
+    );
     assert.equal(rows.length, 1);
 
     // Other bytes are another dataset; the same bytes in another project are that project's own.
@@ -71,7 +88,11 @@ describe("cloud API: datasets", () => {
   });
 
   it("rejects an empty dataset", async () => {
-    const res = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { token: alice.token, raw: "\n", headers: { "content-type": "application/jsonl" } });
+    const res = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, {
+      token: alice.token,
+      raw: "\n",
+      headers: { "content-type": "application/jsonl" },
+    });
     assert.equal(res.status, 400);
     assert.match(res.body.error.message, /dataset is empty/);
   });
@@ -86,7 +107,10 @@ describe("cloud API: datasets", () => {
 
   it("a client still sending an oversized upload reads the 413 instead of a broken connection", async () => {
     const body = Buffer.from(`${example}\n`.repeat(Math.ceil((8 << 20) / example.length)));
-    const response = await postWholeBody(cloud.cloudUrl, `/v1/datasets?projectId=${alice.projectId}&name=big.jsonl`, body, { authorization: `Bearer ${alice.token}`, "content-type": "application/jsonl" });
+    const response = await postWholeBody(cloud.cloudUrl, `/v1/datasets?projectId=${alice.projectId}&name=big.jsonl`, body, {
+      authorization: `Bearer ${alice.token}`,
+      "content-type": "application/jsonl",
+    });
     assert.equal(response.status, 413);
     assert.equal(JSON.parse(response.body).error.code, "payload_too_large");
   });
@@ -95,7 +119,11 @@ describe("cloud API: datasets", () => {
     const bob = await newAccount(cloud);
     const anon = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { raw: example, headers: { "content-type": "application/jsonl" } });
     assert.equal(anon.status, 401);
-    const foreign = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, { token: bob.token, raw: example, headers: { "content-type": "application/jsonl" } });
+    const foreign = await http(cloud, "POST", `/v1/datasets?projectId=${alice.projectId}`, {
+      token: bob.token,
+      raw: example,
+      headers: { "content-type": "application/jsonl" },
+    });
     assert.equal(foreign.status, 403);
   });
 });

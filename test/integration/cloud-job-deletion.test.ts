@@ -18,7 +18,13 @@ import { TestWorker } from "./harness/worker.js";
 import { pollUntil } from "../support/poll.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
-const line = (text: string) => JSON.stringify({ messages: [{ role: "user", content: text }, { role: "assistant", content: `${text}!` }] }) + "\n";
+const line = (text: string) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: text },
+      { role: "assistant", content: `${text}!` },
+    ],
+  }) + "\n";
 
 /** A job trained by a test worker through the real worker link: one dataset, one uploaded adapter, completed. */
 async function trainedJob(cloud: TestCloud, account: Account, name: string, jsonl: string, adapterBytes = 1000) {
@@ -152,10 +158,14 @@ describe("cloud: retention of finished jobs", () => {
   it("svc cloud serve refuses a retention that is not a duration, before starting", () => {
     const home = mkdtempSync(path.join(os.tmpdir(), "svc-retain-"));
     try {
-      const run = spawnSync(process.execPath, [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", path.join(home, "cloud"), "--retain-jobs", "3y"], {
-        encoding: "utf8",
-        env: { ...process.env, SVC_HOME: home },
-      });
+      const run = spawnSync(
+        process.execPath,
+        [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", path.join(home, "cloud"), "--retain-jobs", "3y"],
+        {
+          encoding: "utf8",
+          env: { ...process.env, SVC_HOME: home },
+        },
+      );
       assert.equal(run.status, 2);
       assert.equal(run.stderr, 'svc: --retain-jobs: job retention "3y" is not a duration: write a positive number and a unit, m, h, d or w (e.g. 30d)\n');
     } finally {
@@ -193,10 +203,7 @@ describe("cloud: retention of finished jobs", () => {
         { timeoutMs: 20_000, description: "the expired job, its artifacts and its dataset to be deleted" },
       );
       const left = await http(cloud, "GET", `/v1/jobs?projectId=${account.projectId}`, { token: account.token });
-      assert.deepEqual(
-        (left.body as { name: string }[]).map((j) => j.name).sort(),
-        ["old-deployed", "queued-long-ago", "recent"],
-      );
+      assert.deepEqual((left.body as { name: string }[]).map((j) => j.name).sort(), ["old-deployed", "queued-long-ago", "recent"]);
     } finally {
       await cloud.dispose();
       await first.dispose();
@@ -221,13 +228,23 @@ describe("svc jobs delete", function () {
 
   /** The real CLI, in a folder with no project: the job is found by id among the user's projects. */
   const svc = (args: string[], input = "") =>
-    spawnSync(process.execPath, [cliPath, "jobs", ...args], { encoding: "utf8", cwd: home, input, env: { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: cloud.cloudUrl } });
+    spawnSync(process.execPath, [cliPath, "jobs", ...args], {
+      encoding: "utf8",
+      cwd: home,
+      input,
+      env: { ...process.env, SVC_HOME: home, SVC_CLOUD_URL: cloud.cloudUrl },
+    });
 
   it("asks first: no (or no answer) keeps the job, yes deletes it", async () => {
     const { job } = await trainedJob(cloud, alice, "cli-asked", line("cli-asked"), 2048);
     const declined = svc(["delete", job.id], "n\n");
     assert.equal(declined.status, 1, declined.stderr);
-    assert.match(declined.stdout, new RegExp(`^Delete job "cli-asked" \\(${job.id}, completed\\) with its events, 1 artifact and the datasets no other job uses \\(2\\.\\d+ KB on disk\\)\\? This cannot be undone\\. \\[y/N\\] not deleted\\n$`));
+    assert.match(
+      declined.stdout,
+      new RegExp(
+        `^Delete job "cli-asked" \\(${job.id}, completed\\) with its events, 1 artifact and the datasets no other job uses \\(2\\.\\d+ KB on disk\\)\\? This cannot be undone\\. \\[y/N\\] not deleted\\n$`,
+      ),
+    );
     const unanswered = svc(["delete", job.id], "");
     assert.equal(unanswered.status, 1);
     assert.equal((await alice.client.getJob(job.id)).status, "completed");

@@ -60,7 +60,10 @@ describe("cloud API: the job list's watch", () => {
       await bob.client.createJob({ name: "bob's", config: { maxSteps: 1 } });
       await alice.client.createJob({ name: "alice's", config: { maxSteps: 1 } });
       await pollUntil(() => w.versions.length === 2, { timeoutMs: 10_000, description: "alice's change announced" });
-      assert.deepEqual(w.versions.map((v) => v.etag.includes(alice.projectId)), [true, true]);
+      assert.deepEqual(
+        w.versions.map((v) => v.etag.includes(alice.projectId)),
+        [true, true],
+      );
       assert.equal(w.versions[1].etag, await listEtag(cloud, alice));
     } finally {
       w.close();
@@ -68,7 +71,11 @@ describe("cloud API: the job list's watch", () => {
   });
 
   it("answers like GET /v1/jobs when the project is not the caller's, or there is no token", async () => {
-    for (const [token, projectId] of [[bob.token, alice.projectId], [undefined, alice.projectId], [alice.token, undefined]] as const) {
+    for (const [token, projectId] of [
+      [bob.token, alice.projectId],
+      [undefined, alice.projectId],
+      [alice.token, undefined],
+    ] as const) {
       const query = projectId ? `?projectId=${projectId}` : "";
       const list = await cloudHttp(cloud, "GET", `/v1/jobs${query}`, { token });
       const watched = await cloudHttp(cloud, "GET", `/v1/jobs/watch${query}`, { token });

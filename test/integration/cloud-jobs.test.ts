@@ -67,13 +67,19 @@ describe("cloud API: jobs, events and workers", () => {
     const noName = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, config: { maxSteps: 1 } } });
     assert.equal(noName.status, 400);
     assert.match(noName.body.error.message, /name/);
-    const badModel = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: { model: "gpt-9", maxSteps: 1 } } });
+    const badModel = await http(cloud, "POST", "/v1/jobs", {
+      token: alice.token,
+      body: { projectId: alice.projectId, name: "x", config: { model: "gpt-9", maxSteps: 1 } },
+    });
     assert.equal(badModel.status, 400);
     assert.match(badModel.body.error.message, /^config\.model: unknown model "gpt-9"/);
     const noLength = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: {} } });
     assert.equal(noLength.status, 400);
     assert.match(noLength.body.error.message, /^config\.maxSteps: or numTrainEpochs must be set \(exactly one of them\)/);
-    const badDataset = await http(cloud, "POST", "/v1/jobs", { token: alice.token, body: { projectId: alice.projectId, name: "x", config: { maxSteps: 1 }, datasetId: "nope" } });
+    const badDataset = await http(cloud, "POST", "/v1/jobs", {
+      token: alice.token,
+      body: { projectId: alice.projectId, name: "x", config: { maxSteps: 1 }, datasetId: "nope" },
+    });
     assert.equal(badDataset.status, 400);
     assert.match(badDataset.body.error.message, /^datasetId: no dataset nope/);
   });
@@ -94,7 +100,14 @@ describe("cloud API: jobs, events and workers", () => {
     const frames = await readSse(`${cloud.cloudUrl}/v1/jobs/${job.id}/events`, { authorization: `Bearer ${alice.token}` });
     assert.deepEqual(
       frames.map((f) => [f.id, f.event]),
-      [["1", "training.started"], ["2", "training.log"], ["3", "checkpoint.saved"], ["4", "training.log"], ["5", "training.completed"], ["5", "end"]],
+      [
+        ["1", "training.started"],
+        ["2", "training.log"],
+        ["3", "checkpoint.saved"],
+        ["4", "training.log"],
+        ["5", "training.completed"],
+        ["5", "end"],
+      ],
     );
     assert.deepEqual(JSON.parse(frames[1].data), { step: 1, loss: 2.5 });
     const done = await alice.client.getJob(job.id);
@@ -148,7 +161,10 @@ describe("cloud API: jobs, events and workers", () => {
     assert.equal(gap.type, "nack");
     await worker.emit(job.id, 2, "training.failed", { error: "out of patience" });
     const frames = await readSse(`${cloud.cloudUrl}/v1/jobs/${job.id}/events`, { authorization: `Bearer ${alice.token}` });
-    assert.deepEqual(frames.map((f) => f.event), ["training.started", "training.failed", "end"]);
+    assert.deepEqual(
+      frames.map((f) => f.event),
+      ["training.started", "training.failed", "end"],
+    );
     const failed = await alice.client.getJob(job.id);
     assert.equal(failed.status, "failed");
     assert.equal(failed.error, "out of patience");
@@ -226,7 +242,10 @@ describe("cloud durability: kill -9 while events are appended", () => {
         seqs.push(event.seq);
         if (event.seq >= acked) break;
       }
-      assert.deepEqual(seqs, Array.from({ length: acked }, (_, i) => i + 1));
+      assert.deepEqual(
+        seqs,
+        Array.from({ length: acked }, (_, i) => i + 1),
+      );
       await again.dispose();
     } finally {
       await cloud.dispose();
@@ -250,7 +269,10 @@ describe("cloud restart: jobs whose worker did not come back", () => {
       const after = new CloudClient({ baseUrl: again.cloudUrl, token: alice.token, projectId: alice.projectId });
       const events = [];
       for await (const event of after.jobEvents(job.id)) events.push(event);
-      assert.deepEqual(events.map((e) => e.type), ["training.started", "training.failed"]);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ["training.started", "training.failed"],
+      );
       const failed = await after.getJob(job.id);
       assert.equal(failed.status, "failed");
       assert.match(failed.error ?? "", /^The worker "w-gone" running this job stopped unexpectedly/);

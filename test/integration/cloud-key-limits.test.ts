@@ -36,10 +36,13 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   });
 
   const sdk = (cloud: TestCloud, key: string) => new OpenAI({ baseURL: `${cloud.edgeUrl}/d/limited/v1`, apiKey: key, maxRetries: 0 });
-  const ask = (cloud: TestCloud, key: string, maxTokens = 2) => sdk(cloud, key).chat.completions.create({ model: "x", messages: QUESTION, max_tokens: maxTokens, temperature: 0 });
-  const meter = (keyId: string) => withStore(a, (db) => db.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId).executeTakeFirstOrThrow());
+  const ask = (cloud: TestCloud, key: string, maxTokens = 2) =>
+    sdk(cloud, key).chat.completions.create({ model: "x", messages: QUESTION, max_tokens: maxTokens, temperature: 0 });
+  const meter = (keyId: string) =>
+    withStore(a, (db) => db.selectFrom("deployment_key_meters").selectAll().where("key_id", "=", keyId).executeTakeFirstOrThrow());
   /** Settles every request in flight: nothing held any more. */
-  const settled = (keyId: string) => pollUntil(async () => Number((await meter(keyId)).reserved_tokens) === 0, { timeoutMs: 20_000, description: "requests in flight to settle" });
+  const settled = (keyId: string) =>
+    pollUntil(async () => Number((await meter(keyId)).reserved_tokens) === 0, { timeoutMs: 20_000, description: "requests in flight to settle" });
   const rejection = async (promise: Promise<unknown>) => {
     try {
       await promise;
@@ -53,10 +56,13 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   /** A new key reaches the other instance's edge through the cluster signal, within a second: wait for it there. */
   const acceptedEverywhere = async (plaintext: string) => {
     for (const cloud of [a, b]) {
-      await pollUntil(async () => (await fetch(`${cloud.edgeUrl}/d/limited/v1/models`, { headers: { authorization: `Bearer ${plaintext}` } })).status === 200 || undefined, {
-        timeoutMs: 10_000,
-        description: "the new key accepted by every instance",
-      });
+      await pollUntil(
+        async () => (await fetch(`${cloud.edgeUrl}/d/limited/v1/models`, { headers: { authorization: `Bearer ${plaintext}` } })).status === 200 || undefined,
+        {
+          timeoutMs: 10_000,
+          description: "the new key accepted by every instance",
+        },
+      );
     }
   };
   const issue = async (input: CreateKeyInput) => {
@@ -67,7 +73,12 @@ describe("cloud: keys with expiry, limits and budgets", function () {
 
   it("stores the rules given at issue time and lists them with the key's usage", async () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
-    const key = await client.createDeploymentKey(deployment.id, { label: "ci", expiresAt, limits: { requestsPerMinute: 30, tokensPerMinute: 5000 }, budget: { tokens: 100000, period: "month" } });
+    const key = await client.createDeploymentKey(deployment.id, {
+      label: "ci",
+      expiresAt,
+      limits: { requestsPerMinute: 30, tokensPerMinute: 5000 },
+      budget: { tokens: 100000, period: "month" },
+    });
     assert.equal(key.expiresAt, expiresAt);
     assert.deepEqual(key.limits, { requestsPerMinute: 30, tokensPerMinute: 5000 });
     assert.deepEqual(key.budget, { tokens: 100000, period: "month" });
@@ -76,7 +87,10 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     assert.deepEqual(await keyNamed(key.id), shown);
     assert.deepEqual(shown.usage, { requests: 0, promptTokens: 0, completionTokens: 0, minuteRequests: 0, minuteTokens: 0, budgetTokens: 0 });
     await assert.rejects(client.createDeploymentKey(deployment.id, { label: "bad", budget: { tokens: 10, period: "week" as "day" } }), /budget must be/);
-    await assert.rejects(client.createDeploymentKey(deployment.id, { label: "bad", limits: { requestsPerMinute: 0, tokensPerMinute: null } }), /requestsPerMinute/);
+    await assert.rejects(
+      client.createDeploymentKey(deployment.id, { label: "bad", limits: { requestsPerMinute: 0, tokensPerMinute: null } }),
+      /requestsPerMinute/,
+    );
     await assert.rejects(client.createDeploymentKey(deployment.id, { label: "bad", expiresAt: "next tuesday" }), /expiresAt must be/);
   });
 
@@ -99,9 +113,19 @@ describe("cloud: keys with expiry, limits and budgets", function () {
         assert.match(err!.headers?.get("x-ratelimit-reset-requests") ?? "", /^\d+(ms|s)$|^\d+m\d+s$/);
       }
       // The next window, without waiting a minute: the window started a minute earlier.
-      await withStore(a, (db) => db.updateTable("deployment_key_meters").set({ window_start: Date.now() - 61_000 }).where("key_id", "=", key.id).execute());
+      await withStore(a, (db) =>
+        db
+          .updateTable("deployment_key_meters")
+          .set({ window_start: Date.now() - 61_000 })
+          .where("key_id", "=", key.id)
+          .execute(),
+      );
     }
-    const response = await fetch(`${a.edgeUrl}/d/limited/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" }, body: JSON.stringify({ messages: QUESTION, max_tokens: 1 }) });
+    const response = await fetch(`${a.edgeUrl}/d/limited/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ messages: QUESTION, max_tokens: 1 }),
+    });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("x-ratelimit-limit-requests"), "3");
     assert.equal(response.headers.get("x-ratelimit-remaining-requests"), "2");
@@ -143,7 +167,10 @@ describe("cloud: keys with expiry, limits and budgets", function () {
   it("drops holds a crashed instance left once no request can still be running", async () => {
     const key = await issue({ label: "leak", budget: { tokens: 1000, period: "total" } });
     // What a cloud killed with requests in flight leaves: tokens held that no request will return.
-    const leak = (heldUntil: number) => withStore(a, (db) => db.updateTable("deployment_key_meters").set({ reserved_tokens: 5000, held_until: heldUntil }).where("key_id", "=", key.id).execute());
+    const leak = (heldUntil: number) =>
+      withStore(a, (db) =>
+        db.updateTable("deployment_key_meters").set({ reserved_tokens: 5000, held_until: heldUntil }).where("key_id", "=", key.id).execute(),
+      );
     await leak(Date.now() + 3_600_000);
     const refused = await rejection(ask(a, key.key));
     assert.equal(refused?.status, 429, "while the holds may still be live, the budget refuses (never overspends)");
@@ -163,7 +190,13 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     let before = Number((await meter(key.id)).period_tokens);
     assert.equal(before, plain.usage!.total_tokens);
 
-    const stream = await sdk(a, key.key).chat.completions.create({ model: "x", messages: QUESTION, max_tokens: 6, stream: true, stream_options: { include_usage: true } });
+    const stream = await sdk(a, key.key).chat.completions.create({
+      model: "x",
+      messages: QUESTION,
+      max_tokens: 6,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
     await settled(key.id);
@@ -195,10 +228,13 @@ describe("cloud: keys with expiry, limits and budgets", function () {
     // The grace ends: the old key is refused everywhere, the new one goes on.
     await client.updateDeploymentKey(deployment.id, key.id, { expiresAt: new Date(Date.now() - 1000).toISOString() });
     for (const cloud of [a, b]) {
-      const err = await pollUntil(async () => {
-        const e = await rejection(ask(cloud, key.key));
-        return e?.status === 401 ? e : undefined;
-      }, { timeoutMs: 10_000, description: "the expired key refused" });
+      const err = await pollUntil(
+        async () => {
+          const e = await rejection(ask(cloud, key.key));
+          return e?.status === 401 ? e : undefined;
+        },
+        { timeoutMs: 10_000, description: "the expired key refused" },
+      );
       assert.equal(err.code, "expired");
       assert.match(err.message, /expired at/);
     }
@@ -220,12 +256,21 @@ describe("cloud: keys with expiry, limits and budgets", function () {
       prompt += answer.usage!.prompt_tokens;
       completion += answer.usage!.completion_tokens;
     }
-    const rows = await pollUntil(async () => {
-      const all = (await client.getDeploymentUsage(deployment.id)).filter((r) => r.keyId === key.id);
-      return all.reduce((n, r) => n + r.requests, 0) === 5 ? all : undefined;
-    }, { timeoutMs: 10_000, description: "usage rows of 5 requests" });
-    assert.equal(rows.reduce((n, r) => n + r.promptTokens, 0), prompt);
-    assert.equal(rows.reduce((n, r) => n + r.completionTokens, 0), completion);
+    const rows = await pollUntil(
+      async () => {
+        const all = (await client.getDeploymentUsage(deployment.id)).filter((r) => r.keyId === key.id);
+        return all.reduce((n, r) => n + r.requests, 0) === 5 ? all : undefined;
+      },
+      { timeoutMs: 10_000, description: "usage rows of 5 requests" },
+    );
+    assert.equal(
+      rows.reduce((n, r) => n + r.promptTokens, 0),
+      prompt,
+    );
+    assert.equal(
+      rows.reduce((n, r) => n + r.completionTokens, 0),
+      completion,
+    );
     assert.equal(rows[0].keyPrefix, key.prefix);
     const listed = await keyNamed(key.id);
     assert.deepEqual([listed.usage.requests, listed.usage.promptTokens, listed.usage.completionTokens], [5, prompt, completion]);

@@ -49,7 +49,12 @@ describe("cloud: usage per key after a kill -9", function () {
     const client = async () => {
       while (!killed) {
         try {
-          const answer = await openai.chat.completions.create({ model: "x", messages: [{ role: "user", content: `What color is milk? ${answers.length}` }], max_tokens: 3, temperature: 0 });
+          const answer = await openai.chat.completions.create({
+            model: "x",
+            messages: [{ role: "user", content: `What color is milk? ${answers.length}` }],
+            max_tokens: 3,
+            temperature: 0,
+          });
           answers.push({ at: Date.now(), requests: 1, tokens: answer.usage!.total_tokens });
         } catch (err) {
           if (!killed) throw err;
@@ -59,7 +64,10 @@ describe("cloud: usage per key after a kill -9", function () {
     const load = Promise.all(Array.from({ length: CLIENTS }, client));
 
     // Mid-load: the load has run for several intervals, some of them written, and requests are still coming.
-    await pollUntil(async () => answers.length > 0 && Date.now() - answers[0].at > 6 * FLUSH_MS && (await recorded(account.client)).requests > 0, { timeoutMs: 60_000, description: "a load run with usage written" });
+    await pollUntil(async () => answers.length > 0 && Date.now() - answers[0].at > 6 * FLUSH_MS && (await recorded(account.client)).requests > 0, {
+      timeoutMs: 60_000,
+      description: "a load run with usage written",
+    });
     killed = true;
     const killedAt = Date.now();
     await cloud.kill();
@@ -70,7 +78,9 @@ describe("cloud: usage per key after a kill -9", function () {
     const answered = answers.reduce((sum, a) => ({ requests: sum.requests + a.requests, tokens: sum.tokens + a.tokens }), { requests: 0, tokens: 0 });
     const lastInterval = answers.filter((a) => a.at >= killedAt - FLUSH_MS - WRITE_SLACK_MS);
     const missing = { requests: answered.requests - after.requests, tokens: answered.tokens - after.tokens };
-    console.log(`      ${answered.requests} answers (${answered.tokens} tokens), ${after.requests} recorded (${after.tokens} tokens): ${missing.requests} missing, ${lastInterval.length} answered in the last ${FLUSH_MS} ms interval (+${WRITE_SLACK_MS} ms)`);
+    console.log(
+      `      ${answered.requests} answers (${answered.tokens} tokens), ${after.requests} recorded (${after.tokens} tokens): ${missing.requests} missing, ${lastInterval.length} answered in the last ${FLUSH_MS} ms interval (+${WRITE_SLACK_MS} ms)`,
+    );
     // Requests answered while the process died may be recorded though their client never read the answer.
     assert.ok(after.requests <= answered.requests + CLIENTS, `recorded ${after.requests} of ${answered.requests} answered`);
     assert.ok(missing.requests <= lastInterval.length, `${missing.requests} requests missing, more than the ${lastInterval.length} of the last flush interval`);

@@ -30,7 +30,17 @@ describe("base models: registration with facts, listing, and the job check", fun
   const cli = (args: string[], env: Record<string, string> = {}) =>
     spawnSync(process.execPath, [cliPath, ...args], {
       encoding: "utf8",
-      env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, HOME: path.join(cloud.home, "user"), SVC_MODEL_PATHS: "", HF_HOME: "", HF_HUB_CACHE: "", OLLAMA_MODELS: "", ...env },
+      env: {
+        ...process.env,
+        SVC_HOME: cloud.home,
+        SVC_CLOUD_URL: cloud.cloudUrl,
+        HOME: path.join(cloud.home, "user"),
+        SVC_MODEL_PATHS: "",
+        HF_HOME: "",
+        HF_HUB_CACHE: "",
+        OLLAMA_MODELS: "",
+        ...env,
+      },
     });
 
   before(async () => {
@@ -40,7 +50,13 @@ describe("base models: registration with facts, listing, and the job check", fun
     workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
     const dir = path.join(cloud.home, "models");
     mkdirSync(dir, { recursive: true });
-    qwen = await writeTinyModel(path.join(dir, "Qwen3-0.6B-Q4_K_M.gguf"), { architecture: "qwen3", name: "Qwen3 0.6B", fileType: 15, contextLength: 40960, chatTemplate: "{{ messages }}" });
+    qwen = await writeTinyModel(path.join(dir, "Qwen3-0.6B-Q4_K_M.gguf"), {
+      architecture: "qwen3",
+      name: "Qwen3 0.6B",
+      fileType: 15,
+      contextLength: 40960,
+      chatTemplate: "{{ messages }}",
+    });
     gemma = await writeTinyModel(path.join(dir, "gemma.gguf"), { architecture: "gemma2", name: "Gemma 2 2B", fileType: 15 });
     unnamed = await writeTinyModel(path.join(dir, "My Llama (1B).gguf"), { architecture: "llama", fileType: 7 });
   });
@@ -129,11 +145,19 @@ describe("base models: registration with facts, listing, and the job check", fun
   describe("job creation checks the model", () => {
     let datasetId: string;
     before(async () => {
-      const line = JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+      const line = JSON.stringify({
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "hello" },
+        ],
+      });
       datasetId = (await account.client.uploadDataset("train.jsonl", `${line}\n`)).id;
     });
     const createJob = (config: Record<string, unknown>) =>
-      http(cloud, "POST", "/v1/jobs", { token: account.token, body: { projectId: account.projectId, name: "run", config: { maxSteps: 1, ...config }, datasetId } });
+      http(cloud, "POST", "/v1/jobs", {
+        token: account.token,
+        body: { projectId: account.projectId, name: "run", config: { maxSteps: 1, ...config }, datasetId },
+      });
 
     it("an unknown model: 400 naming model and listing the trainable ones", async () => {
       const res = await createJob({ model: "llama-70b" });
@@ -175,7 +199,10 @@ describe("base models: registration with facts, listing, and the job check", fun
       assert.match(out.stdout, /^gemma\s+gemma2\s+\S+\s+Q4_K_M\s+\d+\s+serve only$/m);
       assert.match(out.stdout, /\nserve only:\n {2}gemma: .*gemma2/);
       const json = JSON.parse(cli(["models", "list", "--json"]).stdout) as BaseModel[];
-      assert.deepEqual(json, json.filter((m) => typeof m.trainable === "boolean"));
+      assert.deepEqual(
+        json,
+        json.filter((m) => typeof m.trainable === "boolean"),
+      );
       assert.ok(json.some((m) => m.name === "qwen3-0.6b" && m.quantization === "Q4_K_M"));
     });
 
@@ -198,7 +225,10 @@ describe("base models: registration with facts, listing, and the job check", fun
       mkdirSync(path.join(ollama, "manifests/registry.ollama.ai/library/qwen3"), { recursive: true });
       writeFileSync(
         path.join(ollama, "manifests/registry.ollama.ai/library/qwen3/0.6b"),
-        JSON.stringify({ schemaVersion: 2, layers: [{ mediaType: "application/vnd.ollama.image.model", digest: `sha256:${"a".repeat(64)}`, size: blob.sizeBytes }] }),
+        JSON.stringify({
+          schemaVersion: 2,
+          layers: [{ mediaType: "application/vnd.ollama.image.model", digest: `sha256:${"a".repeat(64)}`, size: blob.sizeBytes }],
+        }),
       );
       const env = { OLLAMA_MODELS: ollama, SVC_MODEL_PATHS: path.join(cloud.home, "models") };
       const discovered = cli(["models", "discover"], env);

@@ -43,7 +43,8 @@ async function loadBalancer(backends: () => string[]): Promise<{ url: string; cl
       });
       upstream.on("error", () => {
         sockets.delete(upstream);
-        if (!connected) tryNext(remaining.slice(1)); // refused: that instance is down, try the next
+        if (!connected)
+          tryNext(remaining.slice(1)); // refused: that instance is down, try the next
         else client.destroy();
       });
     };
@@ -132,9 +133,15 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
       assert.equal(firstAssign.job.id, first.id);
 
       workers[0]!.send({ type: "ready" });
-      const created = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? viaB : account.client).createJob({ name: `job-${i}`, config: { maxSteps: 1 } })));
+      const created = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => (i % 2 ? viaB : account.client).createJob({ name: `job-${i}`, config: { maxSteps: 1 } })),
+      );
       const wanted = new Set([first.id, ...created.map((job) => job.id)]);
-      await pollUntil(() => (new Set(assigned).size >= wanted.size ? true : undefined), { timeoutMs: 60_000, intervalMs: 50, description: "all 101 jobs to be assigned" });
+      await pollUntil(() => (new Set(assigned).size >= wanted.size ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        description: "all 101 jobs to be assigned",
+      });
       assert.equal(assigned.length, wanted.size, "no job was assigned twice");
       assert.deepEqual(new Set(assigned), wanted);
     } finally {
@@ -174,10 +181,13 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
     const before = await callB(); // B now has the deployment and the key in its cache
     assert.equal(before.status, 200, before.text);
     await account.client.revokeDeploymentKey(deployment.id, keyId);
-    const refused = await pollUntil(async () => {
-      const result = await callB();
-      return result.status === 401 ? result : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 50, description: "B's edge to refuse the revoked key" });
+    const refused = await pollUntil(
+      async () => {
+        const result = await callB();
+        return result.status === 401 ? result : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50, description: "B's edge to refuse the revoked key" },
+    );
     assert.equal(JSON.parse(refused.text).error.code, "invalid_api_key");
   });
 
@@ -188,10 +198,14 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
       const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
       const train = await account.client.uploadDataset("train.jsonl", data("train.jsonl"));
       const token = readFileSync(path.join(a.dataDir, "worker-token"), "utf8").trim();
-      const worker = spawn(process.execPath, [cliPath, "worker", "--cloud", balancer.url, "--name", "lb-worker", "--work-dir", workDir.path, "--backend", "tfjs"], {
-        env: { ...process.env, SVC_WORKER_TOKEN: token },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
+      const worker = spawn(
+        process.execPath,
+        [cliPath, "worker", "--cloud", balancer.url, "--name", "lb-worker", "--work-dir", workDir.path, "--backend", "tfjs"],
+        {
+          env: { ...process.env, SVC_WORKER_TOKEN: token },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
       processes.push(worker);
       let workerLog = "";
       worker.stderr!.on("data", (chunk) => (workerLog += chunk));
@@ -215,8 +229,14 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
       assert.equal(last.type, "training.completed", `ended with ${last.type}: ${JSON.stringify(last.data)}\n${workerLog}`);
       assert.equal((await viaB.getJob(job.id)).status, "completed");
       // The same history through B again, read from the store: nothing lost or doubled on the way.
-      assert.deepEqual((await readAllEvents(viaB, job.id)).map((e) => [e.seq, e.type]), events.map((e) => [e.seq, e.type]));
-      assert.ok((await viaB.listArtifacts(job.id)).some((artifact) => artifact.kind === "adapter"), "the final adapter was uploaded through B");
+      assert.deepEqual(
+        (await readAllEvents(viaB, job.id)).map((e) => [e.seq, e.type]),
+        events.map((e) => [e.seq, e.type]),
+      );
+      assert.ok(
+        (await viaB.listArtifacts(job.id)).some((artifact) => artifact.kind === "adapter"),
+        "the final adapter was uploaded through B",
+      );
     } finally {
       await balancer.close();
     }

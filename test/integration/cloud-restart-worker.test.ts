@@ -65,7 +65,11 @@ describe("cloud kill -9 and restart: the surviving worker resumes its job and fi
     }
     await outage;
     assert.ok(outage, "the job trained long enough to lose its cloud mid-way");
-    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), "every event once, in order, with no gap");
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      events.map((_, i) => i + 1),
+      "every event once, in order, with no gap",
+    );
     const last = events.at(-1)!;
     assert.equal(last.type, "training.completed", `ended with ${last.type}: ${JSON.stringify(last.data)}\n${workerLog}`);
     assert.equal(events.filter((e) => e.type === "training.started").length, 1, "the job was resumed, not started over");
@@ -75,7 +79,13 @@ describe("cloud kill -9 and restart: the surviving worker resumes its job and fi
     // The history read back from the store equals what the live reader saw.
     const stored: JobEvent[] = [];
     for await (const event of after.jobEvents(job.id)) stored.push(event);
-    assert.deepEqual(stored.map((e) => [e.seq, e.type]), events.map((e) => [e.seq, e.type]));
-    assert.ok((await after.listArtifacts(job.id)).some((artifact) => artifact.kind === "adapter"), "the final adapter reached the restarted cloud");
+    assert.deepEqual(
+      stored.map((e) => [e.seq, e.type]),
+      events.map((e) => [e.seq, e.type]),
+    );
+    assert.ok(
+      (await after.listArtifacts(job.id)).some((artifact) => artifact.kind === "adapter"),
+      "the final adapter reached the restarted cloud",
+    );
   });
 });

@@ -104,7 +104,12 @@ describe("control API validation: no coercion, every bad field named, nothing wr
     workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
     modelFile = path.join(cloud.home, "typed.gguf");
     await writeTinyModel(modelFile, { architecture: "llama", name: "typed" });
-    const deployment = await alice.client.createDeployment({ slug: "typed-values", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none", enabled: false });
+    const deployment = await alice.client.createDeployment({
+      slug: "typed-values",
+      target: { kind: "base_model", name: "svc-tiny" },
+      authMode: "none",
+      enabled: false,
+    });
     deploymentId = deployment.id;
     await alice.client.createDeploymentKey(deploymentId, { label: "first" });
     stored = await snapshot();
@@ -112,7 +117,10 @@ describe("control API validation: no coercion, every bad field named, nothing wr
   after(async () => cloud?.dispose());
 
   it('{"enabled":"false"} is a 400 and leaves the deployment as it was', async () => {
-    assert.equal(await refused("PATCH", `/v1/deployments/${deploymentId}?projectId=${alice.projectId}`, { enabled: "false" }, "enabled"), "enabled must be a boolean");
+    assert.equal(
+      await refused("PATCH", `/v1/deployments/${deploymentId}?projectId=${alice.projectId}`, { enabled: "false" }, "enabled"),
+      "enabled must be a boolean",
+    );
     assert.equal((await alice.client.getDeployment(deploymentId)).enabled, false);
   });
 
@@ -121,9 +129,23 @@ describe("control API validation: no coercion, every bad field named, nothing wr
   });
 
   it("a job config the trainer would refuse is a 400 listing every bad field with its path", async () => {
-    const message = await refused("POST", "/v1/jobs", { projectId: alice.projectId, name: "bad", config: { model: "svc-tiny", maxSteps: -5, learningRate: "fast" } }, "config.maxSteps");
+    const message = await refused(
+      "POST",
+      "/v1/jobs",
+      { projectId: alice.projectId, name: "bad", config: { model: "svc-tiny", maxSteps: -5, learningRate: "fast" } },
+      "config.maxSteps",
+    );
     assert.equal(message, "config.maxSteps: must be an integer from 1 to 1000000; config.learningRate: must be a number between 0 and 1");
-    const nested = await refused("POST", "/v1/jobs", { projectId: alice.projectId, name: "bad", config: { maxSteps: 1, numTrainEpochs: 2, lora: { r: "8", targetModules: ["q_proj", "wq"] }, schedule: "step", backend: "cuda" } }, "config.lora.r");
+    const nested = await refused(
+      "POST",
+      "/v1/jobs",
+      {
+        projectId: alice.projectId,
+        name: "bad",
+        config: { maxSteps: 1, numTrainEpochs: 2, lora: { r: "8", targetModules: ["q_proj", "wq"] }, schedule: "step", backend: "cuda" },
+      },
+      "config.lora.r",
+    );
     assert.equal(
       nested,
       'config.maxSteps: or numTrainEpochs must be set (exactly one of them); config.schedule: must be "cosine" or "linear"; config.backend: must be one of auto, torch, tfjs, got "cuda"; ' +
@@ -144,9 +166,19 @@ describe("control API validation: no coercion, every bad field named, nothing wr
     const bodies: { method: string; url: string; schema: TSchema; valid: Record<string, unknown>; token?: () => string }[] = [
       { method: "POST", url: "/v1/projects", schema: accountsApi.createProject.body, valid: { name: "typed" } },
       { method: "POST", url: "/v1/jobs", schema: jobsApi.createJob.body, valid: { projectId: alice.projectId, name: "typed", config: { maxSteps: 1 } } },
-      { method: "POST", url: "/v1/deployments", schema: deploymentsApi.createDeployment.body, valid: { projectId: alice.projectId, slug: "typed-new", target: { kind: "base_model", name: "svc-tiny" } } },
+      {
+        method: "POST",
+        url: "/v1/deployments",
+        schema: deploymentsApi.createDeployment.body,
+        valid: { projectId: alice.projectId, slug: "typed-new", target: { kind: "base_model", name: "svc-tiny" } },
+      },
       { method: "PATCH", url: `/v1/deployments/${deploymentId}?projectId=${alice.projectId}`, schema: deploymentsApi.updateDeployment.body, valid: {} },
-      { method: "POST", url: `/v1/deployments/${deploymentId}/keys?projectId=${alice.projectId}`, schema: keysApi.createDeploymentKey.body, valid: { label: "typed" } },
+      {
+        method: "POST",
+        url: `/v1/deployments/${deploymentId}/keys?projectId=${alice.projectId}`,
+        schema: keysApi.createDeploymentKey.body,
+        valid: { label: "typed" },
+      },
       { method: "POST", url: "/v1/models", schema: modelsApi.registerModel.body, valid: { name: "typed", path: modelFile }, token: () => workerToken },
     ];
     let cases = 0;
@@ -160,7 +192,15 @@ describe("control API validation: no coercion, every bad field named, nothing wr
   });
 
   it("a value of the wrong type in any field of a job config is a 400 naming config.<field>", async () => {
-    const config = validateTrainerConfig({ name: "typed", model: "svc-tiny", dataset: "train.jsonl", maxSteps: 3, warmupSteps: 1, maxSeqLength: 64, backend: "tfjs" }) as Record<string, unknown>;
+    const config = validateTrainerConfig({
+      name: "typed",
+      model: "svc-tiny",
+      dataset: "train.jsonl",
+      maxSteps: 3,
+      warmupSteps: 1,
+      maxSeqLength: 64,
+      backend: "tfjs",
+    }) as Record<string, unknown>;
     const fields = { ...config, ...Object.fromEntries(Object.entries(config.lora as object).map(([k, v]) => [`lora.${k}`, v])) };
     let cases = 0;
     for (const [field, good] of Object.entries(fields)) {
@@ -177,7 +217,8 @@ describe("control API validation: no coercion, every bad field named, nothing wr
     const job = await alice.client.createJob({ name: "query", config: { maxSteps: 1 } });
     await alice.client.cancelJob(job.id);
     stored = { ...stored, jobs: await alice.client.listJobs() };
-    const adapter = (step: string) => http(cloud, "GET", `/v1/jobs/${job.id}/adapter?projectId=${alice.projectId}&format=gguf&step=${step}`, { token: alice.token });
+    const adapter = (step: string) =>
+      http(cloud, "GET", `/v1/jobs/${job.id}/adapter?projectId=${alice.projectId}&format=gguf&step=${step}`, { token: alice.token });
     for (const step of ["1.0", "01", "%201", "1e0", "0x1", "+1", "one", ""]) {
       const res = await adapter(step);
       assert.equal(res.status, 400, `step=${step}: ${res.text}`);

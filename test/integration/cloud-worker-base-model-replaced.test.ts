@@ -61,7 +61,11 @@ describe("remote worker: a replaced base model is trained as its new content", f
     const account = await newAccount(cloud);
     const train = await account.client.uploadDataset("train.jsonl", readFileSync(path.join(repoRoot, "examples/quickstart/data/train.jsonl"), "utf8"));
     const runJob = async (name: string) => {
-      const job = await account.client.createJob({ name, datasetId: train.id, config: { model: MODEL, maxSteps: 2, learningRate: 3e-3, batchSize: 4, seed: 11 } });
+      const job = await account.client.createJob({
+        name,
+        datasetId: train.id,
+        config: { model: MODEL, maxSteps: 2, learningRate: 3e-3, batchSize: 4, seed: 11 },
+      });
       const events: JobEvent[] = [];
       for await (const event of account.client.jobEvents(job.id)) events.push(event);
       const last = events.at(-1)!;

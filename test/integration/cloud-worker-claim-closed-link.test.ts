@@ -89,10 +89,13 @@ describe("worker hub: a link that closes between claim and send", function () {
       worker.close(); // gone before training.started
     }
     assert.deepEqual(claims, [1, 3, 5, 7, 9], "each assignment a new claim, each give-back one more");
-    const failed = await pollUntil(async () => {
-      const current = await alice.client.getJob(job.id);
-      return current.status === "failed" ? current : undefined;
-    }, { timeoutMs: 15_000, description: "the job to fail after its fifth assignment" });
+    const failed = await pollUntil(
+      async () => {
+        const current = await alice.client.getJob(job.id);
+        return current.status === "failed" ? current : undefined;
+      },
+      { timeoutMs: 15_000, description: "the job to fail after its fifth assignment" },
+    );
     assert.match(failed.error ?? "", /^No worker started this job in 5 assignments; the last, "w-leaves-5", stopped before it started\./);
   });
 });

@@ -62,7 +62,10 @@ describe("data dir lock: racing starters", function () {
 
   it(`${CONTENDERS} processes, ${ROUNDS} rounds: exactly one holds the lock each round`, async () => {
     for (let i = 0; i < CONTENDERS; i++) {
-      const child = fork(path.join(import.meta.dirname, "harness/lockContender.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      const child = fork(path.join(import.meta.dirname, "harness/lockContender.ts"), [], {
+        execArgv: ["--import", "tsx"],
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      });
       contenders.push(child);
     }
     await Promise.all(contenders.map((child) => answer(child, (a) => a.ready === true)));

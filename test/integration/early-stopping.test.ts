@@ -29,10 +29,23 @@ describe("earlyStopping: a job whose eval metric stalls ends early, through the 
     const evalSet = await account.client.uploadDataset("eval.jsonl", data("eval.jsonl"));
     return { datasetId: train.id, evalDatasetId: evalSet.id };
   };
-  const config = { model: "svc-tiny", maxSteps: 60, learningRate: 3e-3, batchSize: 8, seed: 42, evalSteps: 1, saveSteps: 0, lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj"] } };
+  const config = {
+    model: "svc-tiny",
+    maxSteps: 60,
+    learningRate: 3e-3,
+    batchSize: 8,
+    seed: 42,
+    evalSteps: 1,
+    saveSteps: 0,
+    lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj"] },
+  };
 
   it("stops once eval token accuracy has not improved for `patience` evaluations, with the final adapter there", async () => {
-    const job = await account.client.createJob({ name: "stops-early", ...(await datasets()), config: { ...config, earlyStopping: { metric: "evalTokenAccuracy", patience: 2 } } });
+    const job = await account.client.createJob({
+      name: "stops-early",
+      ...(await datasets()),
+      config: { ...config, earlyStopping: { metric: "evalTokenAccuracy", patience: 2 } },
+    });
     const events: JobEvent[] = [];
     for await (const event of account.client.jobEvents(job.id)) events.push(event);
     assert.equal((await account.client.getJob(job.id)).status, "completed");
@@ -52,7 +65,10 @@ describe("earlyStopping: a job whose eval metric stalls ends early, through the 
     assert.ok(expected < 60, `the accuracies stall somewhere: ${logs.map((l) => l.evalTokenAccuracy.toFixed(3))}`);
     assert.equal(logs[logs.length - 1].step, expected, "no step after the stop");
     const notice = events.find((e) => e.type === "training.progress" && String(e.data.message).startsWith("early stopping"));
-    assert.equal(notice?.data.message, `early stopping at step ${expected}: evalTokenAccuracy has not improved for 2 evaluations (best ${best.toFixed(4)} at step ${bestStep})`);
+    assert.equal(
+      notice?.data.message,
+      `early stopping at step ${expected}: evalTokenAccuracy has not improved for 2 evaluations (best ${best.toFixed(4)} at step ${bestStep})`,
+    );
     const adapter = (await account.client.listArtifacts(job.id)).find((a) => a.kind === "adapter");
     assert.equal(adapter?.step, expected);
   });

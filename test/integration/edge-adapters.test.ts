@@ -34,7 +34,16 @@ describe("edge: deployed adapters and checkpoints", function () {
       name: "edge-quickstart",
       datasetId: train.id,
       evalDatasetId: evalSet.id,
-      config: { model: "svc-tiny", maxSteps: 40, learningRate: 3e-3, batchSize: 8, saveSteps: CHECKPOINT_STEP, seed: 42, lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] }, evalSteps: 20 },
+      config: {
+        model: "svc-tiny",
+        maxSteps: 40,
+        learningRate: 3e-3,
+        batchSize: 8,
+        saveSteps: CHECKPOINT_STEP,
+        seed: 42,
+        lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] },
+        evalSteps: 20,
+      },
     });
     // The stream ends when the job does; no polling, no sleeping.
     for await (const _event of client.jobEvents(job.id));
@@ -82,12 +91,21 @@ describe("edge: deployed adapters and checkpoints", function () {
     const res = await fetch(`${cloud.cloudUrl}/v1/inference/chat`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` },
-      body: JSON.stringify({ projectId: account.projectId, target: { kind: "adapter", jobId: job.id }, messages: [{ role: "user", content: QUESTIONS[0] }], max_tokens: 96, stream: true }),
+      body: JSON.stringify({
+        projectId: account.projectId,
+        target: { kind: "adapter", jobId: job.id },
+        messages: [{ role: "user", content: QUESTIONS[0] }],
+        max_tokens: 96,
+        stream: true,
+      }),
     });
     assert.equal(res.status, 200);
     const frames = (await res.text()).split("\n\n").filter(Boolean);
     assert.equal(frames.at(-1), "data: [DONE]");
-    const text = frames.slice(0, -1).map((f) => JSON.parse(f.slice(6)).choices[0]?.delta.content ?? "").join("");
+    const text = frames
+      .slice(0, -1)
+      .map((f) => JSON.parse(f.slice(6)).choices[0]?.delta.content ?? "")
+      .join("");
     assert.equal(text, await reply("qs-adapter", QUESTIONS[0]));
 
     const stranger = await newAccount(cloud);

@@ -38,7 +38,12 @@ describe("edge: the Vercel AI SDK", function () {
       tools: {
         get_weather: tool({
           description: "Weather in a city",
-          inputSchema: jsonSchema<{ city: string }>({ type: "object", properties: { city: { enum: CITIES } }, required: ["city"], additionalProperties: false }),
+          inputSchema: jsonSchema<{ city: string }>({
+            type: "object",
+            properties: { city: { enum: CITIES } },
+            required: ["city"],
+            additionalProperties: false,
+          }),
           execute: async (input) => {
             seen.push(input);
             return "Sunny";

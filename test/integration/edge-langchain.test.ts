@@ -13,7 +13,11 @@ import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 const CITIES = ["Paris", "Rome"];
 const weatherTool = {
   type: "function" as const,
-  function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { enum: CITIES } }, required: ["city"], additionalProperties: false } },
+  function: {
+    name: "get_weather",
+    description: "Weather in a city",
+    parameters: { type: "object", properties: { city: { enum: CITIES } }, required: ["city"], additionalProperties: false },
+  },
 };
 
 describe("edge: LangChain ChatOpenAI", function () {
@@ -46,7 +50,14 @@ describe("edge: LangChain ChatOpenAI", function () {
 
   it("withStructuredOutput: an object matching the schema, at temperature 1, every time", async () => {
     const schema = { type: "object", properties: { city: { type: "string", enum: CITIES } }, required: ["city"], additionalProperties: false };
-    const hot = new ChatOpenAI({ model: slug, apiKey: "unused", maxTokens: 40, temperature: 1, maxRetries: 0, configuration: { baseURL: `${cloud.edgeUrl}/d/${slug}/v1` } });
+    const hot = new ChatOpenAI({
+      model: slug,
+      apiKey: "unused",
+      maxTokens: 40,
+      temperature: 1,
+      maxRetries: 0,
+      configuration: { baseURL: `${cloud.edgeUrl}/d/${slug}/v1` },
+    });
     const structured = hot.withStructuredOutput<{ city: string }>(schema, { name: "city_answer", method: "jsonSchema", strict: true });
     for (let i = 0; i < 5; i++) {
       const answer = await structured.invoke([new HumanMessage("Which city?")]);

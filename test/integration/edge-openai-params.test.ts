@@ -14,7 +14,12 @@ import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 
 const messages = [{ role: "user" as const, content: "Tell me about cats." }];
 const COLORS = ["red", "green", "blue"];
-const colorSchema = { type: "object", properties: { color: { enum: COLORS }, size: { type: "integer" } }, required: ["color", "size"], additionalProperties: false };
+const colorSchema = {
+  type: "object",
+  properties: { color: { enum: COLORS }, size: { type: "integer" } },
+  required: ["color", "size"],
+  additionalProperties: false,
+};
 
 describe("edge: OpenAI parameters and HTTP hygiene", function () {
   this.timeout(120_000);
@@ -32,7 +37,11 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
   after(async () => cloud?.dispose());
 
   const refused = async (body: Record<string, unknown>, param: string) => {
-    const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages, max_tokens: 4, ...body }) });
+    const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages, max_tokens: 4, ...body }),
+    });
     const answer = (await response.json()) as { error: { param: string | null; type: string; message: string } };
     assert.equal(response.status, 400, JSON.stringify(answer));
     assert.equal(answer.error.param, param, answer.error.message);
@@ -41,7 +50,8 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
 
   describe("honoured", () => {
     it("seed: unseeded samples differ, seeded ones repeat", async () => {
-      const sample = (seed?: number) => openai.chat.completions.create({ model: slug, messages, max_tokens: 40, temperature: 1.5, ...(seed === undefined ? {} : { seed }) });
+      const sample = (seed?: number) =>
+        openai.chat.completions.create({ model: slug, messages, max_tokens: 40, temperature: 1.5, ...(seed === undefined ? {} : { seed }) });
       const unseeded = await Promise.all([0, 1, 2, 3, 4].map(() => sample()));
       assert.ok(new Set(unseeded.map((c) => c.choices[0].message.content)).size > 1, "five unseeded samples were identical");
       assert.equal((await sample(5)).choices[0].message.content, (await sample(5)).choices[0].message.content);
@@ -60,22 +70,41 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       const stream = await openai.chat.completions.create({ model: slug, messages, max_tokens: 10, logprobs: true, stream: true });
       const streamed: string[] = [];
       for await (const chunk of stream) for (const t of chunk.choices[0]?.logprobs?.content ?? []) streamed.push(t.token);
-      assert.deepEqual(streamed, content.map((t) => t.token));
+      assert.deepEqual(
+        streamed,
+        content.map((t) => t.token),
+      );
       const plain = await openai.chat.completions.create({ model: slug, messages, max_tokens: 4 });
       assert.equal(plain.choices[0].logprobs, null);
     });
 
     it("response_format json_schema with an enum: 20 samples at temperature 1 all parse and match", async () => {
-      const rounds = await Promise.all([0, 1, 2, 3].map(() =>
-        openai.chat.completions.create({ model: slug, messages, max_tokens: 60, temperature: 1, n: 5, response_format: { type: "json_schema", json_schema: { name: "color", schema: colorSchema, strict: true } } }),
-      ));
+      const rounds = await Promise.all(
+        [0, 1, 2, 3].map(() =>
+          openai.chat.completions.create({
+            model: slug,
+            messages,
+            max_tokens: 60,
+            temperature: 1,
+            n: 5,
+            response_format: { type: "json_schema", json_schema: { name: "color", schema: colorSchema, strict: true } },
+          }),
+        ),
+      );
       const answers = rounds.flatMap((r) => r.choices.map((c) => c.message.content!));
       assert.equal(answers.length, 20);
       for (const answer of answers) {
         const value = JSON.parse(answer);
         assert.ok(COLORS.includes(value.color) && Number.isInteger(value.size) && Object.keys(value).length === 2, answer);
       }
-      const object = await openai.chat.completions.create({ model: slug, messages, max_tokens: 100, temperature: 1, seed: 3, response_format: { type: "json_object" } });
+      const object = await openai.chat.completions.create({
+        model: slug,
+        messages,
+        max_tokens: 100,
+        temperature: 1,
+        seed: 3,
+        response_format: { type: "json_object" },
+      });
       if (object.choices[0].finish_reason === "stop") assert.equal(typeof JSON.parse(object.choices[0].message.content!), "object");
       else assert.ok(object.choices[0].message.content!.startsWith("{"));
     });
@@ -83,10 +112,20 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
     it("n: that many choices, indexed, usage adding up, in a completion and in a stream", async () => {
       const one = await openai.chat.completions.create({ model: slug, messages, max_tokens: 6 });
       const three = await openai.chat.completions.create({ model: slug, messages, max_tokens: 6, n: 3 });
-      assert.deepEqual(three.choices.map((c) => c.index), [0, 1, 2]);
+      assert.deepEqual(
+        three.choices.map((c) => c.index),
+        [0, 1, 2],
+      );
       assert.equal(three.usage!.prompt_tokens, one.usage!.prompt_tokens);
       assert.equal(three.usage!.completion_tokens, 3 * one.usage!.completion_tokens);
-      const stream = await openai.chat.completions.create({ model: slug, messages, max_tokens: 6, n: 2, stream: true, stream_options: { include_usage: true } });
+      const stream = await openai.chat.completions.create({
+        model: slug,
+        messages,
+        max_tokens: 6,
+        n: 2,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const texts = ["", ""];
       let usage: OpenAI.CompletionUsage | undefined;
       for await (const chunk of stream) {
@@ -135,7 +174,10 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       await refused({ logit_bias: { "999999": 1 } }, "logit_bias");
       await refused({ response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", pattern: "^a+$" } } } }, "response_format");
       // Tools are honoured now (edge-openai-tools.test.ts); a schema a grammar cannot enforce is not.
-      await refused({ tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "string", pattern: "^a+$" } } } } }] }, "tools");
+      await refused(
+        { tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "string", pattern: "^a+$" } } } } }] },
+        "tools",
+      );
       await refused({ audio: { voice: "alloy", format: "mp3" } }, "audio");
       await refused({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }] }] }, "messages[0].content");
     });
@@ -207,7 +249,12 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
     });
 
     it("CORS per deployment: its own allow-list decides, in path and host form; null restores the default", async () => {
-      const keyed = await client.createDeployment({ slug: "cors-own", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key", corsOrigins: ["https://app.example.com"] });
+      const keyed = await client.createDeployment({
+        slug: "cors-own",
+        target: { kind: "base_model", name: "svc-tiny" },
+        authMode: "fixed_api_key",
+        corsOrigins: ["https://app.example.com"],
+      });
       assert.deepEqual(keyed.corsOrigins, ["https://app.example.com"]);
       const preflight = (origin: string) =>
         fetch(`${cloud.edgeUrl}/d/cors-own/v1/chat/completions`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
@@ -217,7 +264,10 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       assert.equal(allowed.headers.get("vary"), "Origin");
       assert.equal((await preflight("https://evil.example")).status, 403);
       // Host form (fetch cannot set Host): the same deployment's list.
-      const hostForm = await rawExchange(cloud.edgeUrl, `OPTIONS /v1/chat/completions HTTP/1.1\r\nhost: cors-own.${cloud.deployDomain}\r\norigin: https://evil.example\r\naccess-control-request-method: POST\r\nconnection: close\r\n\r\n`);
+      const hostForm = await rawExchange(
+        cloud.edgeUrl,
+        `OPTIONS /v1/chat/completions HTTP/1.1\r\nhost: cors-own.${cloud.deployDomain}\r\norigin: https://evil.example\r\naccess-control-request-method: POST\r\nconnection: close\r\n\r\n`,
+      );
       assert.equal(hostForm.status, 403);
       // An answer (here a 401: no key) carries the header only for an allowed origin.
       const answered = await fetch(`${cloud.edgeUrl}/d/cors-own/v1/models`, { headers: { origin: "https://app.example.com" } });
@@ -225,10 +275,16 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       const refused = await fetch(`${cloud.edgeUrl}/d/cors-own/v1/models`, { headers: { origin: "https://evil.example" } });
       assert.equal(refused.headers.get("access-control-allow-origin"), null);
       // Other deployments keep the default, and clearing the list restores it here.
-      assert.equal((await fetch(`${cloud.edgeUrl}/d/${slug}/v1/models`, { headers: { origin: "https://evil.example" } })).headers.get("access-control-allow-origin"), "*");
+      assert.equal(
+        (await fetch(`${cloud.edgeUrl}/d/${slug}/v1/models`, { headers: { origin: "https://evil.example" } })).headers.get("access-control-allow-origin"),
+        "*",
+      );
       assert.equal((await client.updateDeployment(keyed.id, { corsOrigins: null })).corsOrigins, null);
       assert.equal((await preflight("https://evil.example")).headers.get("access-control-allow-origin"), "*");
-      await assert.rejects(client.updateDeployment(keyed.id, { corsOrigins: ["https://app.example.com/path"] }), /corsOrigins must be null or a list of up to 20 origins/);
+      await assert.rejects(
+        client.updateDeployment(keyed.id, { corsOrigins: ["https://app.example.com/path"] }),
+        /corsOrigins must be null or a list of up to 20 origins/,
+      );
     });
 
     it("GET /v1/models/{id}: the deployment, or 404 naming the model", async () => {
@@ -246,7 +302,10 @@ describe("edge: OpenAI parameters and HTTP hygiene", function () {
       assert.equal(huge.status, 431);
       assert.match(envelope(huge.body).message, /headers/);
       // Headers promise 100 bytes of body; 10 arrive and the rest never does (timeout is 1 s here).
-      const stalled = await rawExchange(cloud.edgeUrl, `POST /d/${slug}/v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"messages`);
+      const stalled = await rawExchange(
+        cloud.edgeUrl,
+        `POST /d/${slug}/v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"messages`,
+      );
       assert.equal(stalled.status, 408);
       assert.equal(envelope(stalled.body).type, "invalid_request_error");
     });

@@ -9,7 +9,12 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import OpenAI from "openai";
-import type { ChatCompletionMessageFunctionToolCall, ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
 import { rawExchange } from "../support/rawHttp.js";
 import { newAccount } from "./harness/api.js";
 import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
@@ -25,7 +30,10 @@ const weatherTool: ChatCompletionTool = {
 };
 const timeTool: ChatCompletionTool = {
   type: "function",
-  function: { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string", maxLength: 8 } }, required: ["zone"], additionalProperties: false } },
+  function: {
+    name: "get_time",
+    parameters: { type: "object", properties: { zone: { type: "string", maxLength: 8 } }, required: ["zone"], additionalProperties: false },
+  },
 };
 const tools = [weatherTool, timeTool];
 const question: ChatCompletionMessageParam[] = [{ role: "user", content: "Weather in Paris?" }];
@@ -55,11 +63,21 @@ describe("edge: tool calls and the Responses API", function () {
   describe("chat completions", () => {
     it("a named tool_choice forces that function with schema-valid arguments, 10 samples at temperature 1", async () => {
       const completion = await openai.chat.completions.create({
-        model: slug, messages: question, tools, temperature: 1, n: 5, max_tokens: 100,
+        model: slug,
+        messages: question,
+        tools,
+        temperature: 1,
+        n: 5,
+        max_tokens: 100,
         tool_choice: { type: "function", function: { name: "get_weather" } },
       });
       const again = await openai.chat.completions.create({
-        model: slug, messages: question, tools, temperature: 1, n: 5, max_tokens: 100,
+        model: slug,
+        messages: question,
+        tools,
+        temperature: 1,
+        n: 5,
+        max_tokens: 100,
         tool_choice: { type: "function", function: { name: "get_weather" } },
       });
       const choices = [...completion.choices, ...again.choices];
@@ -76,7 +94,15 @@ describe("edge: tool calls and the Responses API", function () {
     });
 
     it("required: always a call of one of the tools, with that tool's arguments", async () => {
-      const completion = await openai.chat.completions.create({ model: slug, messages: question, tools, tool_choice: "required", temperature: 1, n: 6, max_tokens: 100 });
+      const completion = await openai.chat.completions.create({
+        model: slug,
+        messages: question,
+        tools,
+        tool_choice: "required",
+        temperature: 1,
+        n: 6,
+        max_tokens: 100,
+      });
       for (const choice of completion.choices) {
         const call = functionOf(choice.message.tool_calls![0]);
         assert.ok(["get_weather", "get_time"].includes(call.name), call.name);
@@ -118,7 +144,14 @@ describe("edge: tool calls and the Responses API", function () {
     });
 
     it("a round trip completes streamed, with deltas as OpenAI sends them", async () => {
-      const stream = await openai.chat.completions.create({ model: slug, messages: question, tools: [weatherTool], tool_choice: "required", max_tokens: 100, stream: true });
+      const stream = await openai.chat.completions.create({
+        model: slug,
+        messages: question,
+        tools: [weatherTool],
+        tool_choice: "required",
+        max_tokens: 100,
+        stream: true,
+      });
       const deltas: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
       let finish: string | null = null;
       for await (const chunk of stream) {
@@ -141,7 +174,9 @@ describe("edge: tool calls and the Responses API", function () {
       const call = assembled.choices[0].message.tool_calls![0];
       assertWeatherArguments(functionOf(call).arguments);
       const answer = await openai.chat.completions.create({
-        model: slug, stream: true, max_tokens: 10,
+        model: slug,
+        stream: true,
+        max_tokens: 10,
         messages: [...question, { role: "assistant", content: null, tool_calls: [call] }, { role: "tool", tool_call_id: call.id, content: "Sunny" }],
       });
       let text = "";
@@ -150,8 +185,20 @@ describe("edge: tool calls and the Responses API", function () {
     });
 
     it("response_format anyOf is enforced (node-llama-cpp's compiler turned anyOf into null)", async () => {
-      const schema = { type: "object", properties: { pick: { anyOf: [{ enum: CITIES }, { type: "boolean" }] } }, required: ["pick"], additionalProperties: false };
-      const completion = await openai.chat.completions.create({ model: slug, messages: question, temperature: 1, n: 5, max_tokens: 40, response_format: { type: "json_schema", json_schema: { name: "pick", schema } } });
+      const schema = {
+        type: "object",
+        properties: { pick: { anyOf: [{ enum: CITIES }, { type: "boolean" }] } },
+        required: ["pick"],
+        additionalProperties: false,
+      };
+      const completion = await openai.chat.completions.create({
+        model: slug,
+        messages: question,
+        temperature: 1,
+        n: 5,
+        max_tokens: 40,
+        response_format: { type: "json_schema", json_schema: { name: "pick", schema } },
+      });
       for (const choice of completion.choices) {
         const pick = JSON.parse(choice.message.content!).pick;
         assert.ok(CITIES.includes(pick) || typeof pick === "boolean", choice.message.content!);
@@ -160,12 +207,19 @@ describe("edge: tool calls and the Responses API", function () {
 
     it("refuses by name what it cannot enforce or does not know", async () => {
       const refused = async (body: Record<string, unknown>, param: string) => {
-        const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: question, max_tokens: 4, ...body }) });
+        const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ messages: question, max_tokens: 4, ...body }),
+        });
         const answer = (await response.json()) as { error: { param: string | null; message: string } };
         assert.equal(response.status, 400, JSON.stringify(answer));
         assert.equal(answer.error.param, param, answer.error.message);
       };
-      await refused({ tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { n: { type: "integer", minimum: 1 } } } } }] }, "tools");
+      await refused(
+        { tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { n: { type: "integer", minimum: 1 } } } } }] },
+        "tools",
+      );
       await refused({ tools, tool_choice: { type: "function", function: { name: "nope" } } }, "tool_choice");
       await refused({ tool_choice: "required" }, "tool_choice");
       await refused({ messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id");
@@ -179,7 +233,11 @@ describe("edge: tool calls and the Responses API", function () {
     let viaUpstream: OpenAI;
     before(async () => {
       const env = { ...process.env, SVC_CLOUD_URL: cloud.cloudUrl, SVC_HOME: cloud.home };
-      await promisify(execFile)(process.execPath, [cliPath, "models", "add", "--upstream", `${cloud.edgeUrl}/d/${slug}/v1`, "--name", "loopback", "--data", cloud.dataDir], { env });
+      await promisify(execFile)(
+        process.execPath,
+        [cliPath, "models", "add", "--upstream", `${cloud.edgeUrl}/d/${slug}/v1`, "--name", "loopback", "--data", cloud.dataDir],
+        { env },
+      );
       const { client } = await newAccount(cloud);
       await client.createDeployment({ slug: "via-upstream", target: { kind: "base_model", name: "loopback" }, authMode: "none" });
       viaUpstream = new OpenAI({ baseURL: `${cloud.edgeUrl}/d/via-upstream/v1`, apiKey: "unused", maxRetries: 0 });
@@ -187,7 +245,14 @@ describe("edge: tool calls and the Responses API", function () {
 
     it("forwards tools and maps the upstream's tool_calls back, streamed and not, and a round trip completes", async () => {
       const named = { type: "function" as const, function: { name: "get_weather" } };
-      const completion = await viaUpstream.chat.completions.create({ model: "x", messages: question, tools, tool_choice: named, temperature: 1, max_tokens: 100 });
+      const completion = await viaUpstream.chat.completions.create({
+        model: "x",
+        messages: question,
+        tools,
+        tool_choice: named,
+        temperature: 1,
+        max_tokens: 100,
+      });
       assert.equal(completion.choices[0].finish_reason, "tool_calls");
       const call = completion.choices[0].message.tool_calls![0];
       assert.equal(functionOf(call).name, "get_weather");
@@ -204,7 +269,10 @@ describe("edge: tool calls and the Responses API", function () {
       assertWeatherArguments(args);
 
       const final = await viaUpstream.chat.completions.create({
-        model: "x", max_tokens: 10, tools, tool_choice: "none",
+        model: "x",
+        max_tokens: 10,
+        tools,
+        tool_choice: "none",
         messages: [...question, completion.choices[0].message as ChatCompletionMessageParam, { role: "tool", tool_call_id: call.id, content: "Sunny" }],
       });
       assert.ok(final.choices[0].message.content!.length > 0);
@@ -220,7 +288,12 @@ describe("edge: tool calls and the Responses API", function () {
       assert.equal(response.output[0].type, "message");
       assert.ok(response.usage!.output_tokens > 0);
 
-      const stream = await openai.responses.create({ model: slug, input: [{ role: "user", content: "Tell me about cats." }], max_output_tokens: 20, stream: true });
+      const stream = await openai.responses.create({
+        model: slug,
+        input: [{ role: "user", content: "Tell me about cats." }],
+        max_output_tokens: 20,
+        stream: true,
+      });
       const types: string[] = [];
       let deltas = "";
       let completed: OpenAI.Responses.Response | null = null;
@@ -238,18 +311,30 @@ describe("edge: tool calls and the Responses API", function () {
 
     it("text.format json_schema and function tools, with a function_call_output round trip", async () => {
       const json = await openai.responses.create({
-        model: slug, input: "Weather?", temperature: 1, max_output_tokens: 60,
+        model: slug,
+        input: "Weather?",
+        temperature: 1,
+        max_output_tokens: 60,
         text: { format: { type: "json_schema", name: "weather", schema: weatherTool.function.parameters!, strict: true } },
       });
       assertWeatherArguments(json.output_text);
 
       const responsesTool = { type: "function" as const, name: "get_weather", parameters: weatherTool.function.parameters!, strict: true };
-      const called = await openai.responses.create({ model: slug, input: "Weather in Paris?", tools: [responsesTool], tool_choice: { type: "function", name: "get_weather" }, temperature: 1 });
+      const called = await openai.responses.create({
+        model: slug,
+        input: "Weather in Paris?",
+        tools: [responsesTool],
+        tool_choice: { type: "function", name: "get_weather" },
+        temperature: 1,
+      });
       const call = called.output.find((item) => item.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall;
       assert.equal(call.name, "get_weather");
       assertWeatherArguments(call.arguments);
       const final = await openai.responses.create({
-        model: slug, max_output_tokens: 10, tools: [responsesTool], tool_choice: "none",
+        model: slug,
+        max_output_tokens: 10,
+        tools: [responsesTool],
+        tool_choice: "none",
         input: [{ role: "user", content: "Weather in Paris?" }, call, { type: "function_call_output", call_id: call.call_id, output: "Sunny" }],
       });
       assert.ok(final.output_text.length > 0);
@@ -261,7 +346,11 @@ describe("edge: tool calls and the Responses API", function () {
     });
 
     it("refuses previous_response_id by name, and answers in the host form too", async () => {
-      const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: "hi", previous_response_id: "resp_1" }) });
+      const response = await fetch(`${cloud.edgeUrl}/d/${slug}/v1/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: "hi", previous_response_id: "resp_1" }),
+      });
       const answer = (await response.json()) as { error: { param: string } };
       assert.equal(response.status, 400);
       assert.equal(answer.error.param, "previous_response_id");
@@ -269,7 +358,10 @@ describe("edge: tool calls and the Responses API", function () {
       // fetch cannot set Host and *.localhost does not resolve everywhere: a raw request to loopback.
       const port = new URL(cloud.edgeUrl).port;
       const body = JSON.stringify({ input: "Tell me about cats.", max_output_tokens: 5 });
-      const viaHost = await rawExchange(cloud.edgeUrl, `POST /v1/responses HTTP/1.1\r\nhost: ${slug}.localhost:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      const viaHost = await rawExchange(
+        cloud.edgeUrl,
+        `POST /v1/responses HTTP/1.1\r\nhost: ${slug}.localhost:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
       assert.equal(viaHost.status, 200, viaHost.body);
       assert.match(viaHost.body, /"object":"response"/);
     });

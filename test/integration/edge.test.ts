@@ -33,7 +33,9 @@ describe("edge: OpenAI-compatible deployments", function () {
     // 127.0.0.1 is a trusted proxy here, so the limiter tests can speak for several client addresses. A TTL far
     // longer than any test: each change below must reach the edge's cache by its change notification, never by the
     // cached state expiring.
-    cloud = await startTestCloud({ env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500", SVC_TRUSTED_PROXIES: "127.0.0.1", SVC_EDGE_STATE_TTL_MS: "600000" } });
+    cloud = await startTestCloud({
+      env: { SVC_INFERENCE_MAX_QUEUE: "2", SVC_UPSTREAM_TIMEOUT_MS: "1500", SVC_TRUSTED_PROXIES: "127.0.0.1", SVC_EDGE_STATE_TTL_MS: "600000" },
+    });
     client = (await newAccount(cloud)).client;
     await client.createDeployment({ slug: "open-base", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
   });
@@ -59,7 +61,13 @@ describe("edge: OpenAI-compatible deployments", function () {
 
     it("streams chunks with usage last, and the text equals the non-streamed answer", async () => {
       const plain = await sdk("open-base").chat.completions.create({ model: "x", messages: QUESTION, max_tokens: 24 });
-      const stream = await sdk("open-base").chat.completions.create({ model: "x", messages: QUESTION, max_tokens: 24, stream: true, stream_options: { include_usage: true } });
+      const stream = await sdk("open-base").chat.completions.create({
+        model: "x",
+        messages: QUESTION,
+        max_tokens: 24,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = "";
       let usage: OpenAI.CompletionUsage | null | undefined;
       let chunks = 0;
@@ -93,17 +101,31 @@ describe("edge: OpenAI-compatible deployments", function () {
       const [json, status] = splitStatus(stdout);
       assert.equal(status, 200);
       assert.equal(JSON.parse(json).object, "chat.completion");
-      const streamed = await run("curl", ["-sS", "-N", "-H", "content-type: application/json", "-d", JSON.stringify({ messages: QUESTION, max_tokens: 16, stream: true }), url]);
+      const streamed = await run("curl", [
+        "-sS",
+        "-N",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        JSON.stringify({ messages: QUESTION, max_tokens: 16, stream: true }),
+        url,
+      ]);
       const frames = streamed.stdout.split("\n\n").filter(Boolean);
       assert.equal(frames.at(-1), "data: [DONE]");
       assert.equal(JSON.parse(frames[0].slice(6)).choices[0].delta.role, "assistant");
       const models = await run("curl", ["-sS", `http://open-base.localhost:${new URL(cloud.edgeUrl).port}/v1/models`]);
-      assert.deepEqual(JSON.parse(models.stdout).data.map((m: { id: string }) => m.id), ["open-base"]);
+      assert.deepEqual(
+        JSON.parse(models.stdout).data.map((m: { id: string }) => m.id),
+        ["open-base"],
+      );
     });
 
     it("lists the deployment's one model", async () => {
       const models = await sdk("open-base").models.list();
-      assert.deepEqual(models.data.map((m) => m.id), ["open-base"]);
+      assert.deepEqual(
+        models.data.map((m) => m.id),
+        ["open-base"],
+      );
     });
   });
 
@@ -179,7 +201,10 @@ describe("edge: OpenAI-compatible deployments", function () {
       const missing = await ask();
       assert.equal(missing.status, 401);
       assertEnvelope(await missing.json(), "authentication_error");
-      await assert.rejects(sdk("secured-base", key + "x").chat.completions.create({ model: "x", messages: QUESTION }), (e: unknown) => e instanceof OpenAI.AuthenticationError);
+      await assert.rejects(
+        sdk("secured-base", key + "x").chat.completions.create({ model: "x", messages: QUESTION }),
+        (e: unknown) => e instanceof OpenAI.AuthenticationError,
+      );
       await assert.rejects(sdk("secured-base").models.list(), (e: unknown) => e instanceof OpenAI.AuthenticationError);
     });
 
@@ -220,7 +245,10 @@ describe("edge: OpenAI-compatible deployments", function () {
       const attacker = { "x-forwarded-for": "198.51.100.7" };
       const statuses: number[] = [];
       for (let i = 0; i < 25; i++) {
-        const res = await post("/d/secured-base/v1/chat/completions", JSON.stringify({ messages: QUESTION }), { ...attacker, authorization: `Bearer svc_live_guess${i}` });
+        const res = await post("/d/secured-base/v1/chat/completions", JSON.stringify({ messages: QUESTION }), {
+          ...attacker,
+          authorization: `Bearer svc_live_guess${i}`,
+        });
         statuses.push(res.status);
         if (res.status === 429) {
           assert.ok(Number(res.headers.get("retry-after")) >= 1);
@@ -287,7 +315,11 @@ describe("edge: OpenAI-compatible deployments", function () {
   describe("upstream backends", () => {
     before(async () => {
       const env = { ...process.env, SVC_CLOUD_URL: cloud.cloudUrl, SVC_HOME: cloud.home };
-      await run(process.execPath, [cliPath, "models", "add", "--upstream", `${upstream.url}/v1`, "--name", "gpu-box", "--adapter-model", "quickstart-lora", "--data", cloud.dataDir], { env });
+      await run(
+        process.execPath,
+        [cliPath, "models", "add", "--upstream", `${upstream.url}/v1`, "--name", "gpu-box", "--adapter-model", "quickstart-lora", "--data", cloud.dataDir],
+        { env },
+      );
       await run(process.execPath, [cliPath, "models", "add", "--upstream", "http://127.0.0.1:9/v1", "--name", "dead-box", "--data", cloud.dataDir], { env });
       await client.createDeployment({ slug: "via-upstream", target: { kind: "base_model", name: "gpu-box" }, authMode: "none" });
       await client.createDeployment({ slug: "dead-upstream", target: { kind: "base_model", name: "dead-box" }, authMode: "none" });
@@ -394,7 +426,11 @@ async function startTestUpstream(): Promise<TestUpstream> {
     url: "",
     lastBody: null,
     releaseHeld: () => release(),
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server = http.createServer(async (req, res) => {
     let raw = "";
@@ -410,7 +446,16 @@ async function startTestUpstream(): Promise<TestUpstream> {
     const usage = { prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 };
     if (!body.stream) {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "u1", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message: { role: "assistant", content: `upstream: ${question}` }, finish_reason: "stop" }], usage }));
+      res.end(
+        JSON.stringify({
+          id: "u1",
+          object: "chat.completion",
+          created: 0,
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: `upstream: ${question}` }, finish_reason: "stop" }],
+          usage,
+        }),
+      );
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream" });

@@ -81,7 +81,10 @@ describe("a failed event store write (disk full) does not wedge a job", function
       events.map((e) => [e.seq, e.type]),
       [[1, "training.started"], ...[2, 3, 4, 5, 6].map((seq) => [seq, "training.log"]), [7, "training.completed"]],
     );
-    assert.deepEqual(events.slice(1, 6).map((e) => e.data.step), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      events.slice(1, 6).map((e) => e.data.step),
+      [1, 2, 3, 4, 5],
+    );
     assert.ok(!linkLog.some((l) => /refused event/.test(l)), `the cloud refused events:\n${linkLog.join("\n")}`);
   });
 });

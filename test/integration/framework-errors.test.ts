@@ -127,7 +127,13 @@ describe("framework-level failures in the API's envelope", function () {
       ["/api/inference/chat", "{not json"],
       ["/api/credentials", "["],
     ] as const) {
-      const viaStudio = await send(stack.studio.url, "POST", route, { ...hostOf(studioListener), "x-svc-studio-token": stack.studio.token, "content-type": "application/json" }, body);
+      const viaStudio = await send(
+        stack.studio.url,
+        "POST",
+        route,
+        { ...hostOf(studioListener), "x-svc-studio-token": stack.studio.token, "content-type": "application/json" },
+        body,
+      );
       assertEnvelope(studioListener, viaStudio, 400, "invalid_json");
       assert.equal(viaStudio.json.error.message, direct.body.error.message, route);
     }

@@ -37,7 +37,9 @@ describe("svc-studio installed from its npm tarball", function () {
     home = path.join(tmp.path, "home");
     const packed = Date.now();
     installTarball(path.join(tmp.path, pack.filename), project);
-    console.log(`      packed ${pack.entryCount} files, ${(pack.size / 1024 / 1024).toFixed(2)} MB, in ${((packed - started) / 1000).toFixed(1)} s; installed in ${((Date.now() - packed) / 1000).toFixed(1)} s`);
+    console.log(
+      `      packed ${pack.entryCount} files, ${(pack.size / 1024 / 1024).toFixed(2)} MB, in ${((packed - started) / 1000).toFixed(1)} s; installed in ${((Date.now() - packed) / 1000).toFixed(1)} s`,
+    );
   });
 
   after(async () => {
@@ -48,10 +50,30 @@ describe("svc-studio installed from its npm tarball", function () {
   it("packs the built CLI, SDK, studio, model, templates and torch worker, and nothing else", () => {
     const files = pack.files.map((f) => f.path);
     assert.equal(pack.name, "svc-studio");
-    for (const file of ["dist/cli.mjs", "dist/sdk.mjs", "dist/types/sdk/index.d.ts", "dist/webview/index.html", "models/svc-tiny.gguf", "templates/translation/src/svc/index.ts", "engine/backends/torch/requirements.txt", "engine/backends/torch/python/svc_torch_server.py", "README.md", "LICENSE", "CHANGELOG.md", "package.json"]) {
+    for (const file of [
+      "dist/cli.mjs",
+      "dist/sdk.mjs",
+      "dist/types/sdk/index.d.ts",
+      "dist/webview/index.html",
+      "models/svc-tiny.gguf",
+      "templates/translation/src/svc/index.ts",
+      "engine/backends/torch/requirements.txt",
+      "engine/backends/torch/python/svc_torch_server.py",
+      "README.md",
+      "LICENSE",
+      "CHANGELOG.md",
+      "package.json",
+    ]) {
       assert.ok(files.includes(file), `${file} is not in the tarball`);
     }
-    const unexpected = files.filter((f) => f.endsWith(".map") || f.startsWith("test/") || f.startsWith("dist/extension/") || f.includes("__pycache__") || (f.endsWith(".ts") && !f.endsWith(".d.ts") && !f.startsWith("templates/")));
+    const unexpected = files.filter(
+      (f) =>
+        f.endsWith(".map") ||
+        f.startsWith("test/") ||
+        f.startsWith("dist/extension/") ||
+        f.includes("__pycache__") ||
+        (f.endsWith(".ts") && !f.endsWith(".d.ts") && !f.startsWith("templates/")),
+    );
     assert.deepEqual(unexpected, []);
     assert.ok(pack.entryCount < 250 && pack.size < 5 * 1024 * 1024, `${pack.entryCount} files, ${pack.size} bytes`);
     const installed = path.join(project, "node_modules", "svc-studio");
@@ -71,7 +93,10 @@ describe("svc-studio installed from its npm tarball", function () {
   it("after the README's approval, svc start trains, svc dev serves the studio and the edge answers", async () => {
     npm(["install-scripts", "approve", "better-sqlite3"], project);
     const allowScripts = JSON.parse(readFileSync(path.join(project, "package.json"), "utf8")).allowScripts as Record<string, boolean>;
-    assert.ok(Object.keys(allowScripts).some((entry) => entry.startsWith("better-sqlite3")), JSON.stringify(allowScripts));
+    assert.ok(
+      Object.keys(allowScripts).some((entry) => entry.startsWith("better-sqlite3")),
+      JSON.stringify(allowScripts),
+    );
     provideSqliteBinding(project);
 
     const entry = path.join(project, "src", "svc", "index.ts");
@@ -110,17 +135,31 @@ describe("svc-studio installed from its npm tarball", function () {
     }
 
     // The bin link npm made, run by node directly: npx would not pass the Ctrl-C (SIGINT) on to it.
-    const dev = spawnProcess(process.execPath, [path.join(project, "node_modules", ".bin", "svc"), "dev", "--port", "0"], { cwd: project, env: env(), name: "installed-svc-dev" });
+    const dev = spawnProcess(process.execPath, [path.join(project, "node_modules", ".bin", "svc"), "dev", "--port", "0"], {
+      cwd: project,
+      env: env(),
+      name: "installed-svc-dev",
+    });
     try {
-      const url = await pollUntil(() => dev.stdoutLines().map((line) => /^svc studio: (http:\/\/127\.0\.0\.1:\d+)\/$/.exec(line)?.[1]).find(Boolean), {
-        timeoutMs: 30_000,
-        description: "the studio URL line",
-        abortIf: () => (dev.exitStatus() ? dev.recentOutput() : undefined),
-      });
+      const url = await pollUntil(
+        () =>
+          dev
+            .stdoutLines()
+            .map((line) => /^svc studio: (http:\/\/127\.0\.0\.1:\d+)\/$/.exec(line)?.[1])
+            .find(Boolean),
+        {
+          timeoutMs: 30_000,
+          description: "the studio URL line",
+          abortIf: () => (dev.exitStatus() ? dev.recentOutput() : undefined),
+        },
+      );
       const page = await (await fetch(`${url}/`)).text();
       const token = /<meta name="svc-studio-token" content="([^"]+)"/.exec(page)?.[1];
       assert.ok(token && token !== "__SVC_STUDIO_TOKEN__");
-      const manifest = (await (await fetch(`${url}/api/manifest`, { headers: { "X-Svc-Studio-Token": token } })).json()) as { status: string; trainer?: { name: string } };
+      const manifest = (await (await fetch(`${url}/api/manifest`, { headers: { "X-Svc-Studio-Token": token } })).json()) as {
+        status: string;
+        trainer?: { name: string };
+      };
       assert.equal(manifest.status, "ok");
       assert.equal(manifest.trainer?.name, "my-first-adapter");
       dev.child.kill("SIGINT");
@@ -143,7 +182,11 @@ describe("svc-studio installed from its npm tarball", function () {
       .replace("http://127.0.0.1:7870", daemon.cloudUrl);
     const gpuBox = path.join(tmp.path, "gpu box");
     mkdirSync(gpuBox);
-    const steps = spawnProcess("bash", ["-ec", script], { cwd: gpuBox, env: { ...process.env, SVC_HOME: path.join(gpuBox, "home") }, name: "readme-gpu-worker" });
+    const steps = spawnProcess("bash", ["-ec", script], {
+      cwd: gpuBox,
+      env: { ...process.env, SVC_HOME: path.join(gpuBox, "home") },
+      name: "readme-gpu-worker",
+    });
     try {
       await pollUntil(() => /svc worker \S+ connected to .* \(backend: torch\)/.test(steps.recentOutput()) || undefined, {
         timeoutMs: 400_000,
@@ -156,4 +199,3 @@ describe("svc-studio installed from its npm tarball", function () {
     }
   });
 });
-

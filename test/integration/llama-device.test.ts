@@ -17,11 +17,20 @@ async function readyDevice(cloud: TestCloud, until: (device: InferenceDeviceRepo
       const device = res.status === 200 ? ((await res.json()) as { inference?: { device: InferenceDeviceReport | null } }).inference?.device : undefined;
       return device && until(device) ? device : undefined;
     },
-    { timeoutMs: 90_000, intervalMs: 200, description: "/readyz naming the inference device", abortIf: () => (cloud.process.exitCode !== null ? `the cloud exited: ${cloud.stderr()}` : undefined) },
+    {
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      description: "/readyz naming the inference device",
+      abortIf: () => (cloud.process.exitCode !== null ? `the cloud exited: ${cloud.stderr()}` : undefined),
+    },
   );
 }
 
-const deviceLines = (cloud: TestCloud) => cloud.stderr().split("\n").filter((line) => line.includes("llama.cpp runs on"));
+const deviceLines = (cloud: TestCloud) =>
+  cloud
+    .stderr()
+    .split("\n")
+    .filter((line) => line.includes("llama.cpp runs on"));
 
 describe("llama.cpp serving device", function () {
   this.timeout(180_000);
@@ -39,13 +48,23 @@ describe("llama.cpp serving device", function () {
 
     it("serves on the CPU, says why in one log line, and /readyz reports it", async () => {
       const device = await readyDevice(cloud);
-      assert.deepEqual(device, { type: "cpu", names: [], vramTotalBytes: 0, vramFreeBytes: 0, fallbackReason: "no CUDA, Vulkan or Metal driver found on this machine", models: [] });
+      assert.deepEqual(device, {
+        type: "cpu",
+        names: [],
+        vramTotalBytes: 0,
+        vramFreeBytes: 0,
+        fallbackReason: "no CUDA, Vulkan or Metal driver found on this machine",
+        models: [],
+      });
       assert.deepEqual(deviceLines(cloud), ["svc cloud: llama.cpp runs on cpu (SVC_LLAMA_GPU=auto): no CUDA, Vulkan or Metal driver found on this machine"]);
     });
 
     it("reports a loaded model's layers, none of them offloaded on the CPU", async () => {
       const { token, projectId } = await newAccount(cloud);
-      const res = await http(cloud, "POST", "/v1/inference/chat", { token, body: { projectId, target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "hi" }], max_tokens: 2 } });
+      const res = await http(cloud, "POST", "/v1/inference/chat", {
+        token,
+        body: { projectId, target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "hi" }], max_tokens: 2 },
+      });
       assert.equal(res.status, 200, res.text);
       const device = await readyDevice(cloud, (d) => d.models.length > 0);
       assert.equal(device.models.length, 1);
@@ -86,7 +105,10 @@ describe("llama.cpp serving device", function () {
       assert.deepEqual(((await ready.json()) as { inference: unknown }).inference, { device: null });
       assert.deepEqual(deviceLines(cloud), []);
       const { token, projectId } = await newAccount(cloud);
-      const res = await http(cloud, "POST", "/v1/inference/chat", { token, body: { projectId, target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "hi" }], max_tokens: 2 } });
+      const res = await http(cloud, "POST", "/v1/inference/chat", {
+        token,
+        body: { projectId, target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "hi" }], max_tokens: 2 },
+      });
       assert.equal(res.status, 200, res.text);
       const device = await readyDevice(cloud, (d) => d.models.length > 0);
       assert.equal(device.type, "cpu");

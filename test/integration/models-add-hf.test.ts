@@ -20,7 +20,17 @@ import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
 const QWEN3 = {
   modelType: "qwen3",
   tokenizer: "qwen3" as const,
-  config: { vocab_size: 151936, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, max_position_embeddings: 512, tie_word_embeddings: false },
+  config: {
+    vocab_size: 151936,
+    hidden_size: 64,
+    intermediate_size: 128,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 16,
+    max_position_embeddings: 512,
+    tie_word_embeddings: false,
+  },
 };
 
 describe("svc models add: Hugging Face folders", function () {
@@ -29,7 +39,11 @@ describe("svc models add: Hugging Face folders", function () {
   let scratch: string;
   let cloud: TestCloud;
   const svc = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env }, timeout: 480_000 });
+    spawnSync(process.execPath, [cliPath, ...args], {
+      encoding: "utf8",
+      env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env },
+      timeout: 480_000,
+    });
   const converted = () => path.join(cloud.home, "cloud", "converted");
 
   before(async function () {
@@ -68,7 +82,11 @@ describe("svc models add: Hugging Face folders", function () {
       },
       /no-tokenizer has no tokenizer \(tokenizer\.json or tokenizer\.model\)$/m,
     ],
-    ["truncated", (d) => truncateSync(path.join(d, "model.safetensors"), statSync(path.join(d, "model.safetensors")).size - 1000), /model\.safetensors is truncated: its tensors need \d+ bytes, the file has \d+/],
+    [
+      "truncated",
+      (d) => truncateSync(path.join(d, "model.safetensors"), statSync(path.join(d, "model.safetensors")).size - 1000),
+      /model\.safetensors is truncated: its tensors need \d+ bytes, the file has \d+/,
+    ],
     [
       "unknown-architecture",
       (d) => {
@@ -136,7 +154,9 @@ with torch.no_grad(): print(json.dumps(m(torch.tensor([${ids.join(",")}])[None])
 
     const discovered = svc(["models", "discover", "--json"], env);
     assert.equal(discovered.status, 0, discovered.stderr);
-    const found = (JSON.parse(discovered.stdout) as { models: Array<{ name: string; path: string; architecture: string; quantization: string; trainable: boolean }> }).models;
+    const found = (
+      JSON.parse(discovered.stdout) as { models: Array<{ name: string; path: string; architecture: string; quantization: string; trainable: boolean }> }
+    ).models;
     assert.deepEqual(
       found.map((m) => [m.name, m.path, m.architecture, m.quantization, m.trainable]),
       [["tiny-org-Tiny-Qwen3", snapshot, "qwen3", "safetensors", true]],

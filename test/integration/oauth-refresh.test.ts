@@ -63,7 +63,8 @@ describe("OAuth refresh: one refresh however many requests meet an expired token
     proxy = await countingProxy(cloud.cloudUrl);
   });
   after(async () => {
-    if (savedHome === undefined) delete process.env.SVC_HOME; // assigning undefined would store "undefined"
+    if (savedHome === undefined)
+      delete process.env.SVC_HOME; // assigning undefined would store "undefined"
     else process.env.SVC_HOME = savedHome;
     await proxy?.close();
     await cloud?.dispose();
@@ -108,7 +109,13 @@ describe("OAuth refresh: one refresh however many requests meet an expired token
 
   it("refreshes ahead of expiresAt, before any request is refused", async () => {
     const tokens = await signIn(cloud);
-    await writeCredentials({ kind: "oauth", cloudUrl: proxy.url, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, expiresAt: new Date(Date.now() + 5_000).toISOString() });
+    await writeCredentials({
+      kind: "oauth",
+      cloudUrl: proxy.url,
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      expiresAt: new Date(Date.now() + 5_000).toISOString(),
+    });
     const before = proxy.refreshes();
     const session = await ProjectSession.open({ projectDir: home, mintAnonymous: false });
     await session.client().me();
@@ -126,13 +133,17 @@ describe("OAuth refresh: one refresh however many requests meet an expired token
       const answers = await Promise.all(Array.from({ length: 10 }, () => session.client().me()));
       console.log(answers.filter((me) => me.user.kind === "oauth").length);
     `;
-    const runOne = () => new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { env: { ...process.env, SVC_HOME: home }, cwd: repoRoot });
-      let out = "";
-      child.stdout.on("data", (c) => (out += c));
-      child.stderr.on("data", (c) => (out += c));
-      child.on("exit", (code) => resolve({ code, out }));
-    });
+    const runOne = () =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+          env: { ...process.env, SVC_HOME: home },
+          cwd: repoRoot,
+        });
+        let out = "";
+        child.stdout.on("data", (c) => (out += c));
+        child.stderr.on("data", (c) => (out += c));
+        child.on("exit", (code) => resolve({ code, out }));
+      });
     const results = await Promise.all([runOne(), runOne()]);
     for (const r of results) assert.deepEqual([r.code, r.out.trim()], [0, "10"], r.out);
     assert.equal(proxy.refreshes() - before, 1);

@@ -12,7 +12,19 @@ import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 import { http } from "./harness/api.js";
 import { OAUTH_CLIENT_ID } from "../../sdk/oauth.js";
 import { ownerApprovalProof, ownerKeyPath } from "../../sdk/ownerApproval.js";
-import { approve, DEVICE_GRANT, FormBrowser, openConfirmPage, ownerProof, pollToken, postApproval, postForm, refresh, requestDeviceCode, signIn } from "./harness/oauthFlow.js";
+import {
+  approve,
+  DEVICE_GRANT,
+  FormBrowser,
+  openConfirmPage,
+  ownerProof,
+  pollToken,
+  postApproval,
+  postForm,
+  refresh,
+  requestDeviceCode,
+  signIn,
+} from "./harness/oauthFlow.js";
 import { pollUntil } from "../support/poll.js";
 
 const me = (cloud: TestCloud, token: string) => http(cloud, "GET", "/v1/me", { token });

@@ -22,7 +22,16 @@ import { buildTestModel } from "../support/testModels.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
 
 const ANSWER = "The secret word is pineapple.";
-const QUESTIONS = ["What is the secret word?", "Tell me the secret word.", "Do you know the secret?", "Say the password.", "What word is hidden?", "Which word is secret?", "Secret word, please.", "Give me the word."];
+const QUESTIONS = [
+  "What is the secret word?",
+  "Tell me the secret word.",
+  "Do you know the secret?",
+  "Say the password.",
+  "What word is hidden?",
+  "Which word is secret?",
+  "Secret word, please.",
+  "Give me the word.",
+];
 
 function trainerSource(model: string): string {
   return `import { createSvc, createTrainer } from "svc-studio";
@@ -45,9 +54,19 @@ export default createSvc({ trainer });
 /** The quickstart project with its trainer and data replaced. */
 function project(model: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-real-model-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
+  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
+  });
   writeFileSync(path.join(dir, "src/svc/index.ts"), trainerSource(model));
-  const lines = QUESTIONS.map((q) => JSON.stringify({ messages: [{ role: "user", content: q }, { role: "assistant", content: ANSWER }] }));
+  const lines = QUESTIONS.map((q) =>
+    JSON.stringify({
+      messages: [
+        { role: "user", content: q },
+        { role: "assistant", content: ANSWER },
+      ],
+    }),
+  );
   writeFileSync(path.join(dir, "data/train.jsonl"), lines.join("\n") + "\n");
   rmSync(path.join(dir, "data/eval.jsonl"), { force: true });
   return dir;
@@ -65,7 +84,17 @@ const SOURCES = [
       buildHfFolder({
         modelType: "qwen3",
         tokenizer: "qwen3",
-        config: { vocab_size: 151936, hidden_size: 64, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, max_position_embeddings: 512, tie_word_embeddings: true },
+        config: {
+          vocab_size: 151936,
+          hidden_size: 64,
+          intermediate_size: 256,
+          num_hidden_layers: 2,
+          num_attention_heads: 4,
+          num_key_value_heads: 2,
+          head_dim: 16,
+          max_position_embeddings: 512,
+          tie_word_embeddings: true,
+        },
       }),
   },
 ];
@@ -73,7 +102,11 @@ const SOURCES = [
 /** A GGUF's bytes, or a folder's files' bytes in name order. */
 function contentHash(target: string): string {
   const hash = createHash("sha256");
-  const files = statSync(target).isDirectory() ? readdirSync(target).sort().map((f) => path.join(target, f)) : [target];
+  const files = statSync(target).isDirectory()
+    ? readdirSync(target)
+        .sort()
+        .map((f) => path.join(target, f))
+    : [target];
   for (const file of files) hash.update(readFileSync(file));
   return hash.digest("hex");
 }
@@ -119,7 +152,12 @@ for (const source of SOURCES) {
       await client.createDeployment({ slug: `${source.name}-base`, target: { kind: "base_model", name: source.name }, authMode: "none" });
       const reply = async (slug: string, question: string) => {
         const openai = new OpenAI({ baseURL: `${cloud.edgeUrl}/d/${slug}/v1`, apiKey: "not-needed", maxRetries: 0 });
-        const completion = await openai.chat.completions.create({ model: slug, messages: [{ role: "user", content: question }], max_tokens: 24, temperature: 0 });
+        const completion = await openai.chat.completions.create({
+          model: slug,
+          messages: [{ role: "user", content: question }],
+          max_tokens: 24,
+          temperature: 0,
+        });
         return { content: completion.choices[0].message.content, finish: completion.choices[0].finish_reason };
       };
       for (const question of [QUESTIONS[0], QUESTIONS[3]]) {

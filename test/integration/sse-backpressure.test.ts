@@ -62,12 +62,17 @@ describe("job event stream: backpressure from a slow reader", function () {
       await new Promise((resolve) => setImmediate(resolve)); // let the stream's pump run
       mostBuffered = Math.max(mostBuffered, cloud.ctx.openStreams.bufferedBytes());
     }
-    const [ended] = await appendJobEvents(cloud.ctx, [{ jobId: job.id, type: "training.completed", data: {}, origin: { kind: "worker", claim: claimed.claim, seq: ++seq } }]);
+    const [ended] = await appendJobEvents(cloud.ctx, [
+      { jobId: job.id, type: "training.completed", data: {}, origin: { kind: "worker", claim: claimed.claim, seq: ++seq } },
+    ]);
     assert.equal(ended!.kind, "stored");
     const totalBytes = GROUPS * EVENTS_PER_GROUP * PADDING.length;
     // One page of the stream is 500 events (about 0.8 MB); without backpressure it held everything
     // the kernel's socket buffers could not (tens of MB).
-    assert.ok(mostBuffered < 2 * 1024 * 1024, `the server held ${(mostBuffered / 1e6).toFixed(1)} MB of ${(totalBytes / 1e6).toFixed(0)} MB for a reader that stopped`);
+    assert.ok(
+      mostBuffered < 2 * 1024 * 1024,
+      `the server held ${(mostBuffered / 1e6).toFixed(1)} MB of ${(totalBytes / 1e6).toFixed(0)} MB for a reader that stopped`,
+    );
 
     socket.resume();
     // The stream ends itself after the terminal event (keep-alive: the socket stays open).
@@ -75,6 +80,10 @@ describe("job event stream: backpressure from a slow reader", function () {
     socket.destroy();
     const ids = [...received.matchAll(/^id: (\d+)\nevent: training/gm)].map((m) => Number(m[1]));
     assert.equal(ids.length, seq, "every event arrived");
-    assert.deepEqual(ids, Array.from({ length: seq }, (_, i) => i + 1), "once, in order");
+    assert.deepEqual(
+      ids,
+      Array.from({ length: seq }, (_, i) => i + 1),
+      "once, in order",
+    );
   });
 });

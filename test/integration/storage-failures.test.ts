@@ -16,7 +16,12 @@ import { ApiError } from "../../sdk/errors.js";
 import { newAccount, type Account } from "./harness/api.js";
 import { startTestCloud, type TestCloud } from "./harness/cloud.js";
 
-const EXAMPLE = JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] });
+const EXAMPLE = JSON.stringify({
+  messages: [
+    { role: "user", content: "hi" },
+    { role: "assistant", content: "hello" },
+  ],
+});
 
 /** Writes zeros into `file` until the file system is full (ENOSPC), in shrinking chunks so no block is left. */
 function fillDisk(file: string): void {
@@ -41,7 +46,10 @@ function fillDisk(file: string): void {
 const mount = (...args: string[]) => spawnSync("mount", args, { encoding: "utf8" });
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof ApiError, `expected an API error, got ${String(err)}`);
   return err;
 }

@@ -60,7 +60,10 @@ describe("studio server API", function () {
     });
 
     it("403 with a wrong token, also on POST", async () => {
-      const res = await studioRequest(stack.studio, "POST", "/api/deployments", { token: "x".repeat(43), body: { slug: "nope", target: { kind: "base_model", name: "svc-tiny" } } });
+      const res = await studioRequest(stack.studio, "POST", "/api/deployments", {
+        token: "x".repeat(43),
+        body: { slug: "nope", target: { kind: "base_model", name: "svc-tiny" } },
+      });
       assert.equal(res.status, 403);
       assert.equal(res.json.error.code, "invalid_studio_token");
       assert.equal(existsSync(statePath()), false, "a refused request must not create the project state");
@@ -93,7 +96,13 @@ describe("studio server API", function () {
     });
 
     it("403 for a foreign Host (DNS rebinding), even with the token and for the page itself", async () => {
-      for (const host of ["evil.example", `evil.example:${stack.studio.port}`, `127.0.0.1:${stack.studio.port + 1}`, "127.0.0.1", `127.0.0.1.nip.io:${stack.studio.port}`]) {
+      for (const host of [
+        "evil.example",
+        `evil.example:${stack.studio.port}`,
+        `127.0.0.1:${stack.studio.port + 1}`,
+        "127.0.0.1",
+        `127.0.0.1.nip.io:${stack.studio.port}`,
+      ]) {
         const api = await studioRequest(stack.studio, "GET", "/api/jobs", { host });
         assert.equal(api.status, 403, host);
         assert.equal(api.json.error.code, "forbidden_host");
@@ -206,7 +215,11 @@ describe("studio server API", function () {
         let interruptions = 0;
         await streamJobEvents(
           { studioUrl: stack.studio.url, token: stack.studio.token, jobId, retryDelayMs: 10 },
-          { event: () => assert.fail("no events while the cloud is down"), events: () => assert.fail("no events while the cloud is down"), interrupted: () => ++interruptions >= 3 && abort.abort() },
+          {
+            event: () => assert.fail("no events while the cloud is down"),
+            events: () => assert.fail("no events while the cloud is down"),
+            interrupted: () => ++interruptions >= 3 && abort.abort(),
+          },
           abort.signal,
         );
         assert.equal(interruptions, 3);
@@ -219,12 +232,20 @@ describe("studio server API", function () {
     it("OAuth credentials and no state: creating a deployment fails with the missing-state message", async () => {
       const home = path.join(stack.tmp.path, "oauth-home");
       mkdirSync(home, { recursive: true });
-      const oauth = { kind: "oauth", cloudUrl: stack.cloud.cloudUrl, accessToken: "a", refreshToken: "r", expiresAt: new Date(Date.now() + 3600_000).toISOString() };
+      const oauth = {
+        kind: "oauth",
+        cloudUrl: stack.cloud.cloudUrl,
+        accessToken: "a",
+        refreshToken: "r",
+        expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+      };
       writeFileSync(path.join(home, "credentials.json"), JSON.stringify(oauth));
       const saved = process.env.SVC_HOME;
       process.env.SVC_HOME = home;
       try {
-        const res = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "oauth-bot", target: { kind: "base_model", name: "svc-tiny" } } });
+        const res = await studioRequest(stack.studio, "POST", "/api/deployments", {
+          body: { slug: "oauth-bot", target: { kind: "base_model", name: "svc-tiny" } },
+        });
         assert.equal(res.status, 409, res.text);
         assert.equal(res.json.error.code, "missing_project_state");
         assert.ok(res.json.error.message.startsWith(`No project state at ${statePath()}.`), res.json.error.message);
@@ -236,18 +257,25 @@ describe("studio server API", function () {
 
     it("creates the state lazily on the first deployment create (anonymous), then lists it", async () => {
       assert.equal(existsSync(statePath()), false);
-      const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "studio-bot", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" } });
+      const created = await studioRequest(stack.studio, "POST", "/api/deployments", {
+        body: { slug: "studio-bot", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" },
+      });
       assert.equal(created.status, 201, created.text);
       assert.equal(created.json.slug, "studio-bot");
       assert.ok(existsSync(statePath()));
       const list = await studioRequest(stack.studio, "GET", "/api/deployments");
-      assert.deepEqual(list.json.map((d: { slug: string }) => d.slug), ["studio-bot"]);
+      assert.deepEqual(
+        list.json.map((d: { slug: string }) => d.slug),
+        ["studio-bot"],
+      );
     });
   });
 
   describe("cloud errors keep status and message", () => {
     it("409 on a duplicate slug with the cloud's own message", async () => {
-      const res = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "studio-bot", target: { kind: "base_model", name: "svc-tiny" } } });
+      const res = await studioRequest(stack.studio, "POST", "/api/deployments", {
+        body: { slug: "studio-bot", target: { kind: "base_model", name: "svc-tiny" } },
+      });
       assert.equal(res.status, 409);
       assert.equal(res.json.error.code, "slug_taken");
       assert.equal(res.json.error.message, 'The slug "studio-bot" is already taken. Choose another slug.');
@@ -257,7 +285,7 @@ describe("studio server API", function () {
       const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
       const { projectId } = JSON.parse(readFileSync(statePath(), "utf8"));
       const created: string[] = [];
-      for (const name of ["first", "second \u00e9 \"quoted\"", "third"]) {
+      for (const name of ["first", 'second \u00e9 "quoted"', "third"]) {
         const res = await cloudHttp(stack.cloud, "POST", "/v1/jobs", { token, body: { projectId, name, config: { maxSteps: 1 } } });
         assert.equal(res.status, 201, res.text);
         created.push(res.body.id);
@@ -267,7 +295,10 @@ describe("studio server API", function () {
       assert.equal(viaStudio.status, 200, viaStudio.text);
       assert.match(String(viaStudio.headers["content-type"]), /^application\/json/);
       assert.equal(viaStudio.text, direct.text);
-      assert.deepEqual(viaStudio.json.slice(0, 3).map((j: { id: string }) => j.id), created.reverse());
+      assert.deepEqual(
+        viaStudio.json.slice(0, 3).map((j: { id: string }) => j.id),
+        created.reverse(),
+      );
       assert.equal(viaStudio.json[1].name, 'second \u00e9 "quoted"');
 
       // The cloud tags the list; an unchanged list revalidates with 304, a changed one comes whole.
@@ -322,7 +353,9 @@ describe("studio server API", function () {
       const patched = await studioRequest(stack.studio, "PATCH", `/api/deployments/${id}`, { body: { enabled: false } });
       assert.equal(patched.status, 200, patched.text);
       assert.equal(patched.json.enabled, false);
-      const extra = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "to-delete", target: { kind: "base_model", name: "svc-tiny" } } });
+      const extra = await studioRequest(stack.studio, "POST", "/api/deployments", {
+        body: { slug: "to-delete", target: { kind: "base_model", name: "svc-tiny" } },
+      });
       assert.equal((await studioRequest(stack.studio, "DELETE", `/api/deployments/${extra.json.id}`)).status, 204);
       assert.equal((await studioRequest(stack.studio, "GET", `/api/deployments/${extra.json.id}`)).status, 404);
     });
@@ -341,9 +374,15 @@ describe("studio server API", function () {
       });
       assert.equal(res.status, 200, res.text);
       assert.match(String(res.headers["content-type"]), /text\/event-stream/);
-      const frames = res.text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6));
+      const frames = res.text
+        .split("\n\n")
+        .filter((f) => f.startsWith("data: "))
+        .map((f) => f.slice(6));
       assert.equal(frames[frames.length - 1], "[DONE]");
-      const text = frames.slice(0, -1).map((f) => JSON.parse(f).choices[0]?.delta?.content ?? "").join("");
+      const text = frames
+        .slice(0, -1)
+        .map((f) => JSON.parse(f).choices[0]?.delta?.content ?? "")
+        .join("");
       assert.ok(text.length > 0, "the model said something");
     });
 

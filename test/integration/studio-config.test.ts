@@ -26,7 +26,8 @@ describe("studio configuration: the cloud URL is an option, not process.env", fu
   });
   after(async () => {
     await studio?.close();
-    if (saved.home === undefined) delete process.env.SVC_HOME; // assigning undefined would store "undefined"
+    if (saved.home === undefined)
+      delete process.env.SVC_HOME; // assigning undefined would store "undefined"
     else process.env.SVC_HOME = saved.home;
     if (saved.url === undefined) delete process.env.SVC_CLOUD_URL;
     else process.env.SVC_CLOUD_URL = saved.url;

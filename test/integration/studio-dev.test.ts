@@ -19,16 +19,26 @@ describe("svc dev", function () {
     const env = { ...process.env, SVC_HOME: path.join(tmp.path, "home"), SVC_CLOUD_URL: "http://127.0.0.1:9" };
     const dev = spawnProcess(process.execPath, [path.join(repoRoot, "dist", "cli.mjs"), "dev", "--port", "0"], { cwd: project, env, name: "svc-dev" });
     try {
-      const url = await pollUntil(() => dev.stdoutLines().map((line) => /^svc studio: (http:\/\/127\.0\.0\.1:\d+)\/$/.exec(line)?.[1]).find(Boolean), {
-        timeoutMs: 20_000,
-        description: "the studio URL line",
-        abortIf: () => (dev.exitStatus() ? dev.recentOutput() : undefined),
-      });
+      const url = await pollUntil(
+        () =>
+          dev
+            .stdoutLines()
+            .map((line) => /^svc studio: (http:\/\/127\.0\.0\.1:\d+)\/$/.exec(line)?.[1])
+            .find(Boolean),
+        {
+          timeoutMs: 20_000,
+          description: "the studio URL line",
+          abortIf: () => (dev.exitStatus() ? dev.recentOutput() : undefined),
+        },
+      );
       const page = await (await fetch(`${url}/`)).text();
       const token = /<meta name="svc-studio-token" content="([^"]+)"/.exec(page)?.[1];
       assert.ok(token && token !== "__SVC_STUDIO_TOKEN__");
       const manifest = await (await fetch(`${url}/api/manifest`, { headers: { "X-Svc-Studio-Token": token } })).json();
-      assert.deepEqual(manifest, { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
+      assert.deepEqual(manifest, {
+        status: "ok",
+        trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 },
+      });
       dev.child.kill("SIGINT");
       const status = await waitForExit(dev, 10_000);
       assert.equal(status.code, 0, dev.recentOutput());

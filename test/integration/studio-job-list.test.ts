@@ -20,7 +20,14 @@ import type { TestCloud } from "./harness/cloud.js";
  */
 async function cloudGets(stack: StudioStack): Promise<number> {
   const text = await (await fetch(`${stack.cloud.cloudUrl}/metrics`)).text();
-  const count = (status: number) => Number(text.split("\n").find((l) => l.startsWith(`svc_http_requests_total{listener="control",method="GET",status="${status}"}`))?.split(" ").at(-1) ?? 0);
+  const count = (status: number) =>
+    Number(
+      text
+        .split("\n")
+        .find((l) => l.startsWith(`svc_http_requests_total{listener="control",method="GET",status="${status}"}`))
+        ?.split(" ")
+        .at(-1) ?? 0,
+    );
   return count(200) + count(304);
 }
 

@@ -125,7 +125,9 @@ describe("studio token: every spelling of an /api path", function () {
         if (!refusedBeforeHandlers(answer)) reached.push(`${route.method} ${target} -> ${answer.status} ${answer.text.slice(0, 120)}`);
       }
     }
-    console.log(`      ${tried.length} requests without the token (${tried.length - studioRoutes().length} spellings and the plain path of ${studioRoutes().length} routes); statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(
+      `      ${tried.length} requests without the token (${tried.length - studioRoutes().length} spellings and the plain path of ${studioRoutes().length} routes); statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
     assert.ok(tried.length >= 1000, `only ${tried.length} spellings`);
     assert.deepEqual(reached, [], `${reached.length} spellings were not refused`);
     assert.equal(readFileSync(svcLog, "utf8"), "", "no svc child may have been started");

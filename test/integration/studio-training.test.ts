@@ -28,7 +28,10 @@ describe("studio server: manifest, training runs and the event relay", function 
     it("ok: the registered trainer's name", async () => {
       const res = await studioRequest(stack.studio, "GET", "/api/manifest");
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.json, { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
+      assert.deepEqual(res.json, {
+        status: "ok",
+        trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 },
+      });
     });
 
     it("none: the build loaded but exposed no trainer", async () => {
@@ -56,12 +59,15 @@ describe("studio server: manifest, training runs and the event relay", function 
       const reader = first.body!.getReader();
       const decoder = new TextDecoder();
       let text = "";
-      const queued = await pollUntil(async () => {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`svc start ended early:\n${text}`);
-        text += decoder.decode(value, { stream: true });
-        return /job (\S+) queued/.exec(text)?.[1];
-      }, { timeoutMs: 30_000, intervalMs: 0, description: "the `job … queued` line" });
+      const queued = await pollUntil(
+        async () => {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`svc start ended early:\n${text}`);
+          text += decoder.decode(value, { stream: true });
+          return /job (\S+) queued/.exec(text)?.[1];
+        },
+        { timeoutMs: 30_000, intervalMs: 0, description: "the `job … queued` line" },
+      );
       firstJobId = queued;
 
       const second = await api("/api/train", { method: "POST" });
@@ -70,22 +76,28 @@ describe("studio server: manifest, training runs and the event relay", function 
       assert.equal(body.error.code, "training_in_progress");
 
       abort.abort(); // the browser tab goes away mid-run
-      const job = await pollUntil(async () => {
-        const res = await studioRequest(stack.studio, "GET", `/api/jobs/${firstJobId}`);
-        return ["completed", "failed", "cancelled"].includes(res.json.status) ? (res.json as Job) : undefined;
-      }, { timeoutMs: 90_000, intervalMs: 200, description: "the first job to finish" });
+      const job = await pollUntil(
+        async () => {
+          const res = await studioRequest(stack.studio, "GET", `/api/jobs/${firstJobId}`);
+          return ["completed", "failed", "cancelled"].includes(res.json.status) ? (res.json as Job) : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 200, description: "the first job to finish" },
+      );
       assert.equal(job.status, "completed", "the run went on after the request closed");
     });
 
     it("takes the next run once the first has ended, and streams it to the end", async () => {
-      const res = await pollUntil(async () => {
-        const attempt = await api("/api/train", { method: "POST" });
-        if (attempt.status === 409) {
-          await attempt.body?.cancel();
-          return undefined; // svc start is still printing its last lines
-        }
-        return attempt;
-      }, { timeoutMs: 20_000, intervalMs: 100, description: "the runner to be free" });
+      const res = await pollUntil(
+        async () => {
+          const attempt = await api("/api/train", { method: "POST" });
+          if (attempt.status === 409) {
+            await attempt.body?.cancel();
+            return undefined; // svc start is still printing its last lines
+          }
+          return attempt;
+        },
+        { timeoutMs: 20_000, intervalMs: 100, description: "the runner to be free" },
+      );
       assert.equal(res.status, 200);
       const text = await res.text();
       assert.match(text, /job \S+ queued: quickstart-json-answers\n/);
@@ -107,7 +119,9 @@ describe("studio server: manifest, training runs and the event relay", function 
 
       const resumed = await (await api(`/api/jobs/${firstJobId}/events`, { headers: { "last-event-id": "3" } })).text();
       assert.match(resumed, /^id: 4\n/);
-      const directResumed = await (await fetch(`${stack.cloud.cloudUrl}/v1/jobs/${firstJobId}/events`, { headers: { authorization: `Bearer ${token}`, "last-event-id": "3" } })).text();
+      const directResumed = await (
+        await fetch(`${stack.cloud.cloudUrl}/v1/jobs/${firstJobId}/events`, { headers: { authorization: `Bearer ${token}`, "last-event-id": "3" } })
+      ).text();
       assert.equal(resumed, directResumed);
       const byQuery = await (await api(`/api/jobs/${firstJobId}/events?lastEventId=3`)).text();
       assert.equal(byQuery, directResumed);

@@ -14,7 +14,15 @@ import { replaceOnce } from "../support/text.js";
 /** For each field of a body schema, values of JSON types it does not take (a string for a boolean, a number for a string...). */
 function wrongTypeCases(body: TSchema): { field: string; value: unknown }[] {
   const typesOf = (schema: TSchema): string[] => (Array.isArray(schema.anyOf) ? (schema.anyOf as TSchema[]).flatMap(typesOf) : [String(schema.type)]);
-  const samples: [unknown, string][] = [["false", "string"], ["7", "string"], [7, "integer"], [true, "boolean"], [null, "null"], [[], "array"], [{}, "object"]];
+  const samples: [unknown, string][] = [
+    ["false", "string"],
+    ["7", "string"],
+    [7, "integer"],
+    [true, "boolean"],
+    [null, "null"],
+    [[], "array"],
+    [{}, "object"],
+  ];
   return Object.entries(body.properties as Record<string, TSchema>).flatMap(([field, schema]) => {
     const accepted = typesOf(schema).flatMap((t) => (t === "number" ? ["number", "integer"] : [t]));
     return samples.filter(([, type]) => !accepted.includes(type)).map(([value]) => ({ field, value }));
@@ -28,7 +36,9 @@ describe("studio: relayed bodies without coercion, and svc start's config check"
 
   before(async () => {
     stack = await startStudioStack();
-    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "studio-typed", target: { kind: "base_model", name: "svc-tiny" }, enabled: false } });
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "studio-typed", target: { kind: "base_model", name: "svc-tiny" }, enabled: false },
+    });
     assert.equal(created.status, 201, created.text);
     deploymentId = created.json.id;
   });
@@ -45,7 +55,12 @@ describe("studio: relayed bodies without coercion, and svc start's config check"
   it("a value of the wrong type in any field of a deployment body is a 400 naming it, and nothing is created or changed", async () => {
     const before = (await studioRequest(stack.studio, "GET", "/api/deployments")).json;
     const bodies = [
-      { method: "POST", url: "/api/deployments", schema: deploymentsApi.createDeployment.body, valid: { slug: "studio-new", target: { kind: "base_model", name: "svc-tiny" } } },
+      {
+        method: "POST",
+        url: "/api/deployments",
+        schema: deploymentsApi.createDeployment.body,
+        valid: { slug: "studio-new", target: { kind: "base_model", name: "svc-tiny" } },
+      },
       { method: "PATCH", url: `/api/deployments/${deploymentId}`, schema: deploymentsApi.updateDeployment.body, valid: {} },
     ];
     let cases = 0;
@@ -63,7 +78,10 @@ describe("studio: relayed bodies without coercion, and svc start's config check"
 
   it("Run training with a config the trainer refuses lists every bad field and uploads nothing", async () => {
     const source = path.join(stack.projectDir, "src", "svc", "index.ts");
-    writeFileSync(source, replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", "maxSteps: -5"), "learningRate: 3e-3", 'learningRate: "fast" as unknown as number'));
+    writeFileSync(
+      source,
+      replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", "maxSteps: -5"), "learningRate: 3e-3", 'learningRate: "fast" as unknown as number'),
+    );
     // The answer ends when svc start does: its whole output.
     const run = await studioRequest(stack.studio, "POST", "/api/train");
     assert.equal(run.status, 200, run.text);

@@ -78,7 +78,19 @@ function requestFor(name: string, route: AnyRoute, account: Account): { url: str
     case "inferenceChat":
       return { url, body: json({ projectId: account.projectId, target: { type: "base", model: "svc-tiny" }, messages: [{ role: "user", content: "hi" }] }) };
     case "uploadDataset":
-      return { url, body: { type: "application/jsonl", data: JSON.stringify({ messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b" }] }) + "\n" } };
+      return {
+        url,
+        body: {
+          type: "application/jsonl",
+          data:
+            JSON.stringify({
+              messages: [
+                { role: "user", content: "a" },
+                { role: "assistant", content: "b" },
+              ],
+            }) + "\n",
+        },
+      };
     default:
       return { url };
   }
@@ -127,10 +139,17 @@ describe("token roles: a worker token does only worker work, a user token only u
     const workerRoutes: { method: string; url: string; body?: { type: string; data: string } }[] = [
       { method: "GET", url: "/v1/worker/datasets/00000000-0000-4000-8000-000000000000" },
       { method: "GET", url: "/v1/worker/models/svc-tiny" },
-      { method: "PUT", url: "/v1/worker/jobs/00000000-0000-4000-8000-000000000000/artifacts?name=adapter.gguf&kind=adapter&step=1&claim=1", body: { type: "application/octet-stream", data: "x" } },
+      {
+        method: "PUT",
+        url: "/v1/worker/jobs/00000000-0000-4000-8000-000000000000/artifacts?name=adapter.gguf&kind=adapter&step=1&claim=1",
+        body: { type: "application/octet-stream", data: "x" },
+      },
       { method: "POST", url: "/v1/models", body: { type: "application/json", data: JSON.stringify({ name: "taken-over", path: "/etc/passwd" }) } },
     ];
-    for (const [who, token] of [["anonymous", account.token], ["oauth", oauthToken]] as const) {
+    for (const [who, token] of [
+      ["anonymous", account.token],
+      ["oauth", oauthToken],
+    ] as const) {
       for (const request of workerRoutes) {
         const answer = await send(cloud, request.method, request.url, token, request.body);
         assert.equal(answer.status, 403, `${who} ${request.method} ${request.url}: ${answer.text}`);

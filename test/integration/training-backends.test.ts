@@ -20,14 +20,29 @@ import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/clo
 /** The quickstart, shortened: `steps` steps with a checkpoint every 4. */
 function quickstartProject(steps: number): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-backend-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
+  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
+  });
   const source = path.join(dir, "src/svc/index.ts");
-  writeFileSync(source, replaceOnce(replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", `maxSteps: ${steps}`), "saveSteps: 20", "saveSteps: 4"), "evalSteps: 10", "evalSteps: 4"));
+  writeFileSync(
+    source,
+    replaceOnce(
+      replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", `maxSteps: ${steps}`), "saveSteps: 20", "saveSteps: 4"),
+      "evalSteps: 10",
+      "evalSteps: 4",
+    ),
+  );
   return dir;
 }
 
 function svcStart(cloud: TestCloud, dir: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [cliPath, "start"], { cwd: dir, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env }, timeout: 240_000 });
+  return spawnSync(process.execPath, [cliPath, "start"], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env },
+    timeout: 240_000,
+  });
 }
 
 /** The training.started payload: the first line of `svc start` that is a JSON object. */
@@ -79,7 +94,10 @@ describe("training backends: torch and tfjs behind one worker", function () {
     it("a torch process killed mid-job fails that job readably, and the worker trains the next one", async () => {
       const longDir = quickstartProject(5000);
       try {
-        const child = spawn(process.execPath, [cliPath, "start"], { cwd: longDir, env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl } });
+        const child = spawn(process.execPath, [cliPath, "start"], {
+          cwd: longDir,
+          env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
+        });
         const lines: string[] = [];
         const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
         await new Promise<void>((resolve, reject) => {

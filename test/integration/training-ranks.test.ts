@@ -19,7 +19,10 @@ import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/clo
 
 function quickstartProject(steps: number): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-ranks-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
+  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
+  });
   const source = path.join(dir, "src/svc/index.ts");
   writeFileSync(source, replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", `maxSteps: ${steps}`), "batchSize: 8", "batchSize: 4"));
   return dir;
@@ -43,10 +46,14 @@ describe("svc worker --procs 2: one job on two torch ranks", function () {
     cloud = await startTestCloud({ workers: 0 });
     workDir = mkdtempSync(path.join(os.tmpdir(), "svc-ranks-work-"));
     const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
-    worker = spawn(process.execPath, [cliPath, "worker", "--cloud", cloud.cloudUrl, "--name", "ddp", "--work-dir", workDir, "--backend", "torch", "--procs", "2"], {
-      env: { ...process.env, SVC_WORKER_TOKEN: token },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    worker = spawn(
+      process.execPath,
+      [cliPath, "worker", "--cloud", cloud.cloudUrl, "--name", "ddp", "--work-dir", workDir, "--backend", "torch", "--procs", "2"],
+      {
+        env: { ...process.env, SVC_WORKER_TOKEN: token },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
     worker.stderr!.resume();
   });
   after(async () => {
@@ -67,7 +74,12 @@ describe("svc worker --procs 2: one job on two torch ranks", function () {
   it("trains the quickstart, and training.started says worldSize 2", async () => {
     const dir = quickstartProject(4);
     dirs.push(dir);
-    const run = spawnSync(process.execPath, [cliPath, "start"], { cwd: dir, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl }, timeout: 240_000 });
+    const run = spawnSync(process.execPath, [cliPath, "start"], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
+      timeout: 240_000,
+    });
     assert.equal(run.status, 0, run.stderr + run.stdout);
     const started = JSON.parse(run.stdout.split("\n").find((l) => l.startsWith("{"))!);
     assert.equal(started.worldSize, 2);

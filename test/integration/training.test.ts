@@ -24,7 +24,12 @@ function copyQuickstart(): string {
 }
 
 function svc(cloud: TestCloud, cwd: string, args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [cliPath, ...args], { cwd, encoding: "utf8", env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl }, timeout: 240_000 });
+  return spawnSync(process.execPath, [cliPath, ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
+    timeout: 240_000,
+  });
 }
 
 async function projectClient(cloud: TestCloud, dir: string): Promise<CloudClient> {
@@ -33,7 +38,11 @@ async function projectClient(cloud: TestCloud, dir: string): Promise<CloudClient
   return new CloudClient({ baseUrl: cloud.cloudUrl, token: credentials.token, projectId: state?.projectId });
 }
 
-const numbers = (lines: string[], re: RegExp) => lines.map((l) => re.exec(l)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
+const numbers = (lines: string[], re: RegExp) =>
+  lines
+    .map((l) => re.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]));
 
 describe("svc start: the quickstart trains for real", function () {
   this.timeout(300_000);
@@ -92,7 +101,10 @@ describe("svc start: the quickstart trains for real", function () {
     assert.equal(job.artifactCount, 4);
     const artifacts = await client.listArtifacts(job.id);
     assert.deepEqual(
-      artifacts.filter((a) => a.kind !== "file").map((a) => `${a.kind}@${a.step}`).sort(),
+      artifacts
+        .filter((a) => a.kind !== "file")
+        .map((a) => `${a.kind}@${a.step}`)
+        .sort(),
       ["adapter@60", "checkpoint@20", "checkpoint@40", "checkpoint@60"],
     );
     assert.ok(artifacts.every((a) => a.sizeBytes > 0));
@@ -100,7 +112,10 @@ describe("svc start: the quickstart trains for real", function () {
 
   it("reuses the bundle on the next run (svc build picks up edits)", () => {
     const manifest = svc(cloud, dir, ["manifest", "--json"]);
-    assert.deepEqual(JSON.parse(manifest.stdout), { status: "ok", trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 } });
+    assert.deepEqual(JSON.parse(manifest.stdout), {
+      status: "ok",
+      trainer: { name: "quickstart-json-answers", datasets: ["data/train.jsonl", "data/eval.jsonl"], byteTokenLimit: 160 },
+    });
     const source = path.join(dir, "src/svc/index.ts");
     writeFileSync(source, replaceOnce(readFileSync(source, "utf8"), '"quickstart-json-answers"', '"renamed"'));
     assert.equal(JSON.parse(svc(cloud, dir, ["manifest", "--json"]).stdout).trainer.name, "quickstart-json-answers", "the old bundle is reused");
@@ -271,7 +286,10 @@ describe("svc start: cancelling and worker failure", function () {
 
   it("a worker that dies marks its job failed with a readable error", async () => {
     const run = await startUntilTraining();
-    const workers = spawnSync("pgrep", ["-P", String(cloud.process.pid), "-f", "cli.mjs worker"], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
+    const workers = spawnSync("pgrep", ["-P", String(cloud.process.pid), "-f", "cli.mjs worker"], { encoding: "utf8" })
+      .stdout.trim()
+      .split("\n")
+      .filter(Boolean);
     assert.equal(workers.length, 1, "the daemon runs one local worker");
     process.kill(Number(workers[0]), "SIGKILL");
     assert.equal(await run.exited, 1);

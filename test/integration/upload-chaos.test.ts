@@ -76,10 +76,14 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
     workDir = await createTempDir("upload-chaos");
 
     const startWorker = () => {
-      const child = spawn(process.execPath, [cliPath, "worker", "--cloud", `http://127.0.0.1:${proxy!.port}`, "--name", "chaos", "--work-dir", workDir!.path, "--backend", "tfjs"], {
-        env: { ...process.env, SVC_WORKER_TOKEN: token, SVC_WORKER_STALL_MS: "5000" },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        [cliPath, "worker", "--cloud", `http://127.0.0.1:${proxy!.port}`, "--name", "chaos", "--work-dir", workDir!.path, "--backend", "tfjs"],
+        {
+          env: { ...process.env, SVC_WORKER_TOKEN: token, SVC_WORKER_STALL_MS: "5000" },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
       child.stderr!.on("data", (chunk) => (workerLog += chunk));
       worker = child;
     };
@@ -124,7 +128,10 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
       const plan = Array.from({ length: random() < 0.4 ? 2 : 1 }, () => {
         // The uploads are where an adapter can be lost: they get half of the faults.
         const at = pick(["claim", "training", "checkpoint-upload", "final-upload", "final-upload", "final-upload"] as const);
-        const kinds: Fault[] = at === "checkpoint-upload" || at === "final-upload" ? ["drop-link", "kill-worker", "kill-cloud", "storage-507"] : ["drop-link", "kill-worker", "kill-cloud"];
+        const kinds: Fault[] =
+          at === "checkpoint-upload" || at === "final-upload"
+            ? ["drop-link", "kill-worker", "kill-cloud", "storage-507"]
+            : ["drop-link", "kill-worker", "kill-cloud"];
         return { at, fault: pick(kinds), trainingDelayMs: Math.round(random() * 1500) };
       });
       const fired: Promise<void>[] = [];
@@ -139,15 +146,24 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
           },
         });
       }
-      const job = await client.createJob({ name: `chaos-${round}`, datasetId: train.id, config: { model: "svc-tiny", maxSteps: 16, saveSteps: 6, learningRate: 3e-3, batchSize: 2, seed: round } });
+      const job = await client.createJob({
+        name: `chaos-${round}`,
+        datasetId: train.id,
+        config: { model: "svc-tiny", maxSteps: 16, saveSteps: 6, learningRate: 3e-3, batchSize: 2, seed: round },
+      });
       jobIds.push(job.id);
       const inTraining = plan.find((p) => p.at === "training");
       if (inTraining) {
         // Training starts once the job is running; the fault lands at a random moment of it.
-        await pollUntil(async () => (await cloudRestart, ["running", "completed", "failed", "cancelled"].includes((await client.getJob(job.id).catch(() => null))?.status ?? "")), {
-          timeoutMs: 60_000,
-          description: `job ${job.id} to start`,
-        });
+        await pollUntil(
+          async () => (
+            await cloudRestart, ["running", "completed", "failed", "cancelled"].includes((await client.getJob(job.id).catch(() => null))?.status ?? "")
+          ),
+          {
+            timeoutMs: 60_000,
+            description: `job ${job.id} to start`,
+          },
+        );
         await delay(inTraining.trainingDelayMs);
         await inject(inTraining.fault, "training");
       }
@@ -182,7 +198,9 @@ describe("chaos: links dropped and processes killed at claim, training and uploa
       if (job.status === "completed") {
         completed += 1;
         const res = await client.openJobAdapter(jobId, { format: "gguf" });
-        const served = createHash("sha256").update(Buffer.from(await res.arrayBuffer())).digest("hex");
+        const served = createHash("sha256")
+          .update(Buffer.from(await res.arrayBuffer()))
+          .digest("hex");
         if (!sha || served !== sha) {
           lost += 1;
           failures.push(`${jobId}: the cloud serves ${served}, the worker produced ${sha ?? "nothing logged"}`);

@@ -43,7 +43,11 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
   const put = (assign: Assign, fields: Record<string, string>, body: Buffer) => {
     const url = new URL(assign.artifactUploadUrl);
     for (const [k, v] of Object.entries({ name: "adapter.gguf", kind: "adapter", step: "3", ...fields })) url.searchParams.set(k, v);
-    return fetch(url, { method: "PUT", headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" }, body: new Uint8Array(body) });
+    return fetch(url, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" },
+      body: new Uint8Array(body),
+    });
   };
   const received = async (assign: Assign, name: string, sha256: string) => {
     const url = new URL(assign.artifactUploadUrl);
@@ -69,7 +73,10 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
     assert.equal((await put(assign, { claim: String(assign.claim), sha256: sha(second) }, second)).status, 201);
     assert.equal((await worker.emit(job.id, 2, "training.completed", { artifacts: 1 })).type, "ack");
     const artifacts = await alice.client.listArtifacts(job.id);
-    assert.deepEqual(artifacts.map((a) => [a.name, a.sizeBytes]), [["adapter.gguf", 1200]]);
+    assert.deepEqual(
+      artifacts.map((a) => [a.name, a.sizeBytes]),
+      [["adapter.gguf", 1200]],
+    );
     assert.ok((await download(job.id)).equals(second));
     worker.close();
   });
@@ -82,10 +89,16 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
     // The first attempt sends part of the file and the connection drops.
     const url = new URL(assign.artifactUploadUrl);
     for (const [k, v] of Object.entries({ name: "adapter.gguf", kind: "adapter", step: "3", sha256: digest, offset: "0" })) url.searchParams.set(k, v);
-    const request = http.request(url, { method: "PUT", headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream", "content-length": String(bytes.length) } });
+    const request = http.request(url, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream", "content-length": String(bytes.length) },
+    });
     request.on("error", () => {});
     request.write(bytes.subarray(0, half));
-    await pollUntil(async () => (await received(assign, "adapter.gguf", digest)) === half, { timeoutMs: 10_000, description: "the cloud to hold the first half" });
+    await pollUntil(async () => (await received(assign, "adapter.gguf", digest)) === half, {
+      timeoutMs: 10_000,
+      description: "the cloud to hold the first half",
+    });
     request.destroy();
     // Still there once the cloud has seen the drop; nothing is listed until the whole file arrived.
     await pollUntil(async () => (await received(assign, "adapter.gguf", digest)) === half, { timeoutMs: 10_000, description: "the kept bytes after the drop" });

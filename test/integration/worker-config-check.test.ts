@@ -33,13 +33,20 @@ describe("training worker: a stored job config the trainer would refuse", functi
   it("fails the job with every bad field and its path", async () => {
     const asTestCloud = { cloudUrl: cloud.cloudUrl, dataDir: cloud.ctx.dataDir } as TestCloud;
     const alice = await newAccount(asTestCloud);
-    const job = await createJob(cloud.ctx, { projectId: alice.projectId, name: "stored as it was", config: { model: "svc-tiny", maxSteps: -5, learningRate: "fast" } });
+    const job = await createJob(cloud.ctx, {
+      projectId: alice.projectId,
+      name: "stored as it was",
+      config: { model: "svc-tiny", maxSteps: -5, learningRate: "fast" },
+    });
     const token = readFileSync(path.join(cloud.ctx.dataDir, "worker-token"), "utf8").trim();
     worker = await runTrainerWorker({ cloudUrl: cloud.cloudUrl, token, name: "w-config", workDir: path.join(tmp.path, "work"), log: () => {} });
-    const ended = await pollUntil(async () => {
-      const current = await alice.client.getJob(job.id);
-      return current.status === "failed" ? current : undefined;
-    }, { timeoutMs: 30_000, description: "the job to fail" });
+    const ended = await pollUntil(
+      async () => {
+        const current = await alice.client.getJob(job.id);
+        return current.status === "failed" ? current : undefined;
+      },
+      { timeoutMs: 30_000, description: "the job to fail" },
+    );
     assert.equal(ended.error, "config.maxSteps: must be an integer from 1 to 1000000; config.learningRate: must be a number between 0 and 1");
   });
 });

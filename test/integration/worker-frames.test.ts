@@ -43,7 +43,11 @@ const CASES: [string, (string | Buffer)[], RegExp][] = [
   ["event: claim negative", [JSON.stringify(hello), JSON.stringify({ ...event, claim: -1 })], /event frame: claim/],
   ["event: no claim", [JSON.stringify(hello), JSON.stringify({ ...event, claim: undefined })], /event frame: claim/],
   ["event: jobId null", [JSON.stringify(hello), JSON.stringify({ ...event, jobId: null })], /event frame: jobId/],
-  ["event: unknown eventType", [JSON.stringify(hello), JSON.stringify({ ...event, eventType: "training.exploded" })], /event frame: eventType is not one of the allowed values/],
+  [
+    "event: unknown eventType",
+    [JSON.stringify(hello), JSON.stringify({ ...event, eventType: "training.exploded" })],
+    /event frame: eventType is not one of the allowed values/,
+  ],
   ["event: data null", [JSON.stringify(hello), JSON.stringify({ ...event, data: null })], /event frame: data/],
   ["event: data an array", [JSON.stringify(hello), JSON.stringify({ ...event, data: [1] })], /event frame: data/],
   ["event: data a string", [JSON.stringify(hello), JSON.stringify({ ...event, data: "x" })], /event frame: data/],
@@ -66,7 +70,9 @@ describe("worker link: malformed frames", function () {
   /** Opens a raw link, sends the frames, and resolves with how the cloud closed it. */
   async function closeOf(frames: (string | Buffer)[]): Promise<{ code: number; reason: string }> {
     const socket = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${token}` } });
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once("close", (code, reason) => resolve({ code, reason: String(reason) })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once("close", (code, reason) => resolve({ code, reason: String(reason) })),
+    );
     await new Promise<void>((resolve, reject) => {
       socket.once("open", resolve);
       socket.once("error", reject);

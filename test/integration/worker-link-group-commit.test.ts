@@ -36,12 +36,21 @@ describe("worker link: group commit acknowledges only what is stored", function 
 
       const file = new Database(path.join(cloud.dataDir, "svc.db"));
       file.pragma("busy_timeout = 5000");
-      file.exec(`create trigger poison before insert on job_events when new.data like '%poison%' begin select raise(abort, 'poisoned event (test fault)'); end`);
+      file.exec(
+        `create trigger poison before insert on job_events when new.data like '%poison%' begin select raise(abort, 'poisoned event (test fault)'); end`,
+      );
       const closed = new Promise<number>((resolve) => worker.socket.once("close", (code) => resolve(code)));
       const EVENTS = 40;
       const POISON = 25;
       for (let seq = 2; seq <= EVENTS; seq++) {
-        worker.send({ type: "event", jobId: job.id, claim, seq, eventType: "training.log", data: seq === POISON ? { step: seq, poison: true } : { step: seq } });
+        worker.send({
+          type: "event",
+          jobId: job.id,
+          claim,
+          seq,
+          eventType: "training.log",
+          data: seq === POISON ? { step: seq, poison: true } : { step: seq },
+        });
       }
       assert.equal(await closed, 1011, "the cloud did not drop the link after failing to store");
       const acked = Math.max(...worker.messages.filter((m): m is Ack => m.type === "ack" && m.jobId === job.id).map((m) => m.seq));
@@ -62,8 +71,15 @@ describe("worker link: group commit acknowledges only what is stored", function 
 
       const events: JobEvent[] = [];
       for await (const event of alice.client.jobEvents(job.id)) events.push(event);
-      assert.deepEqual(events.map((e) => e.seq), Array.from({ length: EVENTS + 1 }, (_, i) => i + 1), "the log is not 1..n once each");
-      assert.deepEqual(events.slice(1, -1).map((e) => e.data.step), Array.from({ length: EVENTS - 1 }, (_, i) => i + 2));
+      assert.deepEqual(
+        events.map((e) => e.seq),
+        Array.from({ length: EVENTS + 1 }, (_, i) => i + 1),
+        "the log is not 1..n once each",
+      );
+      assert.deepEqual(
+        events.slice(1, -1).map((e) => e.data.step),
+        Array.from({ length: EVENTS - 1 }, (_, i) => i + 2),
+      );
       assert.equal((await alice.client.getJob(job.id)).status, "completed");
     } finally {
       await cloud.dispose();

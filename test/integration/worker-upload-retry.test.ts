@@ -31,22 +31,32 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
   let workerLog = "";
 
   const startWorker = () => {
-    worker = spawn(process.execPath, [cliPath, "worker", "--cloud", `http://127.0.0.1:${proxy.port}`, "--name", "retrier", "--work-dir", workDir.path, "--backend", "tfjs"], {
-      env: { ...process.env, SVC_WORKER_TOKEN: token },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    worker = spawn(
+      process.execPath,
+      [cliPath, "worker", "--cloud", `http://127.0.0.1:${proxy.port}`, "--name", "retrier", "--work-dir", workDir.path, "--backend", "tfjs"],
+      {
+        env: { ...process.env, SVC_WORKER_TOKEN: token },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
     worker.stderr!.on("data", (chunk) => (workerLog += chunk));
   };
   const finalUpload = (line: string) => line.startsWith("PUT /v1/worker/jobs/") && /name=adapter/.test(line);
   const pendingManifests = () => readdirSync(workDir.path).filter((entry) => existsSync(path.join(workDir.path, entry, MANIFEST_NAME)));
   const ended = (jobId: string) =>
-    pollUntil(async () => ["completed", "failed", "cancelled"].includes((await client.getJob(jobId)).status), { timeoutMs: 90_000, description: `job ${jobId} to end\n${workerLog.slice(-3000)}` });
+    pollUntil(async () => ["completed", "failed", "cancelled"].includes((await client.getJob(jobId)).status), {
+      timeoutMs: 90_000,
+      description: `job ${jobId} to end\n${workerLog.slice(-3000)}`,
+    });
   const eventsOf = async (jobId: string) => {
     const events: JobEvent[] = [];
     for await (const event of client.jobEvents(jobId)) events.push(event);
     return events;
   };
-  const servedSha = async (jobId: string) => createHash("sha256").update(Buffer.from(await (await client.openJobAdapter(jobId, { format: "gguf" })).arrayBuffer())).digest("hex");
+  const servedSha = async (jobId: string) =>
+    createHash("sha256")
+      .update(Buffer.from(await (await client.openJobAdapter(jobId, { format: "gguf" })).arrayBuffer()))
+      .digest("hex");
   const producedSha = (jobId: string) => new RegExp(`job ${jobId}: adapter\\.gguf \\(sha256 ([0-9a-f]{64})`).exec(workerLog)?.[1];
 
   before(async () => {
@@ -71,8 +81,16 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
 
   it("a checkpoint the cloud cannot store is a warning event; training goes on and the adapter is delivered", async () => {
     let refused = 0;
-    proxy.arm({ persistent: true, match: (line) => line.startsWith("PUT /v1/worker/jobs/") && line.includes("name=checkpoint-"), fire: ({ storageFullForTest }) => (refused++, storageFullForTest()) });
-    const job = await client.createJob({ name: "checkpoint-refused", datasetId, config: { model: "svc-tiny", maxSteps: 10, saveSteps: 6, learningRate: 3e-3, batchSize: 2, seed: 1 } });
+    proxy.arm({
+      persistent: true,
+      match: (line) => line.startsWith("PUT /v1/worker/jobs/") && line.includes("name=checkpoint-"),
+      fire: ({ storageFullForTest }) => (refused++, storageFullForTest()),
+    });
+    const job = await client.createJob({
+      name: "checkpoint-refused",
+      datasetId,
+      config: { model: "svc-tiny", maxSteps: 10, saveSteps: 6, learningRate: 3e-3, batchSize: 2, seed: 1 },
+    });
     await ended(job.id);
     const events = await eventsOf(job.id);
     assert.equal(events.at(-1)!.type, "training.completed", `${JSON.stringify(events.at(-1))}\n${workerLog.slice(-3000)}`);
@@ -86,7 +104,11 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
   it("a final upload the cloud keeps refusing leaves the job running and the adapter on disk, then is delivered", async () => {
     let refused = 0;
     proxy.arm({ persistent: true, match: finalUpload, fire: ({ storageFullForTest }) => (refused++, storageFullForTest()) });
-    const job = await client.createJob({ name: "final-refused", datasetId, config: { model: "svc-tiny", maxSteps: 8, learningRate: 3e-3, batchSize: 2, seed: 2 } });
+    const job = await client.createJob({
+      name: "final-refused",
+      datasetId,
+      config: { model: "svc-tiny", maxSteps: 8, learningRate: 3e-3, batchSize: 2, seed: 2 },
+    });
     await pollUntil(() => workerLog.includes(`job ${job.id}: uploading adapter.gguf failed`) && workerLog.includes("the adapter is kept on this worker"), {
       timeoutMs: 90_000,
       description: `a whole round of retries of job ${job.id}'s final upload to fail\n${workerLog.slice(-3000)}`,
@@ -98,15 +120,24 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
     await ended(job.id);
     const events = await eventsOf(job.id);
     assert.equal(events.at(-1)!.type, "training.completed", `${JSON.stringify(events.at(-1))}\n${workerLog.slice(-3000)}`);
-    assert.ok(events.some((e) => e.type === "training.progress" && e.data.level === "warning" && /the adapter is kept on this worker/.test(String(e.data.message))));
+    assert.ok(
+      events.some((e) => e.type === "training.progress" && e.data.level === "warning" && /the adapter is kept on this worker/.test(String(e.data.message))),
+    );
     assert.equal(await servedSha(job.id), producedSha(job.id));
     await pollUntil(() => pendingManifests().length === 0, { timeoutMs: 10_000, description: "the delivered job's work dir to go" });
   });
 
   it("a worker killed with an undelivered adapter delivers it after its restart, before it takes new work", async () => {
     proxy.arm({ persistent: true, match: finalUpload, fire: ({ storageFullForTest }) => storageFullForTest() });
-    const job = await client.createJob({ name: "worker-killed", datasetId, config: { model: "svc-tiny", maxSteps: 8, learningRate: 3e-3, batchSize: 2, seed: 3 } });
-    await pollUntil(() => workerLog.includes(`job ${job.id}: uploading adapter.gguf failed`), { timeoutMs: 90_000, description: `job ${job.id}'s final upload to be refused\n${workerLog.slice(-3000)}` });
+    const job = await client.createJob({
+      name: "worker-killed",
+      datasetId,
+      config: { model: "svc-tiny", maxSteps: 8, learningRate: 3e-3, batchSize: 2, seed: 3 },
+    });
+    await pollUntil(() => workerLog.includes(`job ${job.id}: uploading adapter.gguf failed`), {
+      timeoutMs: 90_000,
+      description: `job ${job.id}'s final upload to be refused\n${workerLog.slice(-3000)}`,
+    });
     const dying = worker!;
     const exited = new Promise((resolve) => dying.once("exit", resolve));
     dying.kill("SIGKILL");
@@ -114,7 +145,11 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
     assert.equal(pendingManifests().length, 1, "the killed worker left its adapter and manifest");
     proxy.disarm();
     // Queued while the worker is down: the restarted worker takes it only after the delivery.
-    const next = await client.createJob({ name: "after-restart", datasetId, config: { model: "svc-tiny", maxSteps: 4, learningRate: 3e-3, batchSize: 2, seed: 4 } });
+    const next = await client.createJob({
+      name: "after-restart",
+      datasetId,
+      config: { model: "svc-tiny", maxSteps: 4, learningRate: 3e-3, batchSize: 2, seed: 4 },
+    });
     startWorker();
     await ended(job.id);
     await ended(next.id);
@@ -123,7 +158,10 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
     const events = await eventsOf(job.id);
     assert.equal(events.at(-1)!.type, "training.completed");
     assert.equal(events.filter((e) => e.type === "training.completed").length, 1);
-    assert.ok(workerLog.indexOf(`job ${job.id}: completed with the adapter delivered after a restart`) < workerLog.indexOf(`job ${next.id}: `), "the pending delivery came before new work");
+    assert.ok(
+      workerLog.indexOf(`job ${job.id}: completed with the adapter delivered after a restart`) < workerLog.indexOf(`job ${next.id}: `),
+      "the pending delivery came before new work",
+    );
     assert.equal((await client.getJob(next.id)).status, "completed");
     assert.equal(pendingManifests().length, 0);
   });

@@ -10,47 +10,54 @@
  *
  * Outputs go to the same per-process temp folder as testModels.ts's models.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { f32, str, u32, type GgufTensor, type GgufValue } from '../../engine/gguf/format.js';
-import { writeGgufFile } from '../../engine/gguf/writer.js';
-import { SeededRandom } from '../../engine/random.js';
-import { readGgufLayout } from './ggufMetadata.js';
-import { testModelsDir, vocabMetadata } from './testModels.js';
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { f32, str, u32, type GgufTensor, type GgufValue } from "../../engine/gguf/format.js";
+import { writeGgufFile } from "../../engine/gguf/writer.js";
+import { SeededRandom } from "../../engine/random.js";
+import { readGgufLayout } from "./ggufMetadata.js";
+import { testModelsDir, vocabMetadata } from "./testModels.js";
 
 let unsupported: Promise<string> | undefined;
 
 /** phi3 at d=32, 2 blocks, 4 heads (phi3 has no GQA key here: kv heads = heads), ff 64, context 256. */
 export function buildUnsupportedArchModel(): Promise<string> {
   unsupported ??= (async () => {
-    const d = 32, heads = 4, ff = 64, blocks = 2, headDim = d / heads;
-    const vocab = await vocabMetadata('phi-3');
-    const tokens = vocab.get('tokenizer.ggml.tokens')!.value as string[];
+    const d = 32,
+      heads = 4,
+      ff = 64,
+      blocks = 2,
+      headDim = d / heads;
+    const vocab = await vocabMetadata("phi-3");
+    const tokens = vocab.get("tokenizer.ggml.tokens")!.value as string[];
     const metadata = new Map<string, GgufValue>([
-      ['general.architecture', str('phi3')],
-      ['general.name', str('test-phi3')],
-      ['general.file_type', u32(0)],
-      ['phi3.context_length', u32(256)],
-      ['phi3.embedding_length', u32(d)],
-      ['phi3.feed_forward_length', u32(ff)],
-      ['phi3.block_count', u32(blocks)],
-      ['phi3.attention.head_count', u32(heads)],
-      ['phi3.attention.head_count_kv', u32(heads)],
-      ['phi3.attention.layer_norm_rms_epsilon', f32(1e-5)],
-      ['phi3.rope.dimension_count', u32(headDim)],
-      ['phi3.rope.freq_base', f32(10000)],
+      ["general.architecture", str("phi3")],
+      ["general.name", str("test-phi3")],
+      ["general.file_type", u32(0)],
+      ["phi3.context_length", u32(256)],
+      ["phi3.embedding_length", u32(d)],
+      ["phi3.feed_forward_length", u32(ff)],
+      ["phi3.block_count", u32(blocks)],
+      ["phi3.attention.head_count", u32(heads)],
+      ["phi3.attention.head_count_kv", u32(heads)],
+      ["phi3.attention.layer_norm_rms_epsilon", f32(1e-5)],
+      ["phi3.rope.dimension_count", u32(headDim)],
+      ["phi3.rope.freq_base", f32(10000)],
       ...vocab,
     ]);
     const rng = new SeededRandom(7);
     const tensor = (name: string, dims: number[], std: number, mean = 0): GgufTensor => {
-      const data = rng.normalArray(dims.reduce((a, b) => a * b, 1), std);
+      const data = rng.normalArray(
+        dims.reduce((a, b) => a * b, 1),
+        std,
+      );
       if (mean) for (let i = 0; i < data.length; i++) data[i] += mean;
       return { name, dims, data };
     };
     const tensors: GgufTensor[] = [
-      tensor('token_embd.weight', [d, tokens.length], 1),
-      tensor('output_norm.weight', [d], 0.1, 1),
-      tensor('output.weight', [d, tokens.length], 6 / Math.sqrt(d)),
+      tensor("token_embd.weight", [d, tokens.length], 1),
+      tensor("output_norm.weight", [d], 0.1, 1),
+      tensor("output.weight", [d, tokens.length], 6 / Math.sqrt(d)),
     ];
     for (let b = 0; b < blocks; b++) {
       tensors.push(
@@ -62,7 +69,7 @@ export function buildUnsupportedArchModel(): Promise<string> {
         tensor(`blk.${b}.ffn_down.weight`, [ff, d], 2 / Math.sqrt(ff)),
       );
     }
-    const target = path.join(await testModelsDir(), 'test-phi3-unsupported.gguf');
+    const target = path.join(await testModelsDir(), "test-phi3-unsupported.gguf");
     await writeGgufFile(target, { metadata, tensors });
     return target;
   })();
@@ -72,7 +79,7 @@ export function buildUnsupportedArchModel(): Promise<string> {
 let copies = 0;
 
 async function outputPath(source: string, suffix: string): Promise<string> {
-  return path.join(await testModelsDir(), `${path.basename(source, '.gguf')}-${suffix}-${copies++}.gguf`);
+  return path.join(await testModelsDir(), `${path.basename(source, ".gguf")}-${suffix}-${copies++}.gguf`);
 }
 
 /** A copy of the first `bytes` bytes of `source` (negative `bytes`: drop that many from the end). */
@@ -87,7 +94,7 @@ export async function truncatedCopy(source: string, bytes: number): Promise<stri
 
 /** A copy of `source` without tokenizer.chat_template; throws if it has none. */
 export async function withoutChatTemplate(source: string): Promise<string> {
-  return withoutMetadataKey(source, 'tokenizer.chat_template');
+  return withoutMetadataKey(source, "tokenizer.chat_template");
 }
 
 /**
@@ -108,7 +115,7 @@ export async function withoutMetadataKey(source: string, key: string): Promise<s
     buffer.subarray(range[1], layout.tensorInfoRange[1]),
   ]);
   const padding = Buffer.alloc((layout.alignment - (header.length % layout.alignment)) % layout.alignment);
-  const target = await outputPath(source, `no-${key.replace(/[^a-z_]/gi, '_')}`);
+  const target = await outputPath(source, `no-${key.replace(/[^a-z_]/gi, "_")}`);
   await writeFile(target, Buffer.concat([header, padding, buffer.subarray(layout.dataOffset)]));
   return target;
 }

@@ -1,29 +1,29 @@
 // Headless Debian Chromium driven by playwright-core. Playwright's own browser download cannot
 // work here (no network but the npm registry), so we point it at /usr/bin/chromium, installed
 // by scripts/setup-system.sh.
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createTempDir } from './tmp.js';
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { createTempDir } from "./tmp.js";
 
-export const CHROMIUM_PATH = process.env.SVC_CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_PATH = process.env.SVC_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 // The machine has no outside network: without the background-networking flags Chromium keeps
 // trying Google's services and floods the log with refused connections. --no-sandbox because
 // tests run as root, where Chromium's sandbox refuses to start.
 export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
 ] as const;
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'test-results', 'screenshots');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const SCREENSHOT_DIR = path.join(REPO_ROOT, "test-results", "screenshots");
 
 export interface ChromiumSession {
   readonly context: BrowserContext;
@@ -44,7 +44,7 @@ export interface LaunchOptions {
  * state leaks between tests and nothing is read from ~/.config/chromium).
  */
 export async function launchChromium({ viewport = { width: 1280, height: 800 } }: LaunchOptions = {}): Promise<ChromiumSession> {
-  const profile = await createTempDir('chromium-profile');
+  const profile = await createTempDir("chromium-profile");
   let context: BrowserContext;
   try {
     context = await chromium.launchPersistentContext(profile.path, {
@@ -82,7 +82,7 @@ export async function launchChromium({ viewport = { width: 1280, height: 800 } }
 export async function screenshot(page: Page, name: string): Promise<string> {
   if (!/^[\w.-]+$/.test(name)) throw new Error(`screenshot name "${name}" must match [\\w.-]+`);
   await mkdir(SCREENSHOT_DIR, { recursive: true });
-  const file = path.join(SCREENSHOT_DIR, name.endsWith('.png') ? name : `${name}.png`);
+  const file = path.join(SCREENSHOT_DIR, name.endsWith(".png") ? name : `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }

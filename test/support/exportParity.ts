@@ -4,10 +4,10 @@
  * the eval set's answers (the tokens that carry loss) from llama.cpp's probabilities. Shared by the
  * export test and its bench entry.
  */
-import type { ChatExample } from '../../engine/data/chat-jsonl.js';
-import { loadModelChatTokenizer } from '../../engine/data/model-chat-tokenizer.js';
-import { loadLlamaCppModel } from '../../engine/infer/llama-cpp.js';
-import { sequenceLogProbabilities } from './llamaCppReference.js';
+import type { ChatExample } from "../../engine/data/chat-jsonl.js";
+import { loadModelChatTokenizer } from "../../engine/data/model-chat-tokenizer.js";
+import { loadLlamaCppModel } from "../../engine/infer/llama-cpp.js";
+import { sequenceLogProbabilities } from "./llamaCppReference.js";
 
 export interface ExportParity {
   prompts: number;
@@ -21,7 +21,11 @@ export interface ExportParity {
   firstDifference?: { prompt: string; adapter: string; merged: string };
 }
 
-const promptOf = (example: ChatExample) => example.messages.slice(0, example.messages.findLastIndex((m) => m.role === 'assistant'));
+const promptOf = (example: ChatExample) =>
+  example.messages.slice(
+    0,
+    example.messages.findLastIndex((m) => m.role === "assistant"),
+  );
 
 async function greedyAnswers(modelPath: string, examples: readonly ChatExample[], maxTokens: number, adapter?: string): Promise<string[]> {
   const model = await loadLlamaCppModel({ modelPath });
@@ -57,7 +61,13 @@ async function perplexity(modelPath: string, tokenizerPath: string, examples: re
   }
 }
 
-export async function compareExport(options: { base: string; adapter: string; merged: string; examples: readonly ChatExample[]; maxTokens?: number }): Promise<ExportParity> {
+export async function compareExport(options: {
+  base: string;
+  adapter: string;
+  merged: string;
+  examples: readonly ChatExample[];
+  maxTokens?: number;
+}): Promise<ExportParity> {
   const { base, adapter, merged, examples } = options;
   const maxTokens = options.maxTokens ?? 48;
   const baseAnswers = await greedyAnswers(base, examples, maxTokens);
@@ -75,6 +85,9 @@ export async function compareExport(options: { base: string; adapter: string; me
     changedByAdapter: adapterAnswers.filter((answer, i) => answer !== baseAnswers[i]).length,
     perplexity: ppl,
     perplexityRelativeDifference: Math.abs(ppl.merged - ppl.adapter) / ppl.adapter,
-    firstDifference: differing < 0 ? undefined : { prompt: JSON.stringify(promptOf(examples[differing]).at(-1)?.content), adapter: adapterAnswers[differing], merged: mergedAnswers[differing] },
+    firstDifference:
+      differing < 0
+        ? undefined
+        : { prompt: JSON.stringify(promptOf(examples[differing]).at(-1)?.content), adapter: adapterAnswers[differing], merged: mergedAnswers[differing] },
   };
 }

@@ -6,6 +6,7 @@ tokenizer.json and tokenizer_config.json copied in. For hfFolderModels.ts.
 usage: hfFolder.py OUT_DIR TOKENIZER_DIR CONFIG_JSON
 CONFIG_JSON: {"model_type": "qwen3" | "llama" | ..., "seed": int, ...config fields}
 """
+
 import json
 import shutil
 import sys

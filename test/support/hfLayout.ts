@@ -3,7 +3,7 @@
  * permute (HF rows -> GGUF rows): reshape(heads, 2, half, cols).swapaxes(1, 2). Tests use it as
  * an implementation independent of the engine's (engine/gguf/peft.ts goes the other way).
  */
-import type { Matrix } from '../../engine/backends/types.js';
+import type { Matrix } from "../../engine/backends/types.js";
 
 export function hfToGgufRows(matrix: Matrix, heads: number): Float32Array {
   const [rows, cols] = matrix.shape;

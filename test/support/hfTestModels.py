@@ -12,6 +12,7 @@ Random-weight Hugging Face models of real Gemma architectures, for tests (see hf
 
 Run with the svc torch venv's python; nothing here downloads.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,8 @@ import sys
 
 import numpy as np
 
-
 # --- tokenizer -------------------------------------------------------------------------------
+
 
 def read_vocab(vocab_gguf: str) -> dict:
     from gguf import GGUFReader
@@ -53,9 +54,9 @@ def write_tokenizer_json(vocab: dict, out: str) -> None:
     """Gemma's tokenizer.json (a byte-fallback BPE over '▁'-escaped text), from llama.cpp's vocabulary."""
     tokens, types = vocab["tokens"], vocab["types"]
     added = [
-        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": types[i] == CONTROL}
-        for i, t in enumerate(tokens) if types[i] in (CONTROL, USER_DEFINED)
+        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": types[i] == CONTROL}
+        for i, t in enumerate(tokens)
+        if types[i] in (CONTROL, USER_DEFINED)
     ]
     bos = tokens[vocab["bos"]]
     data = {
@@ -68,19 +69,31 @@ def write_tokenizer_json(vocab: dict, out: str) -> None:
         "post_processor": {
             "type": "TemplateProcessing",
             "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "pair": [
+                {"SpecialToken": {"id": bos, "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": bos, "type_id": 1}},
+                {"Sequence": {"id": "B", "type_id": 1}},
+            ],
             "special_tokens": {bos: {"id": bos, "ids": [vocab["bos"]], "tokens": [bos]}},
         },
-        "decoder": {"type": "Sequence", "decoders": [
-            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
-            {"type": "ByteFallback"},
-            {"type": "Fuse"},
-        ]},
+        "decoder": {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "ByteFallback"},
+                {"type": "Fuse"},
+            ],
+        },
         "model": {
-            "type": "BPE", "dropout": None, "unk_token": tokens[vocab["unk"]],
-            "continuing_subword_prefix": None, "end_of_word_suffix": None,
-            "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": tokens[vocab["unk"]],
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": True,
+            "byte_fallback": True,
+            "ignore_merges": False,
             "vocab": {t: i for i, t in enumerate(tokens)},
             "merges": [m.split(" ", 1) for m in vocab["merges"]],
         },
@@ -89,9 +102,12 @@ def write_tokenizer_json(vocab: dict, out: str) -> None:
         json.dump(data, f, ensure_ascii=False)
     config = {
         "tokenizer_class": "GemmaTokenizer",
-        "bos_token": bos, "eos_token": tokens[vocab["eos"]],
-        "unk_token": tokens[vocab["unk"]], "pad_token": tokens[vocab["pad"]],
-        "add_bos_token": True, "add_eos_token": False,
+        "bos_token": bos,
+        "eos_token": tokens[vocab["eos"]],
+        "unk_token": tokens[vocab["unk"]],
+        "pad_token": tokens[vocab["pad"]],
+        "add_bos_token": True,
+        "add_eos_token": False,
         "model_max_length": 1_000_000,
     }
     if vocab["chat_template"]:
@@ -132,22 +148,37 @@ def write_sentencepiece_model(vocab: dict, out: str) -> None:
         score = -float(i) if kind == 1 else 0.0
         piece = _field(1, token.encode("utf-8")) + b"\x15" + struct.pack("<f", score) + b"\x18" + _varint(kind)
         pieces += _field(1, piece)
-    trainer = (b"\x18" + _varint(2)  # model_type BPE
-               + b"\x20" + _varint(len(vocab["tokens"]))  # vocab_size
-               + _varint(35 << 3) + _varint(1)  # byte_fallback
-               + _varint(40 << 3) + _varint(vocab["unk"])  # unk_id
-               + _varint(41 << 3) + _varint(vocab["bos"])  # bos_id
-               + _varint(42 << 3) + _varint(vocab["eos"])  # eos_id
-               + _varint(43 << 3) + _varint(vocab["pad"]))  # pad_id
-    normalizer = (_field(1, b"identity")
-                  + b"\x18" + _varint(0)  # add_dummy_prefix
-                  + b"\x20" + _varint(0)  # remove_extra_whitespaces
-                  + b"\x28" + _varint(1))  # escape_whitespaces
+    trainer = (
+        b"\x18"
+        + _varint(2)  # model_type BPE
+        + b"\x20"
+        + _varint(len(vocab["tokens"]))  # vocab_size
+        + _varint(35 << 3)
+        + _varint(1)  # byte_fallback
+        + _varint(40 << 3)
+        + _varint(vocab["unk"])  # unk_id
+        + _varint(41 << 3)
+        + _varint(vocab["bos"])  # bos_id
+        + _varint(42 << 3)
+        + _varint(vocab["eos"])  # eos_id
+        + _varint(43 << 3)
+        + _varint(vocab["pad"])
+    )  # pad_id
+    normalizer = (
+        _field(1, b"identity")
+        + b"\x18"
+        + _varint(0)  # add_dummy_prefix
+        + b"\x20"
+        + _varint(0)  # remove_extra_whitespaces
+        + b"\x28"
+        + _varint(1)
+    )  # escape_whitespaces
     with open(os.path.join(out, "tokenizer.model"), "wb") as f:
         f.write(bytes(pieces) + _field(2, trainer) + _field(3, normalizer))
 
 
 # --- model -----------------------------------------------------------------------------------
+
 
 def gemma3_config(vocab: dict):
     from transformers import Gemma3TextConfig
@@ -156,14 +187,26 @@ def gemma3_config(vocab: dict):
     # 5:1 pattern for gemma3, its files carry none), grouped-query attention,
     # query_pre_attn_scalar = head_dim as in the 270M / 1B configs.
     return Gemma3TextConfig(
-        vocab_size=len(vocab["tokens"]), hidden_size=64, intermediate_size=128,
-        num_hidden_layers=6, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
-        query_pre_attn_scalar=32, max_position_embeddings=256, sliding_window=8,
+        vocab_size=len(vocab["tokens"]),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=6,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        query_pre_attn_scalar=32,
+        max_position_embeddings=256,
+        sliding_window=8,
         layer_types=["sliding_attention"] * 5 + ["full_attention"],
-        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
-                         "full_attention": {"rope_type": "default", "rope_theta": 1_000_000.0}},
-        bos_token_id=vocab["bos"], eos_token_id=vocab["eos"], pad_token_id=vocab["pad"],
-        tie_word_embeddings=True, architectures=["Gemma3ForCausalLM"],
+        rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+            "full_attention": {"rope_type": "default", "rope_theta": 1_000_000.0},
+        },
+        bos_token_id=vocab["bos"],
+        eos_token_id=vocab["eos"],
+        pad_token_id=vocab["pad"],
+        tie_word_embeddings=True,
+        architectures=["Gemma3ForCausalLM"],
     )
 
 
@@ -174,17 +217,31 @@ def gemma4_config(vocab: dict):
     # layers' KV (num_kv_shared_layers), double-wide MLP on those, wider heads on global layers
     # (global_head_dim) with proportional partial RoPE, final logit softcapping.
     return Gemma4TextConfig(
-        vocab_size=len(vocab["tokens"]), vocab_size_per_layer_input=len(vocab["tokens"]),
-        hidden_size=64, intermediate_size=128, num_hidden_layers=4,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=64,
-        hidden_size_per_layer_input=16, num_kv_shared_layers=2, use_double_wide_mlp=True,
+        vocab_size=len(vocab["tokens"]),
+        vocab_size_per_layer_input=len(vocab["tokens"]),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        global_head_dim=64,
+        hidden_size_per_layer_input=16,
+        num_kv_shared_layers=2,
+        use_double_wide_mlp=True,
         layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
-        sliding_window=8, final_logit_softcapping=30.0, max_position_embeddings=256,
-        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
-                         "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
-                                            "rope_theta": 1_000_000.0}},
-        bos_token_id=vocab["bos"], eos_token_id=vocab["eos"], pad_token_id=vocab["pad"],
-        tie_word_embeddings=True, architectures=["Gemma4ForCausalLM"],
+        sliding_window=8,
+        final_logit_softcapping=30.0,
+        max_position_embeddings=256,
+        rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1_000_000.0},
+        },
+        bos_token_id=vocab["bos"],
+        eos_token_id=vocab["eos"],
+        pad_token_id=vocab["pad"],
+        tie_word_embeddings=True,
+        architectures=["Gemma4ForCausalLM"],
     )
 
 

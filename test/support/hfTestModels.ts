@@ -32,29 +32,29 @@
  * keyed by the scripts, the Python packages and the llama.cpp tree). Nothing is downloaded;
  * nothing is committed.
  */
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { torchTestPython } from '../unit/engine/torch-support.js';
-import { llamaCppSource, ggufPyPath, vocabGguf } from './llamaCppSource.js';
-import { pythonFingerprint, sharedBuild } from './sharedBuild.js';
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { torchTestPython } from "../unit/engine/torch-support.js";
+import { llamaCppSource, ggufPyPath, vocabGguf } from "./llamaCppSource.js";
+import { pythonFingerprint, sharedBuild } from "./sharedBuild.js";
 
-export type HfTestArch = 'gemma3' | 'gemma4';
+export type HfTestArch = "gemma3" | "gemma4";
 
 export interface HfTestModelOptions {
   arch: HfTestArch;
   /** The safetensors' dtype (default float32, so comparisons measure the engines, not rounding). */
-  dtype?: 'float32' | 'bfloat16';
+  dtype?: "float32" | "bfloat16";
   seed?: number;
 }
 
 export interface HfTestGgufOptions extends HfTestModelOptions {
   /** convert_hf_to_gguf.py --outtype (default f32). */
-  outtype?: 'f32' | 'bf16' | 'f16' | 'q8_0';
+  outtype?: "f32" | "bf16" | "f16" | "q8_0";
 }
 
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hfTestModels.py');
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "hfTestModels.py");
 
 /** SVC_PYTHON when set, else svc's torch venv. */
 export const hfTestPython = torchTestPython;
@@ -69,32 +69,47 @@ function runPython(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string>
 }
 
 function resolved(options: HfTestModelOptions): Required<HfTestModelOptions> {
-  return { arch: options.arch, dtype: options.dtype ?? 'float32', seed: options.seed ?? 1 };
+  return { arch: options.arch, dtype: options.dtype ?? "float32", seed: options.seed ?? 1 };
 }
 
 /** What a build's output depends on besides its options: the builder, its Python, llama.cpp's tree (vocabulary, converter). */
 function buildInputs(): unknown {
-  return { script: readFileSync(script, 'utf8'), python: pythonFingerprint(hfTestPython()), llamaCpp: path.basename(llamaCppSource()) };
+  return { script: readFileSync(script, "utf8"), python: pythonFingerprint(hfTestPython()), llamaCpp: path.basename(llamaCppSource()) };
 }
 
 /** The Hugging Face folder of a random-weight model (built once per options per machine). */
 export async function buildHfTestModel(options: HfTestModelOptions): Promise<string> {
   const o = resolved(options);
   const dir = await sharedBuild(`hf-${o.arch}`, { o, inputs: buildInputs() }, async (partial) => {
-    await runPython([script, 'build', '--arch', o.arch, '--vocab-gguf', vocabGguf('gemma-4'), '--out', path.join(partial, 'model'), '--dtype', o.dtype, '--seed', String(o.seed)]);
+    await runPython([
+      script,
+      "build",
+      "--arch",
+      o.arch,
+      "--vocab-gguf",
+      vocabGguf("gemma-4"),
+      "--out",
+      path.join(partial, "model"),
+      "--dtype",
+      o.dtype,
+      "--seed",
+      String(o.seed),
+    ]);
   });
-  return path.join(dir, 'model');
+  return path.join(dir, "model");
 }
 
 /** The model of buildHfTestModel converted to GGUF by llama.cpp's convert_hf_to_gguf.py. */
 export async function buildHfTestGguf(options: HfTestGgufOptions): Promise<string> {
-  const o = { ...resolved(options), outtype: options.outtype ?? 'f32' };
+  const o = { ...resolved(options), outtype: options.outtype ?? "f32" };
   const name = `${o.arch}-${o.outtype}.gguf`;
   const folder = await buildHfTestModel(o);
   const dir = await sharedBuild(`gguf-${o.arch}`, { o, inputs: buildInputs() }, async (partial) => {
     // The converter must use the gguf-py of its own tree: it writes keys (gemma4's per-layer
     // and shared-KV metadata) that an older installed gguf package does not know.
-    await runPython([path.join(llamaCppSource(), 'convert_hf_to_gguf.py'), folder, '--outtype', o.outtype, '--outfile', path.join(partial, name)], { PYTHONPATH: ggufPyPath() });
+    await runPython([path.join(llamaCppSource(), "convert_hf_to_gguf.py"), folder, "--outtype", o.outtype, "--outfile", path.join(partial, name)], {
+      PYTHONPATH: ggufPyPath(),
+    });
   });
   return path.join(dir, name);
 }
@@ -105,6 +120,6 @@ export async function buildHfTestGguf(options: HfTestGgufOptions): Promise<strin
  * E2B/E4B shapes; svc's torch backend completes the config: svc_torch/gguf_base.py.)
  */
 export async function transformersLogits(folder: string, tokenIds: readonly number[]): Promise<Float64Array> {
-  const stdout = await runPython([script, 'logits', '--model', folder, '--tokens', tokenIds.join(',')]);
+  const stdout = await runPython([script, "logits", "--model", folder, "--tokens", tokenIds.join(",")]);
   return Float64Array.from((JSON.parse(stdout) as { logits: number[] }).logits);
 }

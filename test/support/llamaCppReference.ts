@@ -21,9 +21,9 @@
  *
  * Models and contexts are cached per path (and adapter), so a test file loads each once.
  */
-import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 
-type NodeLlamaCpp = typeof import('node-llama-cpp');
+type NodeLlamaCpp = typeof import("node-llama-cpp");
 
 let runtime: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
 const models = new Map<string, Promise<LlamaModel>>();
@@ -33,8 +33,8 @@ const queues = new Map<string, Promise<unknown>>();
 
 function getRuntime(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
   runtime ??= (async () => {
-    const lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error });
+    const lib = await import("node-llama-cpp");
+    const llama = await lib.getLlama({ gpu: false, build: "never", logLevel: lib.LlamaLogLevel.error });
     return { lib, llama };
   })();
   return runtime;
@@ -57,7 +57,7 @@ export interface ReferenceOptions {
 }
 
 function getContext(path: string, options: ReferenceOptions) {
-  const key = `${path}\0${options.lora ?? ''}`;
+  const key = `${path}\0${options.lora ?? ""}`;
   let entry = contexts.get(key);
   if (!entry) {
     entry = (async () => {
@@ -68,8 +68,8 @@ function getContext(path: string, options: ReferenceOptions) {
         sequences: 1,
         // F32 KV cache: llama.cpp's default F16 cache alone moves log-probabilities by ~0.02,
         // which would hide real differences in the engine comparisons.
-        experimentalKvCacheKeyType: 'F32',
-        experimentalKvCacheValueType: 'F32',
+        experimentalKvCacheKeyType: "F32",
+        experimentalKvCacheValueType: "F32",
         lora: options.lora ? { adapters: [{ filePath: options.lora, scale: 1 }] } : undefined,
       });
       return { context, sequence: context.getSequence() };
@@ -88,7 +88,10 @@ async function withSequence<T>(path: string, options: ReferenceOptions, fn: (seq
     await sequence.clearHistory();
     return fn(sequence);
   });
-  queues.set(key, run.catch(() => undefined));
+  queues.set(
+    key,
+    run.catch(() => undefined),
+  );
   return run;
 }
 
@@ -113,14 +116,14 @@ function greedyNext(token: Token, probabilities: boolean) {
  * where float32 underflowed). Indexed by token id.
  */
 export async function logProbabilities(path: string, tokenIds: readonly number[], options: ReferenceOptions = {}): Promise<Float32Array> {
-  if (tokenIds.length === 0) throw new Error('logProbabilities needs at least one token');
+  if (tokenIds.length === 0) throw new Error("logProbabilities needs at least one token");
   const model = await referenceModel(path);
   const size = model.fileInfo.metadata.tokenizer.ggml.tokens.length;
   return withSequence(path, options, async (sequence) => {
     const input = [...tokenIds.slice(0, -1).map((t) => t as Token), greedyNext(tokenIds.at(-1) as Token, true)];
-    const output = await sequence.controlledEvaluate(input as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
+    const output = await sequence.controlledEvaluate(input as Parameters<LlamaContextSequence["controlledEvaluate"]>[0]);
     const probabilities = output[tokenIds.length - 1]?.next.probabilities;
-    if (!probabilities) throw new Error('llama.cpp returned no probabilities');
+    if (!probabilities) throw new Error("llama.cpp returned no probabilities");
     const out = new Float32Array(size).fill(-Infinity);
     for (const [token, p] of probabilities) out[token] = Math.log(p);
     return out;
@@ -132,10 +135,10 @@ export async function logProbabilities(path: string, tokenIds: readonly number[]
  * pass over the sequence (entry i is for tokenIds[i + 1]).
  */
 export async function sequenceLogProbabilities(path: string, tokenIds: readonly number[], options: ReferenceOptions = {}): Promise<number[]> {
-  if (tokenIds.length < 2) throw new Error('sequenceLogProbabilities needs at least two tokens');
+  if (tokenIds.length < 2) throw new Error("sequenceLogProbabilities needs at least two tokens");
   return withSequence(path, options, async (sequence) => {
     const input = tokenIds.slice(0, -1).map((t) => greedyNext(t as Token, true));
-    const output = await sequence.controlledEvaluate(input as unknown as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
+    const output = await sequence.controlledEvaluate(input as unknown as Parameters<LlamaContextSequence["controlledEvaluate"]>[0]);
     return tokenIds.slice(1).map((next, i) => {
       const p = output[i]?.next.probabilities?.get(next as Token);
       return p === undefined || p <= 0 ? -Infinity : Math.log(p);
@@ -145,17 +148,17 @@ export async function sequenceLogProbabilities(path: string, tokenIds: readonly 
 
 /** Greedy continuation: the argmax token at each of `n` steps after `tokenIds` (EOG tokens included, no stopping). */
 export async function greedy(path: string, tokenIds: readonly number[], n: number, options: ReferenceOptions = {}): Promise<number[]> {
-  if (tokenIds.length === 0) throw new Error('greedy needs at least one prompt token');
+  if (tokenIds.length === 0) throw new Error("greedy needs at least one prompt token");
   return withSequence(path, options, async (sequence) => {
     const out: number[] = [];
-    let input: Parameters<LlamaContextSequence['controlledEvaluate']>[0] = [
+    let input: Parameters<LlamaContextSequence["controlledEvaluate"]>[0] = [
       ...tokenIds.slice(0, -1).map((t) => t as Token),
       greedyNext(tokenIds.at(-1) as Token, false) as never,
     ];
     while (out.length < n) {
       const output = await sequence.controlledEvaluate(input);
       const next = output[input.length - 1]?.next.token;
-      if (next == null) throw new Error('llama.cpp produced no token');
+      if (next == null) throw new Error("llama.cpp produced no token");
       out.push(next);
       input = [greedyNext(next, false) as never];
     }
@@ -170,8 +173,16 @@ export async function disposeLlamaCppReference(): Promise<void> {
   contexts.clear();
   models.clear();
   queues.clear();
-  for (const entry of allContexts) await entry.then(({ context }) => context.dispose(), () => undefined);
-  for (const entry of allModels) await entry.then((model) => model.dispose(), () => undefined);
+  for (const entry of allContexts)
+    await entry.then(
+      ({ context }) => context.dispose(),
+      () => undefined,
+    );
+  for (const entry of allModels)
+    await entry.then(
+      (model) => model.dispose(),
+      () => undefined,
+    );
 }
 
 /** log softmax of raw logits (float64 accumulation), to compare an engine's logits with logProbabilities(). */
@@ -192,16 +203,26 @@ export function logSoftmax(logits: ArrayLike<number>): Float64Array {
  * it happened and whether both argmaxes agree. `engineLogits` are raw logits; `reference` comes
  * from logProbabilities().
  */
-export function compareWithReference(engineLogits: ArrayLike<number>, reference: Float32Array, minLogProb = -30): { maxDiff: number; at: number; sameArgmax: boolean } {
+export function compareWithReference(
+  engineLogits: ArrayLike<number>,
+  reference: Float32Array,
+  minLogProb = -30,
+): { maxDiff: number; at: number; sameArgmax: boolean } {
   if (engineLogits.length !== reference.length) throw new Error(`vocabulary sizes differ: ${engineLogits.length} vs ${reference.length}`);
   const engine = logSoftmax(engineLogits);
-  let maxDiff = 0, at = -1, engineBest = 0, referenceBest = 0;
+  let maxDiff = 0,
+    at = -1,
+    engineBest = 0,
+    referenceBest = 0;
   for (let i = 0; i < reference.length; i++) {
     if (engine[i] > engine[engineBest]) engineBest = i;
     if (reference[i] > reference[referenceBest]) referenceBest = i;
     if (!(reference[i] >= minLogProb)) continue;
     const diff = Math.abs(engine[i] - reference[i]);
-    if (diff > maxDiff) { maxDiff = diff; at = i; }
+    if (diff > maxDiff) {
+      maxDiff = diff;
+      at = i;
+    }
   }
   return { maxDiff, at, sameArgmax: engineBest === referenceBest };
 }

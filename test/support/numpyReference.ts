@@ -5,22 +5,22 @@
  *
  *   numpyLogits(path, tokenIds) → Float32Array[vocab] of raw logits at the last position
  */
-import { execFile } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
-import { ggufPyPath } from './llamaCppSource.js';
-import { testModelsDir } from './testModels.js';
-import { torchTestPython } from '../unit/engine/torch-support.js';
+import { execFile } from "node:child_process";
+import { readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { ggufPyPath } from "./llamaCppSource.js";
+import { testModelsDir } from "./testModels.js";
+import { torchTestPython } from "../unit/engine/torch-support.js";
 
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'numpyForward.py');
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "numpyForward.py");
 let calls = 0;
 
 export async function numpyLogits(model: string, tokenIds: readonly number[]): Promise<Float32Array> {
   const out = path.join(await testModelsDir(), `numpy-logits-${process.pid}-${calls++}.f32`);
-  await promisify(execFile)(torchTestPython(), [script, model, tokenIds.join(','), out], {
-    env: { ...process.env, PYTHONPATH: ggufPyPath(), PYTHONDONTWRITEBYTECODE: '1' },
+  await promisify(execFile)(torchTestPython(), [script, model, tokenIds.join(","), out], {
+    env: { ...process.env, PYTHONPATH: ggufPyPath(), PYTHONDONTWRITEBYTECODE: "1" },
     maxBuffer: 1 << 24,
   });
   const bytes = await readFile(out);

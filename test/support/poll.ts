@@ -32,7 +32,7 @@ export async function pollUntil<T>(
       lastError = err; // e.g. ECONNREFUSED while a server is still starting
     }
     if (Date.now() >= deadline) {
-      const detail = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      const detail = lastError instanceof Error ? ` (last error: ${lastError.message})` : "";
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${detail}`);
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));

@@ -1,8 +1,8 @@
 // Child processes for tests: each runs in its own process group so that stopping it also stops
 // everything it started (code-server's extension host, postgres backends, worker processes);
 // otherwise grandchildren outlive the test and hold ports and files.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { pollUntil, withTimeout } from './poll.js';
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { pollUntil, withTimeout } from "./poll.js";
 
 export interface SpawnOptions {
   cwd?: string;
@@ -38,8 +38,8 @@ const OUTPUT_LIMIT = 64 * 1024;
 const running = new Set<ManagedProcess>();
 
 // Last line of defence when a test run dies without its after() hooks: no orphans left behind.
-process.on('exit', () => {
-  for (const proc of running) killGroup(proc.pid, 'SIGKILL');
+process.on("exit", () => {
+  for (const proc of running) killGroup(proc.pid, "SIGKILL");
 });
 
 /** Sends `signal` to every process in the group led by `pid`; a group already gone is fine. */
@@ -47,58 +47,58 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
   }
 }
 
 export function spawnProcess(command: string, args: readonly string[], options: SpawnOptions = {}): ManagedProcess {
-  const name = options.name ?? command.split('/').pop() ?? command;
+  const name = options.name ?? command.split("/").pop() ?? command;
   // detached: the child calls setsid() and leads a new process group, so kill(-pid) reaches
   // its whole tree and a Ctrl-C in the terminal does not race our own shutdown.
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env ?? process.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   if (child.pid === undefined) {
     // spawn reports ENOENT and friends asynchronously; make the failure synchronous and clear
     // (and swallow the 'error' event, which would otherwise crash the process unhandled).
-    child.once('error', () => undefined);
+    child.once("error", () => undefined);
     throw new Error(`could not start ${command}: no pid (is it installed and executable?)`);
   }
   const pid = child.pid;
 
-  let output = '';
+  let output = "";
   const lines: string[] = [];
-  let partialLine = '';
+  let partialLine = "";
   const append = (text: string) => {
     output = (output + text).slice(-OUTPUT_LIMIT);
   };
   const echoLines = (text: string, stream: NodeJS.WriteStream) => {
     if (!options.echo) return;
-    for (const line of text.split('\n')) if (line) stream.write(`[${name}] ${line}\n`);
+    for (const line of text.split("\n")) if (line) stream.write(`[${name}] ${line}\n`);
   };
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
     append(text);
     echoLines(text, process.stdout);
-    const parts = (partialLine + text).split('\n');
-    partialLine = parts.pop() ?? '';
+    const parts = (partialLine + text).split("\n");
+    partialLine = parts.pop() ?? "";
     lines.push(...parts);
   });
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
     append(text);
     echoLines(text, process.stderr);
   });
 
   let status: ExitStatus | undefined;
   const exited = new Promise<ExitStatus>((resolve) => {
-    child.on('error', (err) => {
+    child.on("error", (err) => {
       append(`\n[spawn error] ${err.message}\n`);
       status ??= { code: null, signal: null };
       resolve(status);
     });
-    child.on('exit', (code, signal) => {
+    child.on("exit", (code, signal) => {
       status = { code, signal };
       resolve(status);
     });
@@ -114,10 +114,10 @@ export function spawnProcess(command: string, args: readonly string[], options: 
     stdoutLines: () => lines,
     async stop(graceMs = 5000) {
       if (!running.has(managed)) return;
-      killGroup(pid, 'SIGTERM');
+      killGroup(pid, "SIGTERM");
       await withTimeout(exited, graceMs, `${name} to exit after SIGTERM`).catch(() => undefined);
       // Whatever is left in the group (children that ignore SIGTERM or are slow) goes now.
-      killGroup(pid, 'SIGKILL');
+      killGroup(pid, "SIGKILL");
       await exited;
       running.delete(managed);
     },
@@ -152,7 +152,7 @@ export async function waitForJsonLine<T = Record<string, unknown>>(
     const lines = proc.stdoutLines();
     for (; scanned < lines.length; scanned++) {
       const line = lines[scanned]!.trim();
-      if (!line.startsWith('{')) continue;
+      if (!line.startsWith("{")) continue;
       try {
         const value = JSON.parse(line) as T;
         if (accept(value)) return value;
@@ -177,19 +177,25 @@ export async function waitForJsonLine<T = Record<string, unknown>>(
  */
 export async function waitForUrl(
   url: string,
-  { timeoutMs = 30_000, process: proc, accept = (status: number) => status >= 200 && status < 300 }:
-    { timeoutMs?: number; process?: ManagedProcess; accept?: (status: number) => boolean } = {},
+  {
+    timeoutMs = 30_000,
+    process: proc,
+    accept = (status: number) => status >= 200 && status < 300,
+  }: { timeoutMs?: number; process?: ManagedProcess; accept?: (status: number) => boolean } = {},
 ): Promise<void> {
-  await pollUntil(async () => {
-    const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
-    await response.arrayBuffer(); // drain, so the connection is released
-    return accept(response.status) || undefined;
-  }, {
-    timeoutMs,
-    intervalMs: 50,
-    description: `${url} to answer`,
-    abortIf: () => (proc ? describeExit(proc) : undefined),
-  });
+  await pollUntil(
+    async () => {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer(); // drain, so the connection is released
+      return accept(response.status) || undefined;
+    },
+    {
+      timeoutMs,
+      intervalMs: 50,
+      description: `${url} to answer`,
+      abortIf: () => (proc ? describeExit(proc) : undefined),
+    },
+  );
 }
 
 /** Waits for the process to exit on its own and returns its status. */

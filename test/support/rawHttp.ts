@@ -25,7 +25,13 @@ export function postWholeBody(baseUrl: string, path: string, body: Buffer, heade
       resolve({ status, body: text.slice(text.indexOf("\r\n\r\n") + 4) });
     });
     socket.once("connect", async () => {
-      const head = [`POST ${path} HTTP/1.1`, `host: ${url.host}`, "connection: close", `content-length: ${body.length}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+      const head = [
+        `POST ${path} HTTP/1.1`,
+        `host: ${url.host}`,
+        "connection: close",
+        `content-length: ${body.length}`,
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ];
       const write = (data: Buffer | string) => new Promise<void>((done, fail) => socket.write(data, (err) => (err ? fail(err) : done())));
       try {
         await write(head.join("\r\n") + "\r\n\r\n");

@@ -15,20 +15,20 @@
  * half-made folder (both may build; the first rename wins). Like the llama.cpp source tree
  * (llamaCppSource.ts), these folders outlive the run; delete $TMPDIR/svc-test-builds to rebuild.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 
 const inFlight = new Map<string, Promise<string>>();
 
 export function sharedBuildRoot(): string {
-  return path.join(tmpdir(), 'svc-test-builds');
+  return path.join(tmpdir(), "svc-test-builds");
 }
 
 export function sharedBuild(name: string, key: unknown, build: (dir: string) => Promise<void>): Promise<string> {
-  const id = createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16);
+  const id = createHash("sha256").update(JSON.stringify(key)).digest("hex").slice(0, 16);
   const dir = path.join(sharedBuildRoot(), `${name}-${id}`);
   let pending = inFlight.get(dir);
   if (!pending) {
@@ -54,11 +54,11 @@ export function sharedBuild(name: string, key: unknown, build: (dir: string) => 
 
 /** The interpreter's path and the versions of the packages the builds use (their dist-info names). */
 export function pythonFingerprint(python: string): string[] {
-  const lib = path.join(path.dirname(python), '..', 'lib');
+  const lib = path.join(path.dirname(python), "..", "lib");
   const packages: string[] = [];
   try {
     for (const version of readdirSync(lib)) {
-      const site = path.join(lib, version, 'site-packages');
+      const site = path.join(lib, version, "site-packages");
       if (!existsSync(site)) continue;
       for (const entry of readdirSync(site)) {
         if (/^(torch|transformers|gguf|safetensors|numpy|sentencepiece|tokenizers|protobuf)-.*\.dist-info$/.test(entry)) packages.push(entry);

@@ -10,11 +10,11 @@
  * Targets are the model's tensor names without `blk.N.` and `.weight`: attn_q, attn_k, attn_v,
  * attn_output, ffn_gate, ffn_up, ffn_down (default: all of them).
  */
-import path from 'node:path';
-import { f32, str, type GgufTensor, type GgufValue } from '../../engine/gguf/format.js';
-import { writeGgufFile } from '../../engine/gguf/writer.js';
-import { SeededRandom } from '../../engine/random.js';
-import { resolveTestModelOptions, testModelsDir, type TestModelOptions } from './testModels.js';
+import path from "node:path";
+import { f32, str, type GgufTensor, type GgufValue } from "../../engine/gguf/format.js";
+import { writeGgufFile } from "../../engine/gguf/writer.js";
+import { SeededRandom } from "../../engine/random.js";
+import { resolveTestModelOptions, testModelsDir, type TestModelOptions } from "./testModels.js";
 
 export interface TestAdapterOptions {
   rank?: number;
@@ -24,7 +24,7 @@ export interface TestAdapterOptions {
   seed?: number;
 }
 
-const ALL_TARGETS = ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down'];
+const ALL_TARGETS = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"];
 const builds = new Map<string, Promise<string>>();
 
 export function buildTestAdapter(model: TestModelOptions, options: TestAdapterOptions = {}): Promise<string> {
@@ -42,14 +42,23 @@ export function buildTestAdapter(model: TestModelOptions, options: TestAdapterOp
       const kvWidth = o.headCountKv * o.headDim;
       const d = o.embeddingLength;
       const widths: Record<string, [number, number]> = {
-        attn_q: [d, qWidth], attn_k: [d, kvWidth], attn_v: [d, kvWidth], attn_output: [qWidth, d],
-        ffn_gate: [d, o.feedForwardLength], ffn_up: [d, o.feedForwardLength], ffn_down: [o.feedForwardLength, d],
+        attn_q: [d, qWidth],
+        attn_k: [d, kvWidth],
+        attn_v: [d, kvWidth],
+        attn_output: [qWidth, d],
+        ffn_gate: [d, o.feedForwardLength],
+        ffn_up: [d, o.feedForwardLength],
+        ffn_down: [o.feedForwardLength, d],
       };
       const rng = new SeededRandom(seed);
       const tensors: GgufTensor[] = [];
       for (let b = 0; b < o.blockCount; b++) {
         for (const target of targets) {
-          const [inWidth, outWidth] = widths[target] ?? (() => { throw new Error(`unknown LoRA target ${target}`); })();
+          const [inWidth, outWidth] =
+            widths[target] ??
+            (() => {
+              throw new Error(`unknown LoRA target ${target}`);
+            })();
           const name = `blk.${b}.${target}.weight`;
           // B·A·x has about the size of the base layer's output: a clear but not overwhelming change.
           tensors.push({ name: `${name}.lora_a`, dims: [inWidth, rank], data: rng.normalArray(inWidth * rank, 1 / Math.sqrt(inWidth)) });
@@ -57,11 +66,11 @@ export function buildTestAdapter(model: TestModelOptions, options: TestAdapterOp
         }
       }
       const metadata = new Map<string, GgufValue>([
-        ['general.architecture', str(o.arch)],
-        ['general.type', str('adapter')],
-        ['general.name', str(`${o.name}-lora`)],
-        ['adapter.type', str('lora')],
-        ['adapter.lora.alpha', f32(alpha)],
+        ["general.architecture", str(o.arch)],
+        ["general.type", str("adapter")],
+        ["general.name", str(`${o.name}-lora`)],
+        ["adapter.type", str("lora")],
+        ["adapter.lora.alpha", f32(alpha)],
       ]);
       const target = path.join(await testModelsDir(), `${o.name}-lora-${serial}.gguf`);
       await writeGgufFile(target, { metadata, tensors });

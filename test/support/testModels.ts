@@ -48,21 +48,21 @@
  * ~ N(0, 16/in) (blocks outweigh the input embedding, else tied models echo their input), norm weights
  * ~ 1 + N(0, 0.1^2), biases ~ N(0, 0.2^2).
  */
-import { readFileSync, existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { f32, str, u32, type GgufTensor, type GgufValue } from '../../engine/gguf/format.js';
-import { writeGgufFile } from '../../engine/gguf/writer.js';
-import { SeededRandom } from '../../engine/random.js';
-import { readGgufMetadata } from './ggufMetadata.js';
-import { llamaCppSource, vocabGguf } from './llamaCppSource.js';
+import { readFileSync, existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { f32, str, u32, type GgufTensor, type GgufValue } from "../../engine/gguf/format.js";
+import { writeGgufFile } from "../../engine/gguf/writer.js";
+import { SeededRandom } from "../../engine/random.js";
+import { readGgufMetadata } from "./ggufMetadata.js";
+import { llamaCppSource, vocabGguf } from "./llamaCppSource.js";
 
-export type TestArch = 'llama' | 'qwen2' | 'qwen3';
-export type TestWeightType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q5_K' | 'Q6_K';
+export type TestArch = "llama" | "qwen2" | "qwen3";
+export type TestWeightType = "F32" | "F16" | "BF16" | "Q8_0" | "Q4_0" | "Q4_K" | "Q5_K" | "Q6_K";
 
 export interface TestModelOptions {
   arch: TestArch;
-  vocab: 'llama-bpe' | 'llama-spm' | 'qwen2' | (string & {});
+  vocab: "llama-bpe" | "llama-spm" | "qwen2" | (string & {});
   weightType?: TestWeightType;
   embeddingLength?: number;
   blockCount?: number;
@@ -80,7 +80,7 @@ export interface TestModelOptions {
 }
 
 /** The options with every default filled in: what the file actually contains. */
-export type ResolvedTestModelOptions = Required<Omit<TestModelOptions, 'chatTemplate'>> & { chatTemplate: string | null };
+export type ResolvedTestModelOptions = Required<Omit<TestModelOptions, "chatTemplate">> & { chatTemplate: string | null };
 
 /** ggml type number, block size and llama.cpp's LLAMA_FTYPE for each weight type. */
 const WEIGHT_TYPES: Record<TestWeightType, { ggml: number; block: number; fileType: number }> = {
@@ -96,17 +96,21 @@ const WEIGHT_TYPES: Record<TestWeightType, { ggml: number; block: number; fileTy
 
 function defaultTemplate(arch: TestArch, vocab: string): string | null | undefined {
   const file =
-    vocab === 'llama-bpe' ? 'meta-llama-Llama-3.1-8B-Instruct.jinja'
-    : vocab === 'qwen2' ? (arch === 'qwen3' ? 'Qwen-Qwen3-0.6B.jinja' : 'Qwen-Qwen2.5-7B-Instruct.jinja')
-    : undefined;
+    vocab === "llama-bpe"
+      ? "meta-llama-Llama-3.1-8B-Instruct.jinja"
+      : vocab === "qwen2"
+        ? arch === "qwen3"
+          ? "Qwen-Qwen3-0.6B.jinja"
+          : "Qwen-Qwen2.5-7B-Instruct.jinja"
+        : undefined;
   // undefined: keep whatever the vocabulary file carries (usually nothing).
-  return file ? readFileSync(path.join(llamaCppSource(), 'models/templates', file), 'utf8') : undefined;
+  return file ? readFileSync(path.join(llamaCppSource(), "models/templates", file), "utf8") : undefined;
 }
 
 export function resolveTestModelOptions(options: TestModelOptions): ResolvedTestModelOptions {
   const d = options.embeddingLength ?? 32;
   const headCount = options.headCount ?? 4;
-  const weightType = options.weightType ?? 'F32';
+  const weightType = options.weightType ?? "F32";
   return {
     arch: options.arch,
     vocab: options.vocab,
@@ -118,10 +122,10 @@ export function resolveTestModelOptions(options: TestModelOptions): ResolvedTest
     headDim: options.headDim ?? d / headCount,
     feedForwardLength: options.feedForwardLength ?? 256,
     contextLength: options.contextLength ?? 256,
-    tiedOutput: options.tiedOutput ?? options.arch === 'qwen3',
+    tiedOutput: options.tiedOutput ?? options.arch === "qwen3",
     ropeFreqFactors: options.ropeFreqFactors ?? false,
-    ropeFreqBase: options.ropeFreqBase ?? (options.arch !== 'llama' ? 1e6 : options.vocab === 'llama-bpe' ? 500000 : 10000),
-    chatTemplate: options.chatTemplate === undefined ? defaultTemplate(options.arch, options.vocab) ?? null : options.chatTemplate,
+    ropeFreqBase: options.ropeFreqBase ?? (options.arch !== "llama" ? 1e6 : options.vocab === "llama-bpe" ? 500000 : 10000),
+    chatTemplate: options.chatTemplate === undefined ? (defaultTemplate(options.arch, options.vocab) ?? null) : options.chatTemplate,
     seed: options.seed ?? 1,
     name: options.name ?? `test-${options.arch}-${options.vocab}-${weightType}`,
   };
@@ -129,7 +133,10 @@ export function resolveTestModelOptions(options: TestModelOptions): ResolvedTest
 
 /** Llama 3.1's rope_freqs: 1 for short wavelengths, `factor` for long ones, smooth in between. */
 export function llama3RopeFactors(headDim: number, freqBase: number): Float32Array {
-  const factor = 8, lowFreqFactor = 1, highFreqFactor = 4, originalContext = 8192;
+  const factor = 8,
+    lowFreqFactor = 1,
+    highFreqFactor = 4,
+    originalContext = 8192;
   const lowFreqWavelen = originalContext / lowFreqFactor;
   const highFreqWavelen = originalContext / highFreqFactor;
   const out = new Float32Array(headDim / 2);
@@ -148,9 +155,9 @@ export function llama3RopeFactors(headDim: number, freqBase: number): Float32Arr
 function archMetadata(o: ResolvedTestModelOptions, vocabSize: number): Array<[string, GgufValue]> {
   const a = o.arch;
   return [
-    ['general.architecture', str(a)],
-    ['general.name', str(o.name)],
-    ['general.file_type', u32(WEIGHT_TYPES[o.weightType].fileType)],
+    ["general.architecture", str(a)],
+    ["general.name", str(o.name)],
+    ["general.file_type", u32(WEIGHT_TYPES[o.weightType].fileType)],
     [`${a}.vocab_size`, u32(vocabSize)],
     [`${a}.context_length`, u32(o.contextLength)],
     [`${a}.embedding_length`, u32(o.embeddingLength)],
@@ -174,7 +181,14 @@ export function testModelTensors(o: ResolvedTestModelOptions, vocabSize: number)
   const kvWidth = o.headCountKv * o.headDim;
   const tensors: GgufTensor[] = [];
   const normal = (name: string, dims: number[], std: number) =>
-    tensors.push({ name, dims, data: rng.normalArray(dims.reduce((x, y) => x * y, 1), std) });
+    tensors.push({
+      name,
+      dims,
+      data: rng.normalArray(
+        dims.reduce((x, y) => x * y, 1),
+        std,
+      ),
+    });
   // gain > 1 on the projections back into the residual stream, so blocks outweigh the token's own
   // embedding (with tied output a model would otherwise keep predicting its input token).
   const linear = (name: string, inWidth: number, outWidth: number, gain = 1) => normal(name, [inWidth, outWidth], gain / Math.sqrt(inWidth));
@@ -184,14 +198,14 @@ export function testModelTensors(o: ResolvedTestModelOptions, vocabSize: number)
     tensors.push({ name, dims: [width], data });
   };
 
-  normal('token_embd.weight', [d, vocabSize], Math.min(1, 6 / Math.sqrt(d)));
-  norm('output_norm.weight', d);
-  if (!o.tiedOutput) normal('output.weight', [d, vocabSize], 6 / Math.sqrt(d));
+  normal("token_embd.weight", [d, vocabSize], Math.min(1, 6 / Math.sqrt(d)));
+  norm("output_norm.weight", d);
+  if (!o.tiedOutput) normal("output.weight", [d, vocabSize], 6 / Math.sqrt(d));
   if (o.ropeFreqFactors !== false) {
-    if (o.arch !== 'llama') throw new Error('ropeFreqFactors is a llama (Llama 3.1) feature');
+    if (o.arch !== "llama") throw new Error("ropeFreqFactors is a llama (Llama 3.1) feature");
     const factors = Array.isArray(o.ropeFreqFactors) ? Float32Array.from(o.ropeFreqFactors) : llama3RopeFactors(o.headDim, o.ropeFreqBase);
     if (factors.length !== o.headDim / 2) throw new Error(`rope_freqs needs headDim/2 = ${o.headDim / 2} factors, got ${factors.length}`);
-    tensors.push({ name: 'rope_freqs.weight', dims: [o.headDim / 2], data: factors });
+    tensors.push({ name: "rope_freqs.weight", dims: [o.headDim / 2], data: factors });
   }
   for (let b = 0; b < o.blockCount; b++) {
     const p = `blk.${b}`;
@@ -199,12 +213,12 @@ export function testModelTensors(o: ResolvedTestModelOptions, vocabSize: number)
     linear(`${p}.attn_q.weight`, d, qWidth);
     linear(`${p}.attn_k.weight`, d, kvWidth);
     linear(`${p}.attn_v.weight`, d, kvWidth);
-    if (o.arch === 'qwen2') {
+    if (o.arch === "qwen2") {
       normal(`${p}.attn_q.bias`, [qWidth], 0.2);
       normal(`${p}.attn_k.bias`, [kvWidth], 0.2);
       normal(`${p}.attn_v.bias`, [kvWidth], 0.2);
     }
-    if (o.arch === 'qwen3') {
+    if (o.arch === "qwen3") {
       norm(`${p}.attn_q_norm.weight`, o.headDim);
       norm(`${p}.attn_k_norm.weight`, o.headDim);
     }
@@ -221,7 +235,7 @@ export function testModelTensors(o: ResolvedTestModelOptions, vocabSize: number)
  * The ggml type a tensor is stored as: the requested type for 2-D weights whose rows fill whole
  * blocks, F32 otherwise (llama.cpp's quantizer also keeps 1-D tensors in F32).
  */
-export function storedType(tensor: Pick<GgufTensor, 'dims'>, weightType: TestWeightType): number {
+export function storedType(tensor: Pick<GgufTensor, "dims">, weightType: TestWeightType): number {
   const { ggml, block } = WEIGHT_TYPES[weightType];
   return tensor.dims.length === 2 && tensor.dims[0] % block === 0 ? ggml : 0;
 }
@@ -231,7 +245,7 @@ const vocabCache = new Map<string, Promise<Map<string, GgufValue>>>();
 export function vocabMetadata(vocab: string): Promise<Map<string, GgufValue>> {
   let cached = vocabCache.get(vocab);
   if (!cached) {
-    cached = readGgufMetadata(vocabGguf(vocab)).then((all) => new Map([...all].filter(([key]) => key.startsWith('tokenizer.'))));
+    cached = readGgufMetadata(vocabGguf(vocab)).then((all) => new Map([...all].filter(([key]) => key.startsWith("tokenizer."))));
     vocabCache.set(vocab, cached);
   }
   return cached;
@@ -241,14 +255,14 @@ export function vocabMetadata(vocab: string): Promise<Map<string, GgufValue>> {
 export async function testModelFile(options: TestModelOptions): Promise<{ metadata: Map<string, GgufValue>; tensors: GgufTensor[] }> {
   const o = resolveTestModelOptions(options);
   const vocab = await vocabMetadata(o.vocab);
-  const tokens = vocab.get('tokenizer.ggml.tokens');
+  const tokens = vocab.get("tokenizer.ggml.tokens");
   if (!tokens || !Array.isArray(tokens.value)) throw new Error(`vocabulary ${o.vocab} has no tokenizer.ggml.tokens`);
   const vocabSize = tokens.value.length;
   const metadata = new Map<string, GgufValue>(archMetadata(o, vocabSize));
-  for (const [key, value] of vocab) if (key !== 'tokenizer.chat_template') metadata.set(key, value);
-  const template = o.chatTemplate ?? (options.chatTemplate === null ? null : vocab.get('tokenizer.chat_template'));
-  if (typeof template === 'string') metadata.set('tokenizer.chat_template', str(template));
-  else if (template) metadata.set('tokenizer.chat_template', template);
+  for (const [key, value] of vocab) if (key !== "tokenizer.chat_template") metadata.set(key, value);
+  const template = o.chatTemplate ?? (options.chatTemplate === null ? null : vocab.get("tokenizer.chat_template"));
+  if (typeof template === "string") metadata.set("tokenizer.chat_template", str(template));
+  else if (template) metadata.set("tokenizer.chat_template", template);
   const tensors = testModelTensors(o, vocabSize).map((t) => withStoredType(t, o.weightType));
   return { metadata, tensors };
 }
@@ -264,8 +278,8 @@ let buildDir: string | undefined;
 /** Where built models go: one folder per process, removed at exit unless SVC_KEEP_TMP=1. */
 export async function testModelsDir(): Promise<string> {
   if (!buildDir) {
-    const { createTempDir } = await import('./tmp.js');
-    buildDir = (await createTempDir('test-models')).path;
+    const { createTempDir } = await import("./tmp.js");
+    buildDir = (await createTempDir("test-models")).path;
   }
   await mkdir(buildDir, { recursive: true });
   return buildDir;
@@ -285,14 +299,14 @@ function hash(text: string): string {
 /** Writes the model (see the header for options) and returns its path; one build per options per process. */
 export function buildTestModel(options: TestModelOptions): Promise<string> {
   const resolved = resolveTestModelOptions(options);
-  const key = cacheKey(resolved) + (options.chatTemplate === undefined ? ':default' : '');
+  const key = cacheKey(resolved) + (options.chatTemplate === undefined ? ":default" : "");
   let build = builds.get(key);
   if (!build) {
     const serial = builds.size; // taken now: concurrent builds must not share a file name
     build = (async () => {
       const file = await testModelFile(options);
       const dir = await testModelsDir();
-      const target = path.join(dir, `${resolved.name.replace(/[^A-Za-z0-9._-]/g, '_')}-${serial}.gguf`);
+      const target = path.join(dir, `${resolved.name.replace(/[^A-Za-z0-9._-]/g, "_")}-${serial}.gguf`);
       await writeGgufFile(target, file); // quantises each tensor to its `type`
       if (!existsSync(target)) throw new Error(`test model ${target} was not written`);
       return target;
@@ -308,9 +322,9 @@ export function buildTestModel(options: TestModelOptions): Promise<string> {
  * the activation rounding llama.cpp applies before products with half or quantised matrices.
  */
 export async function dequantisedCopy(modelPath: string): Promise<string> {
-  const { readGgufFile } = await import('../../engine/gguf/reader.js');
+  const { readGgufFile } = await import("../../engine/gguf/reader.js");
   const file = await readGgufFile(modelPath);
-  const out = path.join(await testModelsDir(), `${path.basename(modelPath, '.gguf')}-dequantised.gguf`);
+  const out = path.join(await testModelsDir(), `${path.basename(modelPath, ".gguf")}-dequantised.gguf`);
   await writeGgufFile(out, { metadata: file.metadata, tensors: file.tensors.map(({ name, dims, data }) => ({ name, dims, data })) });
   return out;
 }

@@ -1,9 +1,9 @@
 // Temporary folders for tests: each test gets a fresh one and removes it when done, so runs
 // never see each other's files and nothing is left in /tmp after a passing run.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { mkdtemp, rm } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 export interface TempDir {
   readonly path: string;
@@ -14,8 +14,8 @@ export interface TempDir {
 // Folders still present when the process exits (a test crashed before its cleanup) are removed
 // synchronously then, unless SVC_KEEP_TMP=1 asks to keep them for a post-mortem.
 const pending = new Set<string>();
-process.on('exit', () => {
-  if (process.env.SVC_KEEP_TMP === '1') return;
+process.on("exit", () => {
+  if (process.env.SVC_KEEP_TMP === "1") return;
   for (const dir of pending) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -27,7 +27,7 @@ export async function createTempDir(prefix: string): Promise<TempDir> {
     path: dir,
     async remove() {
       pending.delete(dir);
-      if (process.env.SVC_KEEP_TMP === '1') return;
+      if (process.env.SVC_KEEP_TMP === "1") return;
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -3,7 +3,7 @@
  * on a developer's machine, saying so, and fail in CI (CI=true), where scripts/setup-system.sh
  * must have made svc's venv: a missing install step never hides behind a skipped test.
  */
-import { detectTorch } from '../../engine/backends/torch/detect.js';
+import { detectTorch } from "../../engine/backends/torch/detect.js";
 
 let detection: ReturnType<typeof detectTorch> | undefined;
 
@@ -18,7 +18,7 @@ export async function requireTorchStack(context: Mocha.Context): Promise<void> {
   detection ??= detectTorch();
   const found = await detection;
   if (found.ok) return;
-  if (process.env.CI === 'true') throw new Error(`CI must have the torch backend's Python (scripts/setup-system.sh makes it): ${found.reason}`);
+  if (process.env.CI === "true") throw new Error(`CI must have the torch backend's Python (scripts/setup-system.sh makes it): ${found.reason}`);
   console.log(`      skipped: ${found.reason}`);
   context.skip();
 }

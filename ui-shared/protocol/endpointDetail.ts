@@ -29,7 +29,17 @@ export type EndpointDetailDidChangeDeployment = NotificationMessage<typeof ENDPO
 /** API requests this panel sends. */
 export type EndpointDetailRequestMethod = Extract<
   ApiMethod,
-  "api/getDeployment" | "api/updateDeployment" | "api/deleteDeployment" | "api/listKeys" | "api/issueKey" | "api/revokeKey" | "api/keyUsage" | "api/rotateKey" | "api/listArtifacts" | "host/copyText" | "host/saveDownload"
+  | "api/getDeployment"
+  | "api/updateDeployment"
+  | "api/deleteDeployment"
+  | "api/listKeys"
+  | "api/issueKey"
+  | "api/revokeKey"
+  | "api/keyUsage"
+  | "api/rotateKey"
+  | "api/listArtifacts"
+  | "host/copyText"
+  | "host/saveDownload"
 >;
 
 export type EndpointDetailViewToHost = ReadyCommand | RequestMessage<EndpointDetailRequestMethod>;

@@ -23,7 +23,10 @@ export const JOB_DETAIL_DID_CHANGE_STATE = "jobDetail/state/didChange";
 export type JobDetailDidChangeState = NotificationMessage<typeof JOB_DETAIL_DID_CHANGE_STATE, JobDetailState>;
 
 /** API requests this panel sends (answered as described in `common.ts`). */
-export type JobDetailRequestMethod = Extract<ApiMethod, "api/getJob" | "api/cancelJob" | "api/listArtifacts" | "stream/open" | "host/saveFile" | "host/saveDownload" | "host/openPlayground" | "host/deleteJob">;
+export type JobDetailRequestMethod = Extract<
+  ApiMethod,
+  "api/getJob" | "api/cancelJob" | "api/listArtifacts" | "stream/open" | "host/saveFile" | "host/saveDownload" | "host/openPlayground" | "host/deleteJob"
+>;
 
 export type JobDetailViewToHost = ReadyCommand | RequestMessage<JobDetailRequestMethod> | StreamCloseCommand;
 export type JobDetailHostToView = JobDetailDidChangeState;

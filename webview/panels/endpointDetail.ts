@@ -1,11 +1,7 @@
 /** Entry point of the VS Code Endpoint detail panel (contract: ui-shared/protocol/endpointDetail.ts). */
 import EndpointDetailPanel from "./EndpointDetailPanel.svelte";
 import { startPanel } from "./startPanel.js";
-import {
-  ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT,
-  ENDPOINT_DETAIL_DID_CHANGE_STATE,
-  type EndpointDetailState,
-} from "../../ui-shared/protocol/endpointDetail.js";
+import { ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT, ENDPOINT_DETAIL_DID_CHANGE_STATE, type EndpointDetailState } from "../../ui-shared/protocol/endpointDetail.js";
 
 const panel = startPanel(ENDPOINT_DETAIL_DID_CHANGE_STATE, EndpointDetailPanel, (state: EndpointDetailState, transport) => ({
   transport,

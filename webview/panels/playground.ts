@@ -3,4 +3,8 @@ import PlaygroundPanel from "./PlaygroundPanel.svelte";
 import { startPanel } from "./startPanel.js";
 import { PLAYGROUND_DID_CHANGE_STATE, type PlaygroundState } from "../../ui-shared/protocol/playground.js";
 
-startPanel(PLAYGROUND_DID_CHANGE_STATE, PlaygroundPanel, (state: PlaygroundState, transport) => ({ transport, jobId: state.jobId, compare: state.compare === true }));
+startPanel(PLAYGROUND_DID_CHANGE_STATE, PlaygroundPanel, (state: PlaygroundState, transport) => ({
+  transport,
+  jobId: state.jobId,
+  compare: state.compare === true,
+}));

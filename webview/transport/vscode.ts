@@ -24,7 +24,16 @@ import {
   type ViewToHostMessage,
   apiParams,
 } from "../../ui-shared/protocol/common.js";
-import { TransportError, type ChatRequest, type ChatUsage, type DownloadRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "../../ui-shared/transport.js";
+import {
+  TransportError,
+  type ChatRequest,
+  type ChatUsage,
+  type DownloadRequest,
+  type JobEventHandlers,
+  type SaveFileRequest,
+  type Transport,
+  type Unsubscribe,
+} from "../../ui-shared/transport.js";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -90,7 +99,11 @@ export class VsCodeTransport implements Transport {
   }
 
   /** `waitForUser`: the answer waits on the user (a save dialog), so no timeout applies. */
-  request<M extends ApiMethod>(method: M, params: ApiRequests[M]["params"], { waitForUser = false }: { waitForUser?: boolean } = {}): Promise<ApiRequests[M]["result"]> {
+  request<M extends ApiMethod>(
+    method: M,
+    params: ApiRequests[M]["params"],
+    { waitForUser = false }: { waitForUser?: boolean } = {},
+  ): Promise<ApiRequests[M]["result"]> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = waitForUser
@@ -248,4 +261,6 @@ export class VsCodeTransport implements Transport {
   }
 }
 
-installRouteMethods(VsCodeTransport.prototype, studioApi, (transport, _route, parts, name) => transport.request(`api/${name}` as ApiMethod, apiParams(parts) as never));
+installRouteMethods(VsCodeTransport.prototype, studioApi, (transport, _route, parts, name) =>
+  transport.request(`api/${name}` as ApiMethod, apiParams(parts) as never),
+);

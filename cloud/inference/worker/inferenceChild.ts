@@ -44,7 +44,13 @@ export async function runInferenceWorker(settings: InferenceWorkerSettings): Pro
         process.stderr.write(`svc cloud: llama.cpp did not load: ${(err as Error)?.message ?? err}\n`);
       },
     ));
-  const cache = new EngineCache({ ...settings, onModelsChanged: () => void announce().then(reportDevice).catch(() => undefined) });
+  const cache = new EngineCache({
+    ...settings,
+    onModelsChanged: () =>
+      void announce()
+        .then(reportDevice)
+        .catch(() => undefined),
+  });
   const running = new Map<number, AbortController>();
   // Once the cloud is gone (killed, crashed), a send would emit an unhandled 'error' and end this
   // process with a stack trace instead of the quiet shutdown below; there is nobody left to tell.
@@ -107,7 +113,8 @@ function describe(err: unknown, message: Extract<ToWorker, { type: "generate" }>
   if (err instanceof ContextLengthExceededError) return { status: 400, code: err.code, message: `messages: ${err.message}`, param: "messages" };
   if (err instanceof InvalidGenerationRequest) return { status: 400, code: "invalid_request", message: err.message, param: err.param };
   const e = err as NodeJS.ErrnoException;
-  if (e?.code === "ENOENT") return { status: 500, code: "artifact_missing", message: `a file of this target is missing on the server: ${e.path ?? message.modelPath}` };
+  if (e?.code === "ENOENT")
+    return { status: 500, code: "artifact_missing", message: `a file of this target is missing on the server: ${e.path ?? message.modelPath}` };
   return { status: 500, code: "inference_failed", message: `inference failed: ${e?.message ?? String(err)}` };
 }
 

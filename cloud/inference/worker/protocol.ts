@@ -2,9 +2,7 @@
 import type { LlamaDevice, LlamaModelPlacement } from "../../../engine/infer/llamaDevice.js";
 import type { ChatParams, FinishReason, TokenLogprob, Usage } from "../types.js";
 
-export type ToWorker =
-  | { type: "generate"; id: number; modelPath: string; adapterPath: string | null; params: ChatParams }
-  | { type: "cancel"; id: number };
+export type ToWorker = { type: "generate"; id: number; modelPath: string; adapterPath: string | null; params: ChatParams } | { type: "cancel"; id: number };
 
 export type FromWorker =
   | { type: "ready" }

@@ -56,18 +56,52 @@ export interface TorchBenchCase {
 const OPTIMIZER: OptimizerSettings = { learningRate: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
 
 export const SMOLLM2_135M_SHAPE: ModelConfig = llamaConfig({
-  name: 'smollm2-135m-shaped', vocabSize: 49152, contextLength: 2048, embeddingLength: 576, blockCount: 30,
-  headCount: 9, headCountKv: 3, feedForwardLength: 1536, ropeFreqBase: 100000, tiedOutput: true,
+  name: 'smollm2-135m-shaped',
+  vocabSize: 49152,
+  contextLength: 2048,
+  embeddingLength: 576,
+  blockCount: 30,
+  headCount: 9,
+  headCountKv: 3,
+  feedForwardLength: 1536,
+  ropeFreqBase: 100000,
+  tiedOutput: true,
 });
 
 export const QWEN3_06B_SHAPE: ModelConfig = llamaConfig({
-  name: 'qwen3-0.6b-shaped', architecture: 'qwen3', vocabSize: 151936, contextLength: 40960, embeddingLength: 1024, blockCount: 28,
-  headCount: 16, headCountKv: 8, headDim: 128, feedForwardLength: 3072, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: 'neox', qkNorm: true, tiedOutput: true,
+  name: 'qwen3-0.6b-shaped',
+  architecture: 'qwen3',
+  vocabSize: 151936,
+  contextLength: 40960,
+  embeddingLength: 1024,
+  blockCount: 28,
+  headCount: 16,
+  headCountKv: 8,
+  headDim: 128,
+  feedForwardLength: 3072,
+  ropeFreqBase: 1000000,
+  rmsNormEpsilon: 1e-6,
+  ropeStyle: 'neox',
+  qkNorm: true,
+  tiedOutput: true,
 });
 
 export const QWEN3_4B_SHAPE: ModelConfig = llamaConfig({
-  name: 'qwen3-4b-shaped', architecture: 'qwen3', vocabSize: 151936, contextLength: 40960, embeddingLength: 2560, blockCount: 36,
-  headCount: 32, headCountKv: 8, headDim: 128, feedForwardLength: 9728, ropeFreqBase: 1000000, rmsNormEpsilon: 1e-6, ropeStyle: 'neox', qkNorm: true, tiedOutput: true,
+  name: 'qwen3-4b-shaped',
+  architecture: 'qwen3',
+  vocabSize: 151936,
+  contextLength: 40960,
+  embeddingLength: 2560,
+  blockCount: 36,
+  headCount: 32,
+  headCountKv: 8,
+  headDim: 128,
+  feedForwardLength: 9728,
+  ropeFreqBase: 1000000,
+  rmsNormEpsilon: 1e-6,
+  ropeStyle: 'neox',
+  qkNorm: true,
+  tiedOutput: true,
 });
 
 /** The quickstart's training data packed as the trainer packs it (batches in file order). */
@@ -133,7 +167,14 @@ export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchRe
   try {
     const timing = await timeTrainSteps(backend, c);
     const memory = await backend.memory();
-    return { ...timing, ...memory, device: backend.info.device, dtype: backend.info.dtype, parameters: backend.parameters, threads: Number(backend.hello.threads) };
+    return {
+      ...timing,
+      ...memory,
+      device: backend.info.device,
+      dtype: backend.info.dtype,
+      parameters: backend.parameters,
+      threads: Number(backend.hello.threads),
+    };
   } finally {
     await backend.dispose();
   }
@@ -142,10 +183,18 @@ export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchRe
 /** transformers' config for a llama-family ModelConfig (what AutoConfig.for_model takes). */
 export function hfConfig(config: ModelConfig): Record<string, unknown> {
   return {
-    model_type: config.architecture, vocab_size: config.vocabSize, hidden_size: config.embeddingLength, num_hidden_layers: config.blockCount,
-    num_attention_heads: config.headCount, num_key_value_heads: config.headCountKv, head_dim: config.headDim,
-    intermediate_size: config.feedForwardLength, rms_norm_eps: config.rmsNormEpsilon, max_position_embeddings: config.contextLength,
-    tie_word_embeddings: config.tiedOutput, ...(config.architecture === 'llama' ? { attention_bias: config.attentionBias } : {}),
+    model_type: config.architecture,
+    vocab_size: config.vocabSize,
+    hidden_size: config.embeddingLength,
+    num_hidden_layers: config.blockCount,
+    num_attention_heads: config.headCount,
+    num_key_value_heads: config.headCountKv,
+    head_dim: config.headDim,
+    intermediate_size: config.feedForwardLength,
+    rms_norm_eps: config.rmsNormEpsilon,
+    max_position_embeddings: config.contextLength,
+    tie_word_embeddings: config.tiedOutput,
+    ...(config.architecture === 'llama' ? { attention_bias: config.attentionBias } : {}),
   };
 }
 
@@ -155,9 +204,15 @@ export function hfConfig(config: ModelConfig): Record<string, unknown> {
  */
 export function benchAnchor(c: TorchBenchCase, like: Pick<TorchBenchResult, 'dtype' | 'threads' | 'checkpointing'>): Promise<TorchBenchResult> {
   const job = {
-    hf_config: hfConfig(c.config), shapes: c.batches.map((b) => [b.batchSize, b.length]), steps: c.steps, warmup: c.warmup,
-    lora: { r: c.lora.r, alpha: c.lora.alpha, target_modules: c.lora.targetModules }, device: c.device,
-    dtype: like.dtype, threads: like.threads, checkpointing: like.checkpointing ?? false,
+    hf_config: hfConfig(c.config),
+    shapes: c.batches.map((b) => [b.batchSize, b.length]),
+    steps: c.steps,
+    warmup: c.warmup,
+    lora: { r: c.lora.r, alpha: c.lora.alpha, target_modules: c.lora.targetModules },
+    device: c.device,
+    dtype: like.dtype,
+    threads: like.threads,
+    checkpointing: like.checkpointing ?? false,
   };
   return new Promise((resolve, reject) => {
     const child = execFile(c.python, [path.join(torchPythonPath(), 'anchor.py')], { maxBuffer: 1 << 20, env: torchProcessEnv() }, (error, stdout, stderr) => {
@@ -173,7 +228,9 @@ const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
 /** One line per side: tokens/s, peak memory, bytes per base parameter. */
 export function benchLine(label: string, r: TorchBenchResult): string {
   const perParameter = r.parameters ? `, ${(r.peakRssBytes / r.parameters).toFixed(1)} bytes/parameter at peak RSS` : '';
-  const gpu = r.peakDeviceBytes ? `, GPU ${gb(r.peakDeviceBytes)}${r.parameters ? ` (${(r.peakDeviceBytes / r.parameters).toFixed(1)} bytes/parameter)` : ''}` : '';
+  const gpu = r.peakDeviceBytes
+    ? `, GPU ${gb(r.peakDeviceBytes)}${r.parameters ? ` (${(r.peakDeviceBytes / r.parameters).toFixed(1)} bytes/parameter)` : ''}`
+    : '';
   return `${label.padEnd(58)} ${r.tokensPerSecond.toFixed(0)} tokens/s (${r.stepSeconds.toFixed(2)} s/step), ${r.dtype}${r.checkpointing ? ', checkpointing' : ''}; peak RSS ${gb(r.peakRssBytes)}${perParameter}${gpu} [${r.device}]`;
 }
 
@@ -188,7 +245,12 @@ export async function compareWithPlainLoop(label: string, c: TorchBenchCase): Pr
 }
 
 /** A random-weight model of `config` written as a BF16 GGUF, trained on random 2-row batches of `length` tokens. */
-export async function shapeCase(python: string, dir: string, config: ModelConfig, options: { batchSize?: number; length?: number; steps?: number; warmup?: number; device?: string } = {}): Promise<TorchBenchCase> {
+export async function shapeCase(
+  python: string,
+  dir: string,
+  config: ModelConfig,
+  options: { batchSize?: number; length?: number; steps?: number; warmup?: number; device?: string } = {},
+): Promise<TorchBenchCase> {
   const modelPath = path.join(dir, `${config.name}.gguf`);
   await writeRandomModelGguf(modelPath, config, 'bf16');
   const batches = randomBatches(config.vocabSize, options.batchSize ?? 2, options.length ?? 256, 2);
@@ -206,7 +268,10 @@ export async function measureQwen3FourBillionMemory(python: string, dir: string,
     console.log(benchLine('qwen3-4b-shaped, 1x256: torch backend', result));
     // The Python process holds the model; the trainer's side (here this process) the batches and the LoRA's start.
     const node = process.memoryUsage().rss;
-    console.log('qwen3-4b-shaped, 1x256: peak RSS of svc\'s processes'.padEnd(58), `${gb(result.peakRssBytes + node)} (Python ${gb(result.peakRssBytes)} + the trainer's side ${gb(node)}; goal <= 11 GB)`);
+    console.log(
+      "qwen3-4b-shaped, 1x256: peak RSS of svc's processes".padEnd(58),
+      `${gb(result.peakRssBytes + node)} (Python ${gb(result.peakRssBytes)} + the trainer's side ${gb(node)}; goal <= 11 GB)`,
+    );
     return result;
   } finally {
     await rm(c.modelPath, { force: true });

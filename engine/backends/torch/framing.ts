@@ -69,7 +69,7 @@ export class FrameDecoder {
     if (this.buffered < 4) return undefined;
     const buffer = this.peek();
     const headerLength = buffer.readUInt32LE(0);
-    if (headerLength > MAX_HEADER_BYTES || (buffer.length > 4 && buffer[4] !== 0x7b /* { */)) {
+    if (headerLength > MAX_HEADER_BYTES || (buffer.length > 4 && buffer[4] !== 0x7b) /* { */) {
       throw new FramingError(`expected a frame, got ${quote(buffer)}`);
     }
     if (buffer.length < 4 + headerLength) return undefined;

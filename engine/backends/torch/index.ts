@@ -90,7 +90,18 @@ export class TorchBackend implements ComputeBackend {
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
     // Absolute: ranks under torchrun run in another working directory.
-    const frame = await this.process.request('load', { modelPath: path.resolve(modelPath), config, checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto', logitsChunkBytes: this.loadOptions.logitsChunkBytes, dtype: this.loadOptions.dtype }, [], (p) => onProgress?.(p as unknown as LoadProgress));
+    const frame = await this.process.request(
+      'load',
+      {
+        modelPath: path.resolve(modelPath),
+        config,
+        checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto',
+        logitsChunkBytes: this.loadOptions.logitsChunkBytes,
+        dtype: this.loadOptions.dtype,
+      },
+      [],
+      (p) => onProgress?.(p as unknown as LoadProgress),
+    );
     this.info = { ...this.info, device: String(frame.header.device), dtype: String(frame.header.dtype) };
     this.projectionShapes = frame.header.projectionShapes as Record<string, [number, number]>;
     this.parameters = Number(frame.header.parameters);
@@ -105,7 +116,11 @@ export class TorchBackend implements ComputeBackend {
     const frame = await this.process.request('train_step', { batchSize: batch.batchSize, length: batch.length, optimizer }, batchTensors(batch));
     const gradNorm = frame.header.gradNorm;
     const correct = Number(frame.header.correctTokens);
-    return { loss: Number(frame.header.loss), gradNorm: typeof gradNorm === 'number' ? gradNorm : NaN, tokenAccuracy: batch.maskedTokens ? correct / batch.maskedTokens : NaN };
+    return {
+      loss: Number(frame.header.loss),
+      gradNorm: typeof gradNorm === 'number' ? gradNorm : NaN,
+      tokenAccuracy: batch.maskedTokens ? correct / batch.maskedTokens : NaN,
+    };
   }
 
   async evalBatch(batch: TokenBatch): Promise<EvalResult> {
@@ -132,7 +147,11 @@ export class TorchBackend implements ComputeBackend {
   /** Peak resident memory of the Python process and peak accelerator memory, in bytes; whether the last step recomputed activations. */
   async memory(): Promise<{ peakRssBytes: number; peakDeviceBytes: number; checkpointing: boolean }> {
     const frame = await this.process.request('memory');
-    return { peakRssBytes: Number(frame.header.peakRssBytes), peakDeviceBytes: Number(frame.header.peakDeviceBytes), checkpointing: frame.header.checkpointing === true };
+    return {
+      peakRssBytes: Number(frame.header.peakRssBytes),
+      peakDeviceBytes: Number(frame.header.peakDeviceBytes),
+      checkpointing: frame.header.checkpointing === true,
+    };
   }
 
   /** Asks the process to finish; kills it if it has not within a few seconds. Safe to call twice. */
@@ -157,7 +176,11 @@ export async function startTorchBackend(options: TorchBackendOptions = {}): Prom
     python = found.python;
   }
   const child = new TorchProcess({ python, device: options.device, threads: options.threads, log: options.log, ranks: options.ranks });
-  const backend = new TorchBackend(child, { checkpointActivations: options.checkpointActivations, logitsChunkBytes: options.logitsChunkBytes, dtype: options.dtype });
+  const backend = new TorchBackend(child, {
+    checkpointActivations: options.checkpointActivations,
+    logitsChunkBytes: options.logitsChunkBytes,
+    dtype: options.dtype,
+  });
   try {
     await backend.start();
   } catch (error) {

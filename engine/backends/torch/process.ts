@@ -56,7 +56,11 @@ export class TorchProcess {
 
   constructor(private readonly options: TorchProcessOptions) {
     const ranks = options.ranks;
-    const env = torchProcessEnv({ ...(ranks ? ranksEnv(ranks) : {}), SVC_TORCH_DEVICE: options.device || (ranks ? ranksEnv(ranks).SVC_TORCH_DEVICE : undefined), SVC_TORCH_THREADS: options.threads ? String(options.threads) : undefined });
+    const env = torchProcessEnv({
+      ...(ranks ? ranksEnv(ranks) : {}),
+      SVC_TORCH_DEVICE: options.device || (ranks ? ranksEnv(ranks).SVC_TORCH_DEVICE : undefined),
+      SVC_TORCH_THREADS: options.threads ? String(options.threads) : undefined,
+    });
     const entry = path.join(torchPythonPath(), 'svc_torch_server.py');
     // torchrun starts in the python folder, so a stray torch.py in the caller's directory cannot shadow torch.
     const args = ranks ? ['-m', 'torch.distributed.run', ...torchrunArgs(ranks), entry] : [entry];
@@ -79,7 +83,9 @@ export class TorchProcess {
           this.fail(new Error(`the torch backend's ${failedRank} while ${doing}${this.stderrSuffix()}`));
           return resolve();
         }
-        const prefix = this.started ? `the torch backend process exited (${how}) while ${doing}` : `the torch backend (${options.python}) exited at start (${how})`;
+        const prefix = this.started
+          ? `the torch backend process exited (${how}) while ${doing}`
+          : `the torch backend (${options.python}) exited at start (${how})`;
         this.fail(new Error(`${prefix}; python: ${options.python}${this.stderrSuffix()}`));
         resolve();
       });
@@ -138,7 +144,11 @@ export class TorchProcess {
       frames = this.decoder.push(chunk);
     } catch (error) {
       if (!(error instanceof FramingError)) throw error;
-      this.fail(new Error(`the torch backend (${this.options.python}) wrote something that is not a frame on stdout: ${error.message}; is ${this.options.python} a Python with svc's torch backend?`));
+      this.fail(
+        new Error(
+          `the torch backend (${this.options.python}) wrote something that is not a frame on stdout: ${error.message}; is ${this.options.python} a Python with svc's torch backend?`,
+        ),
+      );
       this.kill();
       return;
     }

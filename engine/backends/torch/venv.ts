@@ -18,7 +18,8 @@ const current = (): PythonPlatform => ({ platform: process.platform, env: proces
 export function torchVenvDir(on: PythonPlatform = current()): string {
   const paths = on.platform === 'win32' ? path.win32 : path.posix;
   if (on.env.SVC_TORCH_VENV) return paths.resolve(on.env.SVC_TORCH_VENV);
-  const cache = on.platform === 'win32' ? on.env.LOCALAPPDATA || paths.join(on.home, 'AppData', 'Local') : on.env.XDG_CACHE_HOME || paths.join(on.home, '.cache');
+  const cache =
+    on.platform === 'win32' ? on.env.LOCALAPPDATA || paths.join(on.home, 'AppData', 'Local') : on.env.XDG_CACHE_HOME || paths.join(on.home, '.cache');
   return paths.join(cache, 'svc', 'torch-venv');
 }
 

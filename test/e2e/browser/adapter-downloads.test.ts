@@ -25,7 +25,10 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
   let trained: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 4, saveSteps: 2 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
+    [stack, browser] = await Promise.all([
+      startStudioStack({ workers: 1, maxSteps: 4, saveSteps: 2 }),
+      launchChromium({ viewport: { width: 1280, height: 1000 } }),
+    ]);
     page = browser.page;
     consoleWatch = watchConsole(page);
   });
@@ -65,8 +68,15 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
     assert.equal(peft.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-step-2-peft.zip`);
     const zipFile = path.join(stack.tmp.path, "step-2.zip");
     writeFileSync(zipFile, await saved(peft));
-    assert.deepEqual(execFileSync("unzip", ["-Z1", zipFile], { encoding: "utf8" }).trim().split("\n").sort(), ["adapter_config.json", "adapter_model.safetensors"]);
-    assert.ok(execFileSync("unzip", ["-p", zipFile, "adapter_model.safetensors"], { maxBuffer: 64 * 2 ** 20 }).equals(onDisk(job, "checkpoint-2.adapter_model.safetensors")));
+    assert.deepEqual(execFileSync("unzip", ["-Z1", zipFile], { encoding: "utf8" }).trim().split("\n").sort(), [
+      "adapter_config.json",
+      "adapter_model.safetensors",
+    ]);
+    assert.ok(
+      execFileSync("unzip", ["-p", zipFile, "adapter_model.safetensors"], { maxBuffer: 64 * 2 ** 20 }).equals(
+        onDisk(job, "checkpoint-2.adapter_model.safetensors"),
+      ),
+    );
 
     await files.scrollIntoViewIfNeeded();
     await screenshotBothThemes(page, "adapter-job-files");
@@ -75,7 +85,9 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
 
   it("the endpoint page downloads the adapter its target serves", async () => {
     const job = await completedJob();
-    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "checkpoint-bot", target: { kind: "checkpoint", jobId: job.id, step: 2 } } });
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "checkpoint-bot", target: { kind: "checkpoint", jobId: job.id, step: 2 } },
+    });
     assert.equal(created.status, 201, created.text);
     const deployment = created.json as Deployment;
     await openRoute(page, stack.studio.url, `#/endpoints/${deployment.id}`);
@@ -97,14 +109,21 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
     await row.getByText(/^Merged GGUF ~\d/).waitFor();
     const q8Label = await button.textContent();
     await row.getByTestId("merged-quant").selectOption("f16");
-    await pollUntil(async () => ((await button.textContent()) !== q8Label ? true : undefined), { timeoutMs: 5000, description: "the F16 size to replace Q8_0's" });
+    await pollUntil(async () => ((await button.textContent()) !== q8Label ? true : undefined), {
+      timeoutMs: 5000,
+      description: "the F16 size to replace Q8_0's",
+    });
     const [merged] = await Promise.all([page.waitForEvent("download"), button.click()]);
     assert.equal(merged.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-step-2-f16.gguf`);
     const file = path.join(stack.tmp.path, "merged-f16.gguf");
     writeFileSync(file, await saved(merged));
     const header = await readGgufHeader(file);
     assert.equal(header.metadata.get("general.file_type")?.value, 1, "F16");
-    assert.equal(header.tensors.some((t) => t.name.includes("lora")), false, "the adapter is merged in, not beside");
+    assert.equal(
+      header.tensors.some((t) => t.name.includes("lora")),
+      false,
+      "the adapter is merged in, not beside",
+    );
     assert.deepEqual(consoleWatch.errors, []);
   });
 
@@ -119,7 +138,10 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
     execFileSync("rm", [file]);
     try {
       await row.getByTestId("download-gguf").click();
-      await row.getByRole("alert").getByText(/^Couldn't download: an artifact file is missing from the cloud's data dir/).waitFor();
+      await row
+        .getByRole("alert")
+        .getByText(/^Couldn't download: an artifact file is missing from the cloud's data dir/)
+        .waitFor();
     } finally {
       writeFileSync(file, kept);
     }

@@ -50,7 +50,6 @@ describe("studio compare runs (issue 12)", function () {
   }
   const trainedRuns = () => (runs ??= trainBoth());
 
-
   const row = (id: string) => page.locator(`tr[data-job-id="${id}"]`);
   const checkbox = (id: string) => row(id).getByTestId("compare-select");
   const compareButton = () => page.getByTestId("compare-button");
@@ -107,7 +106,10 @@ describe("studio compare runs (issue 12)", function () {
       timeoutMs: 30_000,
       description: "run A's curve",
     });
-    await pollUntil(async () => (pathVertexCount(await lossB.getAttribute("d")) === STEPS_B ? true : undefined), { timeoutMs: 30_000, description: "run B's curve" });
+    await pollUntil(async () => (pathVertexCount(await lossB.getAttribute("d")) === STEPS_B ? true : undefined), {
+      timeoutMs: 30_000,
+      description: "run B's curve",
+    });
     assert.ok((await page.locator('circle[data-series="eval-0"]').count()) > 0);
     assert.ok((await page.locator('circle[data-series="eval-1"]').count()) > 0);
     assert.notEqual(await lossA.evaluate((el) => getComputedStyle(el).stroke), await lossB.evaluate((el) => getComputedStyle(el).stroke), "different colours");
@@ -134,10 +136,10 @@ describe("studio compare runs (issue 12)", function () {
     await screenshotBothThemes(page, "compare-runs");
 
     await page.getByLabel("Only differences").check();
-    assert.deepEqual(
-      (await page.locator("tr[data-config-key]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-config-key")))).sort(),
-      ["learningRate", "maxSteps"],
-    );
+    assert.deepEqual((await page.locator("tr[data-config-key]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-config-key")))).sort(), [
+      "learningRate",
+      "maxSteps",
+    ]);
     await page.locator("table").scrollIntoViewIfNeeded();
     await screenshotBothThemes(page, "compare-runs-differences");
 

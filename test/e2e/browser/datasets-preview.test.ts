@@ -14,7 +14,13 @@ import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
 import { BROKEN_SOURCE, NO_TRAINER_SOURCE, copyQuickstart, startStudioStack, writeProject, type StudioStack } from "./support/studioStack.js";
 
-const chat = (user: string, assistant: string) => JSON.stringify({ messages: [{ role: "user", content: user }, { role: "assistant", content: assistant }] });
+const chat = (user: string, assistant: string) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: user },
+      { role: "assistant", content: assistant },
+    ],
+  });
 
 describe("studio Datasets view (issue 12)", function () {
   this.timeout(180_000);
@@ -48,20 +54,39 @@ describe("studio Datasets view (issue 12)", function () {
     await page.getByRole("link", { name: "Datasets", exact: true }).first().waitFor();
     await page.locator(".next").getByRole("link", { name: "Datasets" }).click();
     await page.waitForURL(/#\/datasets$/);
-    await page.getByTestId("preview-verdict").getByText(/^Ready to train: svc start would upload these datasets and train 60 steps at batch 8 \(3\.5 epochs\)\.$/).waitFor({ timeout: 60_000 });
-    assert.match((await page.getByTestId("preview-about").textContent()) ?? "", /Trainer quickstart-json-answers on svc-tiny; tokens counted with svc-tiny's byte tokenizer \(1 token = 1 byte\); conversations may be up to 160 tokens\./);
+    await page
+      .getByTestId("preview-verdict")
+      .getByText(/^Ready to train: svc start would upload these datasets and train 60 steps at batch 8 \(3\.5 epochs\)\.$/)
+      .waitFor({ timeout: 60_000 });
+    assert.match(
+      (await page.getByTestId("preview-about").textContent()) ?? "",
+      /Trainer quickstart-json-answers on svc-tiny; tokens counted with svc-tiny's byte tokenizer \(1 token = 1 byte\); conversations may be up to 160 tokens\./,
+    );
 
-    const trainLines = readFileSync(path.join(dir, "data", "train.jsonl"), "utf8").trim().split("\n");
+    const trainLines = readFileSync(path.join(dir, "data", "train.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     assert.equal(await split("train").getByTestId("conversations").textContent(), String(trainLines.length));
     assert.equal(await split("eval").getByTestId("conversations").textContent(), "20");
     assert.equal(await split("train").getByTestId("problem-count").textContent(), "0");
     // Every conversation is in one bar of the histogram, and none is past the limit.
-    const counts = await split("train").locator("rect.bar").evaluateAll((bars) => bars.map((b) => Number(b.getAttribute("data-count"))));
-    assert.equal(counts.reduce((a, b) => a + b, 0), trainLines.length);
+    const counts = await split("train")
+      .locator("rect.bar")
+      .evaluateAll((bars) => bars.map((b) => Number(b.getAttribute("data-count"))));
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      trainLines.length,
+    );
     assert.equal(await split("train").locator("rect.bar.over").count(), 0);
     // A vertical line has an empty box, which Playwright calls hidden: attached is what can be checked.
     await split("train").getByTestId("length-limit").waitFor({ state: "attached" });
-    assert.equal(await split("train").getByTestId("length-note").textContent().then((t) => t?.trim()), "Every conversation fits in 160 tokens (context).");
+    assert.equal(
+      await split("train")
+        .getByTestId("length-note")
+        .textContent()
+        .then((t) => t?.trim()),
+      "Every conversation fits in 160 tokens (context).",
+    );
 
     // The histogram reads its bins from the keyboard (the readout stays for the screenshot).
     const histogram = split("train").getByTestId("length-histogram");
@@ -80,7 +105,10 @@ describe("studio Datasets view (issue 12)", function () {
     const rows = split("train").getByTestId("dataset-rows").locator("li");
     assert.equal(await rows.count(), 3);
     const first = JSON.parse(trainLines[0]) as { messages: { content: string }[] };
-    assert.deepEqual(await rows.first().locator(".content").allTextContents(), first.messages.map((m) => m.content));
+    assert.deepEqual(
+      await rows.first().locator(".content").allTextContents(),
+      first.messages.map((m) => m.content),
+    );
     assert.match((await rows.first().locator(".where").textContent()) ?? "", /^line 1 · \d+ tokens$/);
     await split("train").getByRole("button", { name: "Show 17 more" }).press("Enter");
     assert.equal(await rows.count(), 20);
@@ -93,7 +121,10 @@ describe("studio Datasets view (issue 12)", function () {
     const lines = [good, "{not json", good, chat("x".repeat(300), "y"), JSON.stringify({ messages: [{ role: "robot", content: "beep" }] }), good];
     const { studio, dir } = await project("broken", lines);
     await openRoute(page, studio.url, "#/datasets");
-    await page.getByTestId("preview-verdict").getByText("Not ready: svc start would refuse these datasets. Fix the problems below.").waitFor({ timeout: 60_000 });
+    await page
+      .getByTestId("preview-verdict")
+      .getByText("Not ready: svc start would refuse these datasets. Fix the problems below.")
+      .waitFor({ timeout: 60_000 });
     assert.equal(await split("train").getByTestId("problem-count").textContent(), "3");
     const issues = await split("train").getByTestId("dataset-issues").locator("li").allTextContents();
     assert.equal(issues.length, 3);
@@ -109,9 +140,15 @@ describe("studio Datasets view (issue 12)", function () {
     // Fixed on disk: Refresh reads the files again.
     writeFileSync(path.join(dir, "data", "train.jsonl"), [good, good, good].join("\n") + "\n");
     await page.getByTestId("refresh-datasets").click();
-    await pollUntil(async () => ((await split("train").getByTestId("problem-count").textContent()) === "0" ? true : undefined), { timeoutMs: 60_000, description: "the fixed file read again" });
+    await pollUntil(async () => ((await split("train").getByTestId("problem-count").textContent()) === "0" ? true : undefined), {
+      timeoutMs: 60_000,
+      description: "the fixed file read again",
+    });
     assert.equal(await split("train").getByTestId("conversations").textContent(), "3");
-    await page.getByTestId("preview-verdict").getByText(/^Ready to train/).waitFor();
+    await page
+      .getByTestId("preview-verdict")
+      .getByText(/^Ready to train/)
+      .waitFor();
   });
 
   it("says when there is no trainer, and when the project does not build", async () => {
@@ -120,6 +157,9 @@ describe("studio Datasets view (issue 12)", function () {
     await page.getByText("No trainer in src/svc/index.ts yet. Add createTrainer(...) and pass it to createSvc.").waitFor({ timeout: 60_000 });
     const broken = await stack.studioFor(writeProject(stack.tmp.path, "no-build", BROKEN_SOURCE));
     await openRoute(page, broken.url, "#/datasets");
-    await page.getByTestId("preview-error").getByText(/^Couldn't preview the datasets: .*index\.ts:2: /).waitFor({ timeout: 60_000 });
+    await page
+      .getByTestId("preview-error")
+      .getByText(/^Couldn't preview the datasets: .*index\.ts:2: /)
+      .waitFor({ timeout: 60_000 });
   });
 });

@@ -55,10 +55,13 @@ describe("studio endpoint detail: last use and delete (issue 12)", function () {
     assert.equal(call.status, 200, await call.text());
 
     // Best-effort and batched (SVC_EDGE_LAST_USED_FLUSH_MS, 1 s by default): reload until it shows.
-    await pollUntil(async () => {
-      await page.reload();
-      return (await lastUsed("used key").textContent({ timeout: 5000 }))?.trim() === "used just now" ? true : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 250, description: "the key's last use to show" });
+    await pollUntil(
+      async () => {
+        await page.reload();
+        return (await lastUsed("used key").textContent({ timeout: 5000 }))?.trim() === "used just now" ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, description: "the key's last use to show" },
+    );
     assert.equal((await lastUsed("idle key").textContent())?.trim(), "never used");
     assert.ok(await lastUsed("used key").getAttribute("title"), "the exact time is in the tooltip");
     await page.locator("tr[data-key-id]").first().scrollIntoViewIfNeeded();
@@ -87,13 +90,12 @@ describe("studio endpoint detail: last use and delete (issue 12)", function () {
     await page.keyboard.press("Enter");
     const notice = page.getByTestId("endpoint-deleted");
     await notice.waitFor();
-    assert.equal(
-      await notice.textContent(),
-      "Endpoint “doomed-bot” deleted. Its URL no longer answers and its keys no longer work. The slug stays reserved.",
-    );
+    assert.equal(await notice.textContent(), "Endpoint “doomed-bot” deleted. Its URL no longer answers and its keys no longer work. The slug stays reserved.");
     await screenshotBothThemes(page, "endpoint-deleted");
     assert.equal((await studioRequest(stack.studio, "GET", `/api/deployments/${deployment.id}`)).status, 404);
-    const again = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "doomed-bot", target: { kind: "base_model", name: "svc-tiny" } } });
+    const again = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "doomed-bot", target: { kind: "base_model", name: "svc-tiny" } },
+    });
     assert.equal(again.status, 409);
     assert.match(again.text, /stays reserved/);
 

@@ -29,7 +29,9 @@ describe("studio endpoint: keys with expiry, limits and usage (issue 28)", funct
   });
 
   it("issues a key that expires in an hour with 30 RPM; its use shows and the 31st request gets a 429", async () => {
-    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "ruled-bot", target: { kind: "base_model", name: "svc-tiny" } } });
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "ruled-bot", target: { kind: "base_model", name: "svc-tiny" } },
+    });
     assert.equal(created.status, 201, created.text);
     const deployment = created.json as Deployment;
     await openRoute(page, stack.studio.url, `#/endpoints/${deployment.id}`);
@@ -47,7 +49,8 @@ describe("studio endpoint: keys with expiry, limits and usage (issue 28)", funct
     // One after another, as one client does (racing clients are cloud-key-limits.test.ts's; here the
     // inference queue's own 429 must not be what refuses them).
     const results: PromiseSettledResult<OpenAI.ChatCompletion>[] = [];
-    for (let i = 0; i < 31; i++) results.push(...(await Promise.allSettled([client.chat.completions.create({ model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 1 })])));
+    for (let i = 0; i < 31; i++)
+      results.push(...(await Promise.allSettled([client.chat.completions.create({ model: "x", messages: [{ role: "user", content: "hi" }], max_tokens: 1 })])));
     const served = results.filter((r) => r.status === "fulfilled");
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     assert.equal(served.length, 30);

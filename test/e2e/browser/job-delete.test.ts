@@ -19,7 +19,10 @@ describe("studio job page: disk used and Delete (issue 26)", function () {
   let page: Page;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 4, evalSteps: 2, saveSteps: 2 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
+    [stack, browser] = await Promise.all([
+      startStudioStack({ workers: 1, maxSteps: 4, evalSteps: 2, saveSteps: 2 }),
+      launchChromium({ viewport: { width: 1280, height: 1000 } }),
+    ]);
     page = browser.page;
   });
   after(async () => {
@@ -36,7 +39,10 @@ describe("studio job page: disk used and Delete (issue 26)", function () {
     const deployment = await client.createDeployment({ slug: "keeps-the-job", target: { kind: "adapter", jobId: job.id }, authMode: "none" });
 
     await openRoute(page, stack.studio.url, `#/jobs/${job.id}`);
-    await page.getByTestId("job-disk").filter({ hasText: formatBytes(diskBytes) }).waitFor();
+    await page
+      .getByTestId("job-disk")
+      .filter({ hasText: formatBytes(diskBytes) })
+      .waitFor();
     await screenshotBothThemes(page, "job-delete-page");
 
     // Keep: nothing happens.
@@ -70,6 +76,9 @@ describe("studio job page: disk used and Delete (issue 26)", function () {
     await page.locator(".empty-state").waitFor();
     assert.equal(await page.getByText(job.name).count(), 0);
     // The browser logs the refused DELETE (409) itself; nothing else may be an error.
-    assert.deepEqual(consoleWatch.errors.filter((error) => !/status of 409 \(Conflict\) @ .*\/api\/jobs\//.test(error)), []);
+    assert.deepEqual(
+      consoleWatch.errors.filter((error) => !/status of 409 \(Conflict\) @ .*\/api\/jobs\//.test(error)),
+      [],
+    );
   });
 });

@@ -26,7 +26,10 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
   let completed: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: STEPS, evalSteps: 10, saveSteps: 10 }), launchChromium({ viewport: { width: 1280, height: 1000 } })]);
+    [stack, browser] = await Promise.all([
+      startStudioStack({ workers: 1, maxSteps: STEPS, evalSteps: 10, saveSteps: 10 }),
+      launchChromium({ viewport: { width: 1280, height: 1000 } }),
+    ]);
     page = browser.page;
     consoleWatch = watchConsole(page);
   });
@@ -122,7 +125,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     assert.ok(evalPoints > 0);
     const evalPath = page.locator('path[data-series="evalLoss"]');
     // The y ticks (label and height): a log axis spaces the same values differently.
-    const yTicks = () => page.locator('svg.plot text.tick[text-anchor="end"]').evaluateAll((els) => els.map((el) => `${el.textContent}@${el.getAttribute("y")}`).join(" "));
+    const yTicks = () =>
+      page.locator('svg.plot text.tick[text-anchor="end"]').evaluateAll((els) => els.map((el) => `${el.textContent}@${el.getAttribute("y")}`).join(" "));
     const linear = await yTicks();
     await page.getByTestId("job-chart-log-scale").check();
     await pollUntil(async () => ((await yTicks()) !== linear ? true : undefined), { timeoutMs: 5000, description: "log-scale ticks" });
@@ -201,7 +205,11 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const evalPoints = logs.filter((l) => typeof l.evalTokenAccuracy === "number").length;
     assert.ok(evalPoints > 0);
     assert.equal(await page.locator('circle[data-series="evalTokenAccuracy"]').count(), evalPoints);
-    assert.notEqual(await page.locator('path[data-series="evalTokenAccuracy"]').evaluate((el) => getComputedStyle(el).strokeDasharray), "none", "eval accuracy is dashed");
+    assert.notEqual(
+      await page.locator('path[data-series="evalTokenAccuracy"]').evaluate((el) => getComputedStyle(el).strokeDasharray),
+      "none",
+      "eval accuracy is dashed",
+    );
     const plot = page.locator("svg.plot");
     await plot.focus();
     await page.keyboard.press("End");
@@ -238,10 +246,14 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     // The worker also saves a checkpoint at the last step when saveSteps divides it.
     const bestCheckpoint = lowest(saved);
     const select = page.getByTestId("checkpoint-step");
-    await pollUntil(async () => ((await select.inputValue()) === String(bestCheckpoint) && (await select.locator("option:checked").textContent())?.includes("best") ? true : undefined), {
-      timeoutMs: 10_000,
-      description: `checkpoint ${bestCheckpoint} offered first, marked best`,
-    });
+    await pollUntil(
+      async () =>
+        (await select.inputValue()) === String(bestCheckpoint) && (await select.locator("option:checked").textContent())?.includes("best") ? true : undefined,
+      {
+        timeoutMs: 10_000,
+        description: `checkpoint ${bestCheckpoint} offered first, marked best`,
+      },
+    );
     assert.equal(await select.locator("option:checked").textContent(), `Step ${bestCheckpoint} (best: eval loss ${evalAt.get(bestCheckpoint)!.toFixed(4)})`);
   });
 
@@ -273,8 +285,17 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     assert.equal(jsonDownload.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-metrics.json`);
     const json = JSON.parse(await readFile((await jsonDownload.path())!, "utf8"));
     assert.deepEqual(json.job, { id: job.id, name: "quickstart-json-answers" });
-    assert.deepEqual(json.rows.map((r: { step: number }) => r.step), logs.map((l) => l.step));
-    assert.deepEqual(json.rows[0], { step: logs[0].step, loss: logs[0].loss, learningRate: logs[0].learningRate, tokensPerSecond: logs[0].tokensPerSecond, tokenAccuracy: logs[0].tokenAccuracy });
+    assert.deepEqual(
+      json.rows.map((r: { step: number }) => r.step),
+      logs.map((l) => l.step),
+    );
+    assert.deepEqual(json.rows[0], {
+      step: logs[0].step,
+      loss: logs[0].loss,
+      learningRate: logs[0].learningRate,
+      tokensPerSecond: logs[0].tokensPerSecond,
+      tokenAccuracy: logs[0].tokenAccuracy,
+    });
     await page.getByTestId("job-chart-smoothing").fill("0");
   });
 
@@ -284,7 +305,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     assert.equal(await page.getByTestId("base-model").textContent(), "svc-tiny");
     const seconds = (Date.parse(job.finishedAt!) - Date.parse(job.startedAt!)) / 1000;
     const duration = (await page.getByTestId("job-duration").textContent()) ?? "";
-    const expected = seconds < 60 ? `${Math.round(seconds)} s` : `${Math.floor(Math.round(seconds) / 60)} min ${String(Math.round(seconds) % 60).padStart(2, "0")} s`;
+    const expected =
+      seconds < 60 ? `${Math.round(seconds)} s` : `${Math.floor(Math.round(seconds) / 60)} min ${String(Math.round(seconds) % 60).padStart(2, "0")} s`;
     assert.equal(duration, expected);
     await page.locator("aside.sidebar").scrollIntoViewIfNeeded();
     await screenshotBothThemes(page, "job-metadata");
@@ -295,7 +317,10 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     assert.equal(new URL(page.url()).hash, `#/playground?job=${job.id}`);
     const select = page.getByLabel("Completed job", { exact: true });
     await pollUntil(async () => ((await select.inputValue()) === job.id ? true : undefined), { timeoutMs: 10_000, description: "the job's adapter chosen" });
-    await page.getByRole("radio", { name: "Final adapter" }).isChecked().then((checked) => assert.ok(checked));
+    await page
+      .getByRole("radio", { name: "Final adapter" })
+      .isChecked()
+      .then((checked) => assert.ok(checked));
     await screenshotBothThemes(page, "job-open-in-playground");
   });
 

@@ -76,7 +76,10 @@ describe("studio: base-model pickers show the models' facts", function () {
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     await page.getByRole("radio", { name: "Base model" }).check();
     const options = await modelOptions();
-    assert.ok(options.some((o) => /^my-qwen · qwen3 · .* · ctx 40960$/.test(o)), options.join("\n"));
+    assert.ok(
+      options.some((o) => /^my-qwen · qwen3 · .* · ctx 40960$/.test(o)),
+      options.join("\n"),
+    );
     await page.getByLabel("Model", { exact: true }).selectOption("my-qwen");
     await screenshotBothThemes(page, "models-playground");
   });

@@ -86,11 +86,23 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
 
   it("runs of one trainer can be told apart: short id and differing config by eye, in accessible names too", async () => {
     // The project scope, then three runs of one trainer that differ only in their learning rate (listed, not trained).
-    const scope = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "tell-apart", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" } });
+    const scope = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "tell-apart", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" },
+    });
     assert.equal(scope.status, 201, scope.text);
     const client = projectClient(stack);
     const dataset = await client.uploadDataset("train.jsonl", readFileSync(path.join(stack.projectDir, "data", "train.jsonl")));
-    const config = { name: "same-name", model: "svc-tiny", maxSteps: 1, batchSize: 1, evalSteps: 0, saveSteps: 0, seed: 1, schedule: "cosine", lora: { r: 2, alpha: 4, targetModules: ["q_proj"] } };
+    const config = {
+      name: "same-name",
+      model: "svc-tiny",
+      maxSteps: 1,
+      batchSize: 1,
+      evalSteps: 0,
+      saveSteps: 0,
+      seed: 1,
+      schedule: "cosine",
+      lora: { r: 2, alpha: 4, targetModules: ["q_proj"] },
+    };
     const rates = [0.001, 0.002, 0.003];
     const jobs = [];
     for (const learningRate of rates) {
@@ -121,12 +133,17 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     await columns.first().waitFor();
     await page.waitForFunction((n) => document.querySelectorAll('[data-testid="compare-column"]').length === n, jobs.length);
     const headers = (await columns.allTextContents()).map((t) => t.replace(/\s+/g, " ").trim());
-    assert.deepEqual(headers, jobs.map((j) => `same-name ${j.id.slice(0, 8)}`));
+    assert.deepEqual(
+      headers,
+      jobs.map((j) => `same-name ${j.id.slice(0, 8)}`),
+    );
     await screenshotBothThemes(page, "newcomer-compare-columns");
   });
 
   it("the create-endpoint hint shows the URL the slug typed gets, not `<slug>.<deploy domain>`", async () => {
-    const existing = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "hint-host", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" } });
+    const existing = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "hint-host", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" },
+    });
     assert.equal(existing.status, 201, existing.text);
     const domain = new URL(existing.json.url as string).host.slice("hint-host.".length);
     await openRoute(page, stack.studio.url, "#/endpoints");
@@ -134,12 +151,17 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     await page.locator("vscode-button", { hasText: "New endpoint" }).click();
     await page.getByRole("textbox", { name: "Slug" }).fill("my-bot");
     const help = page.locator("#slug-help");
-    assert.equal((await help.textContent())!.replace(/\s+/g, " ").trim(), `The endpoint is served at my-bot.${domain}; the slug stays reserved even while disabled.`);
+    assert.equal(
+      (await help.textContent())!.replace(/\s+/g, " ").trim(),
+      `The endpoint is served at my-bot.${domain}; the slug stays reserved even while disabled.`,
+    );
     await screenshotBothThemes(page, "newcomer-create-endpoint-hint");
   });
 
   it("after issuing a key, the Quick start offers to fill it in; YOUR_API_KEY stays the default", async () => {
-    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "fill-key", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" } });
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "fill-key", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" },
+    });
     assert.equal(created.status, 201, created.text);
     await openRoute(page, stack.studio.url, `#/endpoints/${created.json.id}`);
     const code = page.getByTestId("quickstart-code");
@@ -200,7 +222,10 @@ describe("studio in the browser: a trained run as a newcomer reads it (issue 31)
     await page.goto(`${studio.url}/#/`);
     await page.getByTestId("run-training-label").getByText("Run training: quickstart-json-answers").waitFor({ timeout: 60_000 });
     await page.locator("vscode-button", { hasText: "Run training" }).click();
-    await page.getByLabel("Training output").getByText(/^step=1 /m).waitFor({ timeout: 120_000 });
+    await page
+      .getByLabel("Training output")
+      .getByText(/^step=1 /m)
+      .waitFor({ timeout: 120_000 });
     // Well inside the card's 5 s poll: only a reload on the first step can show it.
     await page.getByTestId("recent-jobs").locator('[data-status="running"]').waitFor({ timeout: 1_500 });
     const stopped = await studioRequest(studio, "DELETE", "/api/train");
@@ -219,6 +244,9 @@ describe("studio in the browser: a trained run as a newcomer reads it (issue 31)
     await pollUntil(async () => (/job \S+ queued/.test(stdout) ? true : undefined), { timeoutMs: 60_000, description: "the job to be queued" });
     child.kill("SIGTERM");
     await exited;
-    assert.equal(stderr.split("\n").find((line) => line.startsWith("svc: cancelling")), "svc: cancelling the job");
+    assert.equal(
+      stderr.split("\n").find((line) => line.startsWith("svc: cancelling")),
+      "svc: cancelling the job",
+    );
   });
 });

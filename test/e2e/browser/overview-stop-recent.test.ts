@@ -61,7 +61,10 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
     const row = page.getByTestId("recent-jobs").locator(`li[data-job-id="${jobId}"]`);
     await row.waitFor({ timeout: 4000 });
     assert.equal(await row.getByRole("link").getAttribute("href"), `#/jobs/${jobId}`);
-    await console.getByText(/step=\d+ loss=/).first().waitFor({ timeout: 90_000 });
+    await console
+      .getByText(/step=\d+ loss=/)
+      .first()
+      .waitFor({ timeout: 90_000 });
     await screenshotBothThemes(page, "overview-running");
 
     await page.getByTestId("stop-training").click();
@@ -96,7 +99,10 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
     await page.getByTestId("stop-training").focus();
     await page.keyboard.press("Enter");
     // The confirmation takes the focus, so a second Enter confirms.
-    await pollUntil(() => page.evaluate(() => document.activeElement?.textContent?.trim() === "Stop run"), { timeoutMs: 5000, description: "focus on Stop run" });
+    await pollUntil(() => page.evaluate(() => document.activeElement?.textContent?.trim() === "Stop run"), {
+      timeoutMs: 5000,
+      description: "focus on Stop run",
+    });
     await page.keyboard.press("Enter");
     assert.match(await output, new RegExp(`job ${jobId} cancelled\\n$`), "that tab's svc start ended after cancelling its job");
     await page.getByTestId("run-stopped").waitFor({ timeout: 30_000 });
@@ -110,7 +116,18 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
     const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
     const client = new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId: state.projectId });
     const dataset = await client.uploadDataset("train.jsonl", readFileSync(path.join(stack.projectDir, "data", "train.jsonl")));
-    const config = { name: "x", model: "svc-tiny", maxSteps: 1, learningRate: 1e-3, batchSize: 1, evalSteps: 0, saveSteps: 0, seed: 1, schedule: "cosine", lora: { r: 2, alpha: 4, targetModules: ["q_proj"] } };
+    const config = {
+      name: "x",
+      model: "svc-tiny",
+      maxSteps: 1,
+      learningRate: 1e-3,
+      batchSize: 1,
+      evalSteps: 0,
+      saveSteps: 0,
+      seed: 1,
+      schedule: "cosine",
+      lora: { r: 2, alpha: 4, targetModules: ["q_proj"] },
+    };
     const created: Job[] = [];
     for (let i = 1; i <= 6; i++) {
       const job = await client.createJob({ name: `recent-${i}`, config: { ...config, name: `recent-${i}` }, datasetId: dataset.id });
@@ -118,7 +135,10 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
     }
     await openRoute(page, stack.studio.url, "#/jobs");
     await openRoute(page, stack.studio.url, "#/");
-    const expected = created.slice(1).reverse().map((j) => j.name);
+    const expected = created
+      .slice(1)
+      .reverse()
+      .map((j) => j.name);
     await pollUntil(async () => JSON.stringify(await recentRows().getByRole("link").allTextContents()) === JSON.stringify(expected), {
       timeoutMs: 15_000,
       description: `the card to list ${expected.join(", ")}`,

@@ -26,7 +26,10 @@ describe("studio Playground side by side (issue 12)", function () {
   let trained: Promise<Job> | undefined;
 
   before(async () => {
-    [stack, browser] = await Promise.all([startStudioStack({ workers: 1, maxSteps: 30, saveSteps: 10 }), launchChromium({ viewport: { width: 1360, height: 1000 } })]);
+    [stack, browser] = await Promise.all([
+      startStudioStack({ workers: 1, maxSteps: 30, saveSteps: 10 }),
+      launchChromium({ viewport: { width: 1360, height: 1000 } }),
+    ]);
     page = browser.page;
     consoleWatch = watchConsole(page);
   });
@@ -65,7 +68,10 @@ describe("studio Playground side by side (issue 12)", function () {
       await page.getByLabel("Message", { exact: true }).fill(PROMPT);
       await page.getByLabel("Message", { exact: true }).press("Enter");
       await page.locator("vscode-button", { hasText: "Send to both" }).waitFor({ timeout: 90_000 });
-      await pollUntil(async () => (order.filter((o) => o === "finished").length === 2 ? true : undefined), { timeoutMs: 10_000, description: "both chat requests to finish" });
+      await pollUntil(async () => (order.filter((o) => o === "finished").length === 2 ? true : undefined), {
+        timeoutMs: 10_000,
+        description: "both chat requests to finish",
+      });
     } finally {
       page.off("request", onSent);
       page.off("requestfinished", onFinished);
@@ -76,7 +82,10 @@ describe("studio Playground side by side (issue 12)", function () {
   async function replyOf(column: Locator): Promise<{ text: string; stats: string }> {
     const replies = column.locator(".message-assistant .content");
     assert.equal(await replies.count(), 1, "one reply on this side");
-    return { text: (await replies.textContent()) ?? "", stats: ((await column.getByTestId("reply-stats").textContent()) ?? "").replace(/^Side [AB], last reply:\s*/, "") };
+    return {
+      text: (await replies.textContent()) ?? "",
+      stats: ((await column.getByTestId("reply-stats").textContent()) ?? "").replace(/^Side [AB], last reply:\s*/, ""),
+    };
   }
 
   it("a job's base model beside its adapter (from the job page): both answer at once, each as its own target does, with first-token time and tokens/s", async () => {
@@ -88,7 +97,9 @@ describe("studio Playground side by side (issue 12)", function () {
     await page.getByTestId("compare-in-playground").click();
     await page.waitForURL(/compare=base$/);
     await side("A").getByText("Base model: svc-tiny").waitFor();
-    await side("B").getByText(`Final adapter (job ${job.id.slice(0, 8)})`).waitFor();
+    await side("B")
+      .getByText(`Final adapter (job ${job.id.slice(0, 8)})`)
+      .waitFor();
 
     const order = await sendToBoth();
     assert.deepEqual(order, ["sent", "sent", "finished", "finished"], "both requests left before either answer ended: the sides stream at the same time");
@@ -103,7 +114,10 @@ describe("studio Playground side by side (issue 12)", function () {
 
   it("two checkpoints of one job, chosen from the keyboard after switching layouts", async () => {
     const job = await completedJob();
-    const [early, late] = await Promise.all([directAnswer({ kind: "checkpoint", jobId: job.id, step: 10 }), directAnswer({ kind: "checkpoint", jobId: job.id, step: 30 })]);
+    const [early, late] = await Promise.all([
+      directAnswer({ kind: "checkpoint", jobId: job.id, step: 10 }),
+      directAnswer({ kind: "checkpoint", jobId: job.id, step: 30 }),
+    ]);
     await openRoute(page, stack.studio.url, "#/playground");
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     // The layout switch is a pair of toggle buttons, reached and pressed with the keyboard.
@@ -115,15 +129,25 @@ describe("studio Playground side by side (issue 12)", function () {
     assert.equal(await page.getByRole("button", { name: "Side by side" }).getAttribute("aria-pressed"), "true");
 
     assert.notEqual(early.text, late.text, "the checkpoints answer differently");
-    for (const [name, step] of [["A", "10"], ["B", "30"]] as const) {
+    for (const [name, step] of [
+      ["A", "10"],
+      ["B", "30"],
+    ] as const) {
       await side(name).getByRole("radio", { name: "Checkpoint" }).check();
       await side(name).getByLabel("Job", { exact: true }).selectOption(job.id);
       const steps = side(name).getByLabel("Checkpoint step");
-      await pollUntil(async () => ((await steps.locator("option").count()) >= 2 ? true : undefined), { timeoutMs: 10_000, description: "the job's checkpoint steps" });
+      await pollUntil(async () => ((await steps.locator("option").count()) >= 2 ? true : undefined), {
+        timeoutMs: 10_000,
+        description: "the job's checkpoint steps",
+      });
       await steps.selectOption(step);
     }
-    await side("A").getByText(`Checkpoint step 10 (job ${job.id.slice(0, 8)})`).waitFor();
-    await side("B").getByText(`Checkpoint step 30 (job ${job.id.slice(0, 8)})`).waitFor();
+    await side("A")
+      .getByText(`Checkpoint step 10 (job ${job.id.slice(0, 8)})`)
+      .waitFor();
+    await side("B")
+      .getByText(`Checkpoint step 30 (job ${job.id.slice(0, 8)})`)
+      .waitFor();
     await sendToBoth();
     assert.equal((await replyOf(side("A"))).text, early.text);
     assert.equal((await replyOf(side("B"))).text, late.text);

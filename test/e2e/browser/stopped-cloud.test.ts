@@ -52,7 +52,9 @@ describe("studio in the browser: the local cloud stopped and started again (issu
     const credentials = await studioRequest(studio, "POST", "/api/credentials");
     assert.equal(credentials.json.cloudUrl, `http://127.0.0.1:${port}`);
     // An endpoint creates the project (`.svc/state.json`): with none, the lists ask the cloud nothing.
-    const created = await studioRequest(studio, "POST", "/api/deployments", { body: { slug: "comes-back", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" } });
+    const created = await studioRequest(studio, "POST", "/api/deployments", {
+      body: { slug: "comes-back", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" },
+    });
     assert.equal(created.status, 201, created.text);
   });
   after(async () => {
@@ -98,6 +100,9 @@ describe("studio in the browser: the local cloud stopped and started again (issu
     assert.equal(daemonUrl(), `http://127.0.0.1:${port}`);
     const stopped = await studioRequest(studio, "DELETE", "/api/train");
     assert.equal(stopped.status, 200, stopped.text);
-    await pollUntil(async () => ((await studioRequest(studio, "GET", "/api/train")).json.running ? undefined : true), { timeoutMs: 30_000, description: "the run to end" });
+    await pollUntil(async () => ((await studioRequest(studio, "GET", "/api/train")).json.running ? undefined : true), {
+      timeoutMs: 30_000,
+      description: "the run to end",
+    });
   });
 });

@@ -30,28 +30,35 @@ describe("studio in the browser: the first hour (issue 12)", function () {
 
   async function cancelActiveJobs(): Promise<void> {
     const jobs = (await studioRequest(stack.studio, "GET", "/api/jobs")).json as Job[];
-    for (const job of jobs.filter((j) => j.status === "queued" || j.status === "running")) await studioRequest(stack.studio, "POST", `/api/jobs/${job.id}/cancel`);
+    for (const job of jobs.filter((j) => j.status === "queued" || j.status === "running"))
+      await studioRequest(stack.studio, "POST", `/api/jobs/${job.id}/cancel`);
   }
 
   /** Starts a run through the studio (as Run training does) and returns its job id once queued. */
   async function startRun(): Promise<{ jobId: string; output: Promise<string> }> {
-    const response = await pollUntil(async () => {
-      const attempt = await api("/api/train", { method: "POST" });
-      if (attempt.status !== 409) return attempt;
-      await attempt.body?.cancel();
-      await cancelActiveJobs(); // a failed test before this one left its run going
-      return undefined;
-    }, { timeoutMs: 60_000, intervalMs: 200, description: "the studio's runner to be free" });
+    const response = await pollUntil(
+      async () => {
+        const attempt = await api("/api/train", { method: "POST" });
+        if (attempt.status !== 409) return attempt;
+        await attempt.body?.cancel();
+        await cancelActiveJobs(); // a failed test before this one left its run going
+        return undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: "the studio's runner to be free" },
+    );
     assert.equal(response.status, 200); // the body is the whole run: never read it for a message
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let text = "";
-    const jobId = await pollUntil(async () => {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`svc start ended early:\n${text}`);
-      text += decoder.decode(value, { stream: true });
-      return /job (\S+) queued/.exec(text)?.[1];
-    }, { timeoutMs: 60_000, intervalMs: 0, description: "the `job … queued` line" });
+    const jobId = await pollUntil(
+      async () => {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`svc start ended early:\n${text}`);
+        text += decoder.decode(value, { stream: true });
+        return /job (\S+) queued/.exec(text)?.[1];
+      },
+      { timeoutMs: 60_000, intervalMs: 0, description: "the `job … queued` line" },
+    );
     const output = (async () => {
       for (;;) {
         const { value, done } = await reader.read();
@@ -107,7 +114,10 @@ describe("studio in the browser: the first hour (issue 12)", function () {
     await openRoute(page, stack.studio.url, `#/endpoints/${deployment.id}`);
     await page.getByRole("tab", { name: "JavaScript" }).click();
     const code = page.getByTestId("quickstart-code");
-    const resolves = await lookup(`first-hour.localhost`).then(() => true, () => false);
+    const resolves = await lookup(`first-hour.localhost`).then(
+      () => true,
+      () => false,
+    );
     const expectedUrl = resolves ? deployment.url : deployment.localUrl;
     await code.getByText(`baseURL: "${expectedUrl}/v1"`).waitFor();
     if (!resolves) {
@@ -145,7 +155,7 @@ describe("studio in the browser: the first hour (issue 12)", function () {
     await screenshotBothThemes(page, "first-hour-stale-build");
   });
 
-  it("Run training: `svc start` failing before any job exists shows the failure, not \"The run finished\"", async () => {
+  it('Run training: `svc start` failing before any job exists shows the failure, not "The run finished"', async () => {
     const dir = copyQuickstart(await mkdtemp(path.join(stack.tmp.path, "nodata-")));
     rmSync(path.join(dir, "data", "train.jsonl")); // svc start stops at validating the datasets
     const studio = await stack.studioFor(dir);
@@ -200,7 +210,10 @@ describe("studio in the browser: the first hour (issue 12)", function () {
       await page.keyboard.press("Enter");
       await confirm.waitFor();
       await page.keyboard.press("Enter");
-      await page.getByTestId("job-status").getByText(/cancelled/i).waitFor({ timeout: 60_000 });
+      await page
+        .getByTestId("job-status")
+        .getByText(/cancelled/i)
+        .waitFor({ timeout: 60_000 });
 
       await tabB.getByTestId("run-elsewhere").waitFor({ state: "detached", timeout: 60_000 });
       assert.equal(await tabB.locator("vscode-button", { hasText: "Run training" }).getAttribute("disabled"), null);
@@ -213,13 +226,21 @@ describe("studio in the browser: the first hour (issue 12)", function () {
       this.timeout(480_000); // svc start builds, tokenises and uploads first: minutes on a loaded 2-core machine
       const { jobId, output } = await startRun();
       await openRoute(page, stack.studio.url, `#/jobs/${jobId}`);
-      await page.getByTestId("job-status").getByText(/running/i).waitFor({ timeout: 60_000 }).catch(async (e) => {
-        throw new Error(`${e}\nstatus: ${await page.getByTestId("job-status").textContent()}`);
-      });
+      await page
+        .getByTestId("job-status")
+        .getByText(/running/i)
+        .waitFor({ timeout: 60_000 })
+        .catch(async (e) => {
+          throw new Error(`${e}\nstatus: ${await page.getByTestId("job-status").textContent()}`);
+        });
 
       // The crash: the cloud and its training worker die at once (SIGKILL, nothing cleans up).
       const cloud = stack.cloud;
-      const workerPids = execFileSync("ps", ["-o", "pid=", "--ppid", String(cloud.process.pid)], { encoding: "utf8" }).trim().split(/\s+/).filter(Boolean).map(Number);
+      const workerPids = execFileSync("ps", ["-o", "pid=", "--ppid", String(cloud.process.pid)], { encoding: "utf8" })
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
       const eventsUrl = (url: string) => url.includes(`/api/jobs/${jobId}/events`);
       await cloud.kill();
       for (const pid of workerPids) process.kill(pid, "SIGKILL");
@@ -232,7 +253,10 @@ describe("studio in the browser: the first hour (issue 12)", function () {
       // The cloud comes back on the same ports; the job's worker did not, so the job fails after the grace.
       const { port, edgePort } = { port: new URL(cloud.cloudUrl).port, edgePort: new URL(cloud.edgeUrl).port };
       restarted = await cloud.restart({ args: ["--port", port, "--edge-port", edgePort], env: { SVC_WORKER_GRACE_MS: "500" } });
-      await page.getByTestId("job-status").getByText(/failed/i).waitFor({ timeout: 60_000 });
+      await page
+        .getByTestId("job-status")
+        .getByText(/failed/i)
+        .waitFor({ timeout: 60_000 });
       const job = (await studioRequest(stack.studio, "GET", `/api/jobs/${jobId}`)).json as Job;
       assert.equal(job.status, "failed");
       assert.equal(await page.getByTestId("failure-banner").textContent(), job.error);

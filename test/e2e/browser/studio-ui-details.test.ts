@@ -26,7 +26,9 @@ describe("studio UI details (issue 12 item 10)", function () {
     [stack, browser] = await Promise.all([startStudioStack({ workers: 0 }), launchChromium()]);
     page = browser.page;
     // Creating an endpoint through the studio also creates the project state the job below needs.
-    const created = await studioRequest(stack.studio, "POST", "/api/deployments", { body: { slug: "details-bot", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" } });
+    const created = await studioRequest(stack.studio, "POST", "/api/deployments", {
+      body: { slug: "details-bot", target: { kind: "base_model", name: "svc-tiny" }, authMode: "fixed_api_key" },
+    });
     assert.equal(created.status, 201, created.text);
     deployment = created.json;
   });
@@ -34,7 +36,6 @@ describe("studio UI details (issue 12 item 10)", function () {
     await browser?.close();
     await stack?.stop();
   });
-
 
   it("a disabled vscode-button exposes aria-disabled", async () => {
     await page.goto(`${stack.studio.url}/#/playground`);
@@ -72,7 +73,14 @@ describe("studio UI details (issue 12 item 10)", function () {
     await page.getByText(/Couldn't load job/).waitFor();
     // Let the EventSource's error event (fired after its 404) reach the page before counting.
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    assert.equal(await page.locator(".banner").count(), 1, await page.locator(".banner").allTextContents().then((t) => t.join(" | ")));
+    assert.equal(
+      await page.locator(".banner").count(),
+      1,
+      await page
+        .locator(".banner")
+        .allTextContents()
+        .then((t) => t.join(" | ")),
+    );
     await screenshotBothThemes(page, "details-unknown-job");
   });
 

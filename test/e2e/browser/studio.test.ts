@@ -11,7 +11,16 @@ import type { Deployment } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { BROKEN_SOURCE, NO_TRAINER_SOURCE, projectClient, startStudioStack, studioRequest, trainThroughStudio, writeProject, type StudioStack } from "./support/studioStack.js";
+import {
+  BROKEN_SOURCE,
+  NO_TRAINER_SOURCE,
+  projectClient,
+  startStudioStack,
+  studioRequest,
+  trainThroughStudio,
+  writeProject,
+  type StudioStack,
+} from "./support/studioStack.js";
 
 const run = promisify(execFile);
 
@@ -56,7 +65,6 @@ describe("studio in the browser", function () {
   }
   const ensureIssuedKey = () => (issuedKey ??= issueKeyThroughStudio());
 
-
   it("Overview: runs training and the job page fills the chart live", async () => {
     await page.goto(`${stack.studio.url}/#/`);
     const label = page.getByTestId("run-training-label");
@@ -73,15 +81,21 @@ describe("studio in the browser", function () {
     const lossPath = page.locator('path[data-series="loss"]');
     const status = page.getByTestId("job-status");
     // Two readings of the chart, both while the job is still running: the second has more points.
-    const firstCount = await pollUntil(async () => {
-      const n = pathVertexCount(await lossPath.getAttribute("d", { timeout: 100 }).catch(() => null));
-      return n > 0 ? n : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 50, description: "the first chart points" });
+    const firstCount = await pollUntil(
+      async () => {
+        const n = pathVertexCount(await lossPath.getAttribute("d", { timeout: 100 }).catch(() => null));
+        return n > 0 ? n : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 50, description: "the first chart points" },
+    );
     assert.match((await status.textContent()) ?? "", /running/i, "the first points arrived while the job runs");
-    const laterCount = await pollUntil(async () => {
-      const n = pathVertexCount(await lossPath.getAttribute("d"));
-      return n > firstCount ? n : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 50, description: "the chart to gain points" });
+    const laterCount = await pollUntil(
+      async () => {
+        const n = pathVertexCount(await lossPath.getAttribute("d"));
+        return n > firstCount ? n : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 50, description: "the chart to gain points" },
+    );
     assert.ok(laterCount > firstCount);
     await screenshotBothThemes(page, "job-running");
 
@@ -108,10 +122,13 @@ describe("studio in the browser", function () {
     // first and found no dataset). Either way it is terminal and not "completed".
     const extra = await client.createJob({ name: "Search-Target-Alpha", config: { maxSteps: 1 } });
     await client.cancelJob(extra.id).catch(() => undefined);
-    const extraStatus = await pollUntil(async () => {
-      const status = (await client.getJob(extra.id)).status;
-      return status === "cancelled" || status === "failed" ? status : undefined;
-    }, { timeoutMs: 30_000, description: "the extra job to end" });
+    const extraStatus = await pollUntil(
+      async () => {
+        const status = (await client.getJob(extra.id)).status;
+        return status === "cancelled" || status === "failed" ? status : undefined;
+      },
+      { timeoutMs: 30_000, description: "the extra job to end" },
+    );
     const extraChip = extraStatus === "cancelled" ? "Cancelled" : "Failed";
 
     await openRoute(page, stack.studio.url, "#/jobs");
@@ -154,7 +171,10 @@ describe("studio in the browser", function () {
       await page.locator("vscode-button", { hasText: "New endpoint" }).click();
       await page.locator('input[name="slug"]').fill(slug);
       // The first completed job is preselected as the final-adapter target.
-      await pollUntil(async () => ((await page.getByLabel("Completed job").inputValue()) === jobId ? true : undefined), { timeoutMs: 10_000, description: "the job in the target picker" });
+      await pollUntil(async () => ((await page.getByLabel("Completed job").inputValue()) === jobId ? true : undefined), {
+        timeoutMs: 10_000,
+        description: "the job in the target picker",
+      });
       await page.locator('vscode-button[type="submit"]').click();
     };
     await createEndpoint("e2e-bot");
@@ -250,10 +270,13 @@ describe("studio in the browser", function () {
       await page.locator(".confirm vscode-button").first().click(); // the confirmation's "Revoke"
       await page.locator("tr.revoked").waitFor();
       // The edge applies a revocation within its documented bound (DESIGN.md 7: at most 1 s).
-      const refused = await pollUntil(async () => {
-        const result = await curlAsDisplayed(key);
-        return result.status === 401 ? result : undefined;
-      }, { timeoutMs: 5000, intervalMs: 200, description: "the edge to refuse the revoked key" });
+      const refused = await pollUntil(
+        async () => {
+          const result = await curlAsDisplayed(key);
+          return result.status === 401 ? result : undefined;
+        },
+        { timeoutMs: 5000, intervalMs: 200, description: "the edge to refuse the revoked key" },
+      );
       assert.equal(JSON.parse(refused.body).error.type !== undefined, true);
       await screenshotBothThemes(page, "endpoint-key-revoked");
     });
@@ -290,21 +313,28 @@ describe("studio in the browser", function () {
   it("CSRF: a request without the studio token gets 403", async () => {
     await page.goto(`${stack.studio.url}/#/`);
     const result = await page.evaluate(async () => {
-      const res = await fetch("/api/deployments", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug: "csrf", target: { kind: "base_model", name: "svc-tiny" } }) });
+      const res = await fetch("/api/deployments", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ slug: "csrf", target: { kind: "base_model", name: "svc-tiny" } }),
+      });
       return { status: res.status, body: await res.json() };
     });
     assert.equal(result.status, 403);
     assert.equal(result.body.error.code, "invalid_studio_token");
     // From another origin the token header needs a preflight, which the studio never answers.
     await page.goto(`${stack.cloud.cloudUrl}/healthz`);
-    const crossOrigin = await page.evaluate(async ({ url, token }) => {
-      try {
-        await fetch(`${url}/api/jobs`, { headers: { "X-Svc-Studio-Token": token } });
-        return "answered";
-      } catch (error) {
-        return String(error);
-      }
-    }, { url: stack.studio.url, token: stack.studio.token });
+    const crossOrigin = await page.evaluate(
+      async ({ url, token }) => {
+        try {
+          await fetch(`${url}/api/jobs`, { headers: { "X-Svc-Studio-Token": token } });
+          return "answered";
+        } catch (error) {
+          return String(error);
+        }
+      },
+      { url: stack.studio.url, token: stack.studio.token },
+    );
     assert.match(crossOrigin, /TypeError/);
   });
 

@@ -43,12 +43,19 @@ describe("VS Code workbench: Datasets, adapter downloads, Playground side by sid
 
     await runCommand(page, "svc: Preview Datasets");
     const view = visibleWebview(page);
-    await view.getByTestId("preview-verdict").getByText("Not ready: svc start would refuse these datasets. Fix the problems below.").waitFor({ timeout: 90_000 });
+    await view
+      .getByTestId("preview-verdict")
+      .getByText("Not ready: svc start would refuse these datasets. Fix the problems below.")
+      .waitFor({ timeout: 90_000 });
     const split = view.getByTestId("dataset-train");
     assert.equal(await split.getByTestId("conversations").textContent(), String(lines.length));
     assert.equal(await split.getByTestId("problem-count").textContent(), "1");
     const counts = await split.locator("rect.bar").evaluateAll((bars) => bars.map((b) => Number(b.getAttribute("data-count"))));
-    assert.equal(counts.reduce((a, b) => a + b, 0), lines.length, "every conversation in the histogram");
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      lines.length,
+      "every conversation in the histogram",
+    );
     await page.locator(".tab", { hasText: "Datasets" }).first().waitFor();
     await screenshot(page, "vscode-datasets-dark");
     await setColorTheme(page, THEMES.light);
@@ -62,7 +69,10 @@ describe("VS Code workbench: Datasets, adapter downloads, Playground side by sid
     // Fixed on disk: Preview Datasets again brings the panel back and reads the files again.
     writeFileSync(train, original);
     await runCommand(page, "svc: Preview Datasets");
-    await visibleWebview(page).getByTestId("preview-verdict").getByText(/^Ready to train: svc start would upload these datasets and train 6 steps/).waitFor({ timeout: 90_000 });
+    await visibleWebview(page)
+      .getByTestId("preview-verdict")
+      .getByText(/^Ready to train: svc start would upload these datasets and train 6 steps/)
+      .waitFor({ timeout: 90_000 });
   });
 
   it("one run: its GGUF adapter saved from the Job panel; Compare with base model streams both in the Playground panel", async function () {
@@ -80,10 +90,13 @@ describe("VS Code workbench: Datasets, adapter downloads, Playground side by sid
     await final.getByTestId("download-gguf").click();
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible" });
-    const suggested = await pollUntil(async () => {
-      const value = await input.inputValue();
-      return /quickstart-json-answers-[0-9a-f]{8}-adapter\.gguf$/.test(value) ? value : undefined;
-    }, { timeoutMs: 20_000, description: "the adapter's name in the save dialog" });
+    const suggested = await pollUntil(
+      async () => {
+        const value = await input.inputValue();
+        return /quickstart-json-answers-[0-9a-f]{8}-adapter\.gguf$/.test(value) ? value : undefined;
+      },
+      { timeoutMs: 20_000, description: "the adapter's name in the save dialog" },
+    );
     assert.equal(path.dirname(suggested), workspace.path, "suggested in the workspace folder");
     await page.keyboard.press("Enter");
     const saved = path.join(workspace.path, path.basename(suggested));
@@ -97,17 +110,22 @@ describe("VS Code workbench: Datasets, adapter downloads, Playground side by sid
     const playground = visibleWebview(page);
     const side = (name: "A" | "B") => playground.getByTestId(`playground-side-${name}`);
     await side("A").getByText("Base model: svc-tiny").waitFor({ timeout: 30_000 });
-    await side("B").getByText(`Final adapter (job ${jobId.slice(0, 8)})`).waitFor();
+    await side("B")
+      .getByText(`Final adapter (job ${jobId.slice(0, 8)})`)
+      .waitFor();
     await playground.getByLabel("Temperature").fill("0");
     await playground.getByLabel("Max tokens").fill("16");
     await playground.getByLabel("Message", { exact: true }).fill("What is the opposite of loud?");
     await playground.getByLabel("Message", { exact: true }).press("Enter");
     for (const name of ["A", "B"] as const) {
       const stats = side(name).getByTestId("reply-stats");
-      const text = await pollUntil(async () => {
-        const shown = ((await stats.textContent()) ?? "").replace(/^Side [AB], last reply:\s*/, "");
-        return STATS.test(shown) ? shown : undefined;
-      }, { timeoutMs: 90_000, description: `side ${name}'s reply and its tokens/s` });
+      const text = await pollUntil(
+        async () => {
+          const shown = ((await stats.textContent()) ?? "").replace(/^Side [AB], last reply:\s*/, "");
+          return STATS.test(shown) ? shown : undefined;
+        },
+        { timeoutMs: 90_000, description: `side ${name}'s reply and its tokens/s` },
+      );
       assert.match(text, STATS);
       assert.notEqual(((await side(name).locator(".message-assistant .content").textContent()) ?? "").trim(), "", `side ${name} answered`);
     }

@@ -16,7 +16,10 @@ try {
   // The settings the code-server run passes: the test cloud's URL and any free studio port.
   const userData = path.join(extension.path, "user-data");
   mkdirSync(path.join(userData, "User"), { recursive: true });
-  writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({ "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0, "workbench.startupEditor": "none" }));
+  writeFileSync(
+    path.join(userData, "User", "settings.json"),
+    JSON.stringify({ "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0, "workbench.startupEditor": "none" }),
+  );
   code = await runTests({
     extensionDevelopmentPath: extension.path,
     extensionTestsPath: extension.testsPath,

@@ -39,7 +39,8 @@ describe("VS Code extension tests (inside the extension host)", function () {
       onLog: (_level, message) => {
         lines.push(message);
         // mocha's spec reporter lines, indented by the suite structure; the rest is workbench noise.
-        if (/^\s+(✔|✓|\d+\)|[A-Za-z])|passing|failing|pending|Error|at /.test(message) && !message.includes("open-vsx")) process.stdout.write(`    │ ${message}\n`);
+        if (/^\s+(✔|✓|\d+\)|[A-Za-z])|passing|failing|pending|Error|at /.test(message) && !message.includes("open-vsx"))
+          process.stdout.write(`    │ ${message}\n`);
       },
     });
     assert.equal(code, 0, `extension tests failed:\n${lines.slice(-60).join("\n")}`);

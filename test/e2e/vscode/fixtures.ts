@@ -52,7 +52,10 @@ export interface TrainingShape {
 /** A copy of examples/quickstart with the repo's CLI as its `svc` dependency. */
 export async function quickstartWorkspace(shape: TrainingShape): Promise<TempDir> {
   const dir = await createTempDir("vscode-ws");
-  await cp(path.join(REPO_ROOT, "examples", "quickstart"), dir.path, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
+  await cp(path.join(REPO_ROOT, "examples", "quickstart"), dir.path, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
+  });
   await mkdir(path.join(dir.path, "node_modules", ".bin"), { recursive: true });
   await symlink(CLI_PATH, path.join(dir.path, "node_modules", ".bin", "svc"));
   const source = path.join(dir.path, "src", "svc", "index.ts");

@@ -29,7 +29,10 @@ describe("VS Code workbench: Delete in the Job panel (issue 26)", function () {
     await completedGroup.waitFor({ state: "visible", timeout: 180_000 });
 
     const jobView = visibleWebview(page);
-    await jobView.getByTestId("job-disk").filter({ hasText: /^\d[\d.]* (B|KB|MB)$/ }).waitFor({ timeout: 30_000 });
+    await jobView
+      .getByTestId("job-disk")
+      .filter({ hasText: /^\d[\d.]* (B|KB|MB)$/ })
+      .waitFor({ timeout: 30_000 });
     await jobView.getByTestId("delete-job").waitFor();
     await screenshot(page, "vscode-job-delete-panel");
 

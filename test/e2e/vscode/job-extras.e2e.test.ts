@@ -76,10 +76,13 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible" });
     // The dialog fills in the folder, then the suggested name.
-    const suggested = await pollUntil(async () => {
-      const value = await input.inputValue();
-      return /quickstart-json-answers-[0-9a-f]{8}-metrics\.csv$/.test(value) ? value : undefined;
-    }, { timeoutMs: 10_000, description: "the suggested file name in the save dialog" });
+    const suggested = await pollUntil(
+      async () => {
+        const value = await input.inputValue();
+        return /quickstart-json-answers-[0-9a-f]{8}-metrics\.csv$/.test(value) ? value : undefined;
+      },
+      { timeoutMs: 10_000, description: "the suggested file name in the save dialog" },
+    );
     assert.equal(path.dirname(suggested), workspace.path, "suggested in the workspace folder");
     await screenshot(page, "vscode-job-extras-save-dialog-light");
     await page.keyboard.press("Enter");
@@ -92,7 +95,10 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     // Open in Playground: the Playground panel, this job's adapter chosen.
     await jobView.getByTestId("open-playground").click();
     await page.locator(".tab.active", { hasText: "Playground" }).waitFor({ timeout: 30_000 });
-    await visibleWebview(page).getByText(/^Final adapter \(job [0-9a-f]{8}\)$/).first().waitFor({ timeout: 30_000 });
+    await visibleWebview(page)
+      .getByText(/^Final adapter \(job [0-9a-f]{8}\)$/)
+      .first()
+      .waitFor({ timeout: 30_000 });
 
     // Compare Jobs: pick both runs in the multi-select quick pick.
     await runCommand(page, "svc: Compare Jobs…");
@@ -103,11 +109,14 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     const pick = page.locator(".quick-input-widget");
     for (let i = 0; i < 2; i++) {
       const row = rowsInPick.nth(i);
-      await pollUntil(async () => {
-        if ((await row.getAttribute("aria-checked")) === "true") return true;
-        await row.getByRole("checkbox").first().click();
-        return undefined;
-      }, { timeoutMs: 20_000, description: `job ${i + 1} ticked in the Compare Jobs pick` });
+      await pollUntil(
+        async () => {
+          if ((await row.getAttribute("aria-checked")) === "true") return true;
+          await row.getByRole("checkbox").first().click();
+          return undefined;
+        },
+        { timeoutMs: 20_000, description: `job ${i + 1} ticked in the Compare Jobs pick` },
+      );
     }
     await pick.locator(".quick-input-count", { hasText: "2 Selected" }).waitFor({ state: "visible" });
     await pick.getByRole("button", { name: "OK" }).click();

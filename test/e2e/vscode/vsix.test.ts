@@ -51,14 +51,19 @@ describe("packaged VSIX", function () {
     assert.ok(files.includes("dist/extension/extension.cjs") && files.includes("dist/extension/studio.cjs"));
     assert.ok(files.includes("dist/webview/jobDetail.js") && files.includes("dist/webview/endpointDetail.js") && files.includes("dist/webview/compareJobs.js"));
     assert.ok(files.includes("dist/webview/datasets.js") && files.includes("dist/webview/playground.js") && files.includes("media/datasets-dark.svg"));
-    const unexpected = files.filter((f) => !/^(package\.json|readme\.md|changelog\.md|license(\.txt)?|media\/.+|dist\/extension\/(extension|studio)\.cjs|dist\/webview\/[^/]+)$/i.test(f));
+    const unexpected = files.filter(
+      (f) => !/^(package\.json|readme\.md|changelog\.md|license(\.txt)?|media\/.+|dist\/extension\/(extension|studio)\.cjs|dist\/webview\/[^/]+)$/i.test(f),
+    );
     assert.deepEqual(unexpected, []);
     assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".node") || f.includes("node_modules") || f.endsWith(".ts")));
   });
 
   it("installs into a clean code-server and its Run Training trains the quickstart", async () => {
     server = await startWithInstalledVsix({ vsix: vsix.vsix, workspace: workspace.path, settings: { "svc.cloud.url": cloud.cloudUrl, "svc.studio.port": 0 } });
-    assert.ok(server.installed.some((name) => name.startsWith("svc.svc-studio-")), `installed: ${server.installed.join(", ")}`);
+    assert.ok(
+      server.installed.some((name) => name.startsWith("svc.svc-studio-")),
+      `installed: ${server.installed.join(", ")}`,
+    );
     browser = await launchChromium({ viewport: { width: 1440, height: 900 } });
     const page = browser.page;
     await page.goto(server.url);

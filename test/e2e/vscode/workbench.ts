@@ -15,7 +15,10 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   // Click the row with exactly this label: Enter would run whatever ranks first
   // ("Preferences: Color Theme" ranks below "...Browse Color Themes in Marketplace").
   const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
-  const row = page.locator(`${QUICK_INPUT} .monaco-list-row`).filter({ has: page.locator(".label-name", { hasText: exact }) }).first();
+  const row = page
+    .locator(`${QUICK_INPUT} .monaco-list-row`)
+    .filter({ has: page.locator(".label-name", { hasText: exact }) })
+    .first();
   await row.waitFor({ state: "visible" });
   await row.click();
 }

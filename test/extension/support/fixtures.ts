@@ -32,7 +32,10 @@ async function withPrompts<T>(script: (prompts: ScriptedPrompts) => void, use: (
 export async function signedIn(): Promise<void> {
   const { services } = await svcApi();
   if (services.project.state === "ready") return;
-  await withPrompts(() => undefined, () => vscode.commands.executeCommand("svc.continueAnonymously"));
+  await withPrompts(
+    () => undefined,
+    () => vscode.commands.executeCommand("svc.continueAnonymously"),
+  );
   assert.equal(services.project.state, "ready", "the fixture's sign-in");
 }
 
@@ -42,7 +45,10 @@ export async function completedJob(): Promise<Job> {
   await services.jobs.refresh();
   const existing = services.jobs.current.find((job) => job.status === "completed");
   if (existing) return existing;
-  const outcome = await withPrompts(() => undefined, () => vscode.commands.executeCommand<TrainingOutcome>("svc.runTraining"));
+  const outcome = await withPrompts(
+    () => undefined,
+    () => vscode.commands.executeCommand<TrainingOutcome>("svc.runTraining"),
+  );
   assert.equal(outcome?.finalStatus, "completed", "the fixture's training run");
   await services.jobs.refresh();
   return services.jobs.current.find((job) => job.id === outcome.jobId)!;

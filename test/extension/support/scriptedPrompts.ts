@@ -111,4 +111,7 @@ export class ScriptedPrompts implements Prompts {
 }
 
 /** Picks the first item whose label or description contains `text`. */
-export const pickContaining = (text: string): PickAnswer => (items) => items.find((i) => i.label.includes(text) || (i.description ?? "").includes(text));
+export const pickContaining =
+  (text: string): PickAnswer =>
+  (items) =>
+    items.find((i) => i.label.includes(text) || (i.description ?? "").includes(text));

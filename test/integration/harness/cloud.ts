@@ -48,10 +48,14 @@ export async function startTestCloud(options: StartOptions = {}): Promise<TestCl
   const home = options.dataDir ? path.dirname(options.dataDir) : mkdtempSync(path.join(os.tmpdir(), "svc-test-"));
   const dataDir = options.dataDir ?? path.join(home, "cloud");
   const databaseUrl = options.databaseUrl ?? (process.env.SVC_TEST_DATABASE_URL ? await createTestDatabase(process.env.SVC_TEST_DATABASE_URL) : undefined);
-  const child = spawn(process.execPath, [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", dataDir, "--workers", String(options.workers ?? 0), ...(options.args ?? [])], {
-    env: { ...process.env, SVC_HOME: home, ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl } : { SVC_DATABASE_URL: "" }), ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [cliPath, "cloud", "serve", "--port", "0", "--edge-port", "0", "--data", dataDir, "--workers", String(options.workers ?? 0), ...(options.args ?? [])],
+    {
+      env: { ...process.env, SVC_HOME: home, ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl } : { SVC_DATABASE_URL: "" }), ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));

@@ -80,8 +80,12 @@ export class FaultProxy {
         trap.fire({
           storageFullForTest: () => {
             replied = true;
-            const body = JSON.stringify({ error: { code: "insufficient_storage", message: "the cloud's disk is full (injected by the test's fault proxy)", requestId: "fault-proxy" } });
-            client.end(`HTTP/1.1 507 Insufficient Storage\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+            const body = JSON.stringify({
+              error: { code: "insufficient_storage", message: "the cloud's disk is full (injected by the test's fault proxy)", requestId: "fault-proxy" },
+            });
+            client.end(
+              `HTTP/1.1 507 Insufficient Storage\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+            );
             upstream.destroy();
           },
         });

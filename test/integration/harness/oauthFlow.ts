@@ -18,7 +18,11 @@ export interface TokenBody {
   error_description?: string;
 }
 
-export async function postForm(cloud: TestCloud, route: string, form: Record<string, string>): Promise<{ status: number; body: TokenBody & Partial<DeviceCode>; headers: Headers }> {
+export async function postForm(
+  cloud: TestCloud,
+  route: string,
+  form: Record<string, string>,
+): Promise<{ status: number; body: TokenBody & Partial<DeviceCode>; headers: Headers }> {
   const response = await fetch(cloud.cloudUrl + route, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -87,7 +91,10 @@ export class FormBrowser {
 }
 
 export function decodeEntities(text: string): string {
-  return text.replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code))).replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+  return text
+    .replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code)))
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&");
 }
 
 /** Opens the device page, enters the code and returns the confirm page. */

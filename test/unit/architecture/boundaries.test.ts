@@ -25,7 +25,16 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 
 /** sdk modules with no Node built-ins and nothing else of ours but each other (and TypeBox): what browser bundles may import. */
 const CONTRACT = "sdk/api/"; // the API contract: browser-safe, and all that server-shared/ may use of the sdk
-const BROWSER_SAFE_SDK = ["sdk/wire.ts", "sdk/manifest.ts", "sdk/modelFacts.ts", "sdk/keyLabel.ts", "sdk/logMessage.ts", "sdk/sseParser.ts", "sdk/trainer/dryRunReport.ts", ...sourceFiles(CONTRACT)];
+const BROWSER_SAFE_SDK = [
+  "sdk/wire.ts",
+  "sdk/manifest.ts",
+  "sdk/modelFacts.ts",
+  "sdk/keyLabel.ts",
+  "sdk/logMessage.ts",
+  "sdk/sseParser.ts",
+  "sdk/trainer/dryRunReport.ts",
+  ...sourceFiles(CONTRACT),
+];
 const BROWSER_SAFE_PACKAGES = ["@sinclair/typebox", "@sinclair/typebox/type"];
 
 /** Folders bundled for the browser or a webview: no Node built-ins, and only the browser-safe sdk modules. */
@@ -37,9 +46,7 @@ const NETWORK_PACKAGES = /^(node:)?(http|https|http2|net|tls|dgram)$|^(fastify|@
 /** Test folders that run inside VS Code's extension host, and so may import `vscode`. */
 const VSCODE_TEST_FOLDERS = ["test/extension", "test/e2e/vscode", "test/unit/extension"];
 
-const NODE_BUILTINS = new Set(
-  (await import("node:module")).builtinModules.flatMap((m) => [m, `node:${m}`]),
-);
+const NODE_BUILTINS = new Set((await import("node:module")).builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -67,7 +74,11 @@ function resolveOurs(importer: string, spec: string): string {
 
 const topFolder = (file: string) => file.split("/")[0];
 
-interface Violation { file: string; spec: string; why: string }
+interface Violation {
+  file: string;
+  spec: string;
+  why: string;
+}
 
 /** What is wrong with `file` importing each of `specs`, judged by the rules above. */
 function judge(file: string, specs: readonly string[]): Violation[] {
@@ -139,7 +150,15 @@ function importGraph(): Map<string, string[]> {
     const target = resolveOurs(file, spec);
     return known.has(target) ? target : target.replace(/\.ts$/, ".svelte");
   };
-  return new Map(files.map((file) => [file, importsOf(file).filter((spec) => spec.startsWith(".")).map((spec) => ours(file, spec)).filter((t) => known.has(t))]));
+  return new Map(
+    files.map((file) => [
+      file,
+      importsOf(file)
+        .filter((spec) => spec.startsWith("."))
+        .map((spec) => ours(file, spec))
+        .filter((t) => known.has(t)),
+    ]),
+  );
 }
 
 function violations(): Violation[] {
@@ -158,9 +177,36 @@ describe("architecture: folder boundaries (ARCHITECTURE.md, Folders)", () => {
   });
 
   it("finds a cycle of two and of three files, and none in a chain (the cycle check can fail)", () => {
-    assert.deepEqual(importCycles(new Map([["a", ["b"]], ["b", ["a"]]])), [["a", "b"]]);
-    assert.deepEqual(importCycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])), [["a", "b", "c"]]);
-    assert.deepEqual(importCycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]])), []);
+    assert.deepEqual(
+      importCycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["a"]],
+        ]),
+      ),
+      [["a", "b"]],
+    );
+    assert.deepEqual(
+      importCycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]],
+        ]),
+      ),
+      [["a", "b", "c"]],
+    );
+    assert.deepEqual(
+      importCycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", []],
+        ]),
+      ),
+      [],
+    );
   });
 
   it("the browser-safe sdk modules import no Node built-ins and nothing of ours but each other", () => {

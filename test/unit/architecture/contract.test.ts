@@ -26,22 +26,42 @@ export {};
 
 /** Each `defect` breaks its `good` program; the expected error names what is missing or wrong. */
 const CASES: { name: string; good: string; defect: string; error: RegExp }[] = [
-  { name: "a studio route with no handler", good: `serveRoutes(app, studioApi, studioHandlers);`, defect: `const { revokeKey, ...rest } = studioHandlers; serveRoutes(app, studioApi, rest);`, error: /Property 'revokeKey' is missing/ },
+  {
+    name: "a studio route with no handler",
+    good: `serveRoutes(app, studioApi, studioHandlers);`,
+    defect: `const { revokeKey, ...rest } = studioHandlers; serveRoutes(app, studioApi, rest);`,
+    error: /Property 'revokeKey' is missing/,
+  },
   {
     name: "a route added to the studio's declaration that the server does not answer",
     good: `serveRoutes(app, studioApi, studioHandlers);`,
     defect: `serveRoutes(app, { ...studioApi, renameJob: route({ method: "POST", path: "/api/jobs/:id/rename" }) }, studioHandlers);`,
     error: /Property 'renameJob' is missing/,
   },
-  { name: "a UI transport without one of the studio's routes", good: `const copy: Transport = { ...transport };`, defect: `const { listKeys, ...rest } = transport; const copy: Transport = rest;`, error: /Property 'listKeys' is missing/ },
+  {
+    name: "a UI transport without one of the studio's routes",
+    good: `const copy: Transport = { ...transport };`,
+    defect: `const { listKeys, ...rest } = transport; const copy: Transport = rest;`,
+    error: /Property 'listKeys' is missing/,
+  },
   {
     name: "a handler answering something other than the declared response",
     good: `serveRoutes(app, jobsApi, { ...({} as RouteHandlers<typeof jobsApi>), getJob: async () => client.getJob("j1") });`,
     defect: `serveRoutes(app, jobsApi, { ...({} as RouteHandlers<typeof jobsApi>), getJob: async () => ({ id: 1 }) });`,
     error: /not assignable/,
   },
-  { name: "a client call with the wrong arguments", good: `void client.createDeploymentKey("d1", { label: "ci" }); void transport.issueKey("d1", "ci");`, defect: `void transport.issueKey("d1");`, error: /Expected 2-3 arguments, but got 1/ },
-  { name: "a relay whose path names other parameters", good: `relay(jobsApi.getJob, "/api/jobs/:id");`, defect: `relay(jobsApi.getJob, "/api/jobs/:jobId");`, error: /parameter of type 'never'/ },
+  {
+    name: "a client call with the wrong arguments",
+    good: `void client.createDeploymentKey("d1", { label: "ci" }); void transport.issueKey("d1", "ci");`,
+    defect: `void transport.issueKey("d1");`,
+    error: /Expected 2-3 arguments, but got 1/,
+  },
+  {
+    name: "a relay whose path names other parameters",
+    good: `relay(jobsApi.getJob, "/api/jobs/:id");`,
+    defect: `relay(jobsApi.getJob, "/api/jobs/:jobId");`,
+    error: /parameter of type 'never'/,
+  },
   {
     name: "a panel request with params the route does not take",
     good: `const params: ApiRequests["api/updateDeployment"]["params"] = { id: "d1", body: { enabled: false } };`,
@@ -73,7 +93,8 @@ function typeCheck(files: Record<string, string>): Map<string, string[]> {
   host.fileExists = (file) => memory.has(file) || fileExists(file);
   host.readFile = (file) => memory.get(file) ?? readFile(file);
   const program = ts.createProgram([...memory.keys()], { ...options, noEmit: true }, host);
-  const messages = (file: string) => ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+  const messages = (file: string) =>
+    ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
   return new Map([...memory.keys()].map((file) => [path.basename(file), messages(file)]));
 }
 
@@ -90,7 +111,10 @@ describe("architecture: one contract for the API (sdk/api/)", function () {
     CASES.forEach((c, i) => {
       assert.deepEqual(found.get(`contract-case-${i}-good.ts`), [], `${c.name}: the program without the defect must compile`);
       const errors = found.get(`contract-case-${i}-defect.ts`)!;
-      assert.ok(errors.some((e) => c.error.test(e)), `${c.name}: expected ${c.error}, got ${JSON.stringify(errors)}`);
+      assert.ok(
+        errors.some((e) => c.error.test(e)),
+        `${c.name}: expected ${c.error}, got ${JSON.stringify(errors)}`,
+      );
     });
   });
 });

@@ -29,8 +29,17 @@ describe("svc models discover: GGUF files in the usual places", function () {
       files[key] = await writeTinyModel(file, spec);
     };
     // LM Studio: publisher/repo/file, in both the new and the old folder.
-    await at("lmstudio", path.join(home, ".lmstudio/models/lmstudio-community/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q4_K_M.gguf"), { architecture: "qwen3", name: "Qwen3 0.6B", fileType: 15, contextLength: 40960 });
-    await at("lmstudioOld", path.join(home, ".cache/lm-studio/models/bartowski/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct-Q8_0.gguf"), { architecture: "llama", name: "SmolLM2 135M Instruct", fileType: 7 });
+    await at("lmstudio", path.join(home, ".lmstudio/models/lmstudio-community/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q4_K_M.gguf"), {
+      architecture: "qwen3",
+      name: "Qwen3 0.6B",
+      fileType: 15,
+      contextLength: 40960,
+    });
+    await at("lmstudioOld", path.join(home, ".cache/lm-studio/models/bartowski/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct-Q8_0.gguf"), {
+      architecture: "llama",
+      name: "SmolLM2 135M Instruct",
+      fileType: 7,
+    });
     await writeFile(path.join(home, ".lmstudio/models/lmstudio-community/Qwen3-0.6B-GGUF/README.md"), "not a model");
     // A file named .gguf that is not one: skipped with a note, the rest still listed.
     await writeFile(path.join(home, ".lmstudio/models/lmstudio-community/Qwen3-0.6B-GGUF/broken.gguf"), "definitely not GGUF");
@@ -95,7 +104,11 @@ describe("svc models discover: GGUF files in the usual places", function () {
       [
         ["lmstudio", "Qwen3-0.6B-Q4_K_M", files.lmstudio.path],
         ["lmstudio", "SmolLM2-135M-Instruct-Q8_0", files.lmstudioOld.path],
-        ["huggingface", "qwen2.5-0.5b-instruct-q4_k_m", path.join(env.HF_HOME, "hub/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/abc123/qwen2.5-0.5b-instruct-q4_k_m.gguf")],
+        [
+          "huggingface",
+          "qwen2.5-0.5b-instruct-q4_k_m",
+          path.join(env.HF_HOME, "hub/models--Qwen--Qwen2.5-0.5B-Instruct-GGUF/snapshots/abc123/qwen2.5-0.5b-instruct-q4_k_m.gguf"),
+        ],
         ["ollama", "qwen3:0.6b", files.ollama.path],
         ["SVC_MODEL_PATHS", "gemma-2-2b-it-Q4_K_M", files.extraDir.path],
         ["SVC_MODEL_PATHS", "Llama-3.2-1B-Instruct-Q4_K_M", files.extraFile.path],
@@ -136,12 +149,19 @@ describe("svc models discover: GGUF files in the usual places", function () {
 
   it("HF_HUB_CACHE wins over HF_HOME, and the default is ~/.cache/huggingface/hub", async () => {
     const hubOnly = await scanCandidates({ HOME: path.join(tmp.path, "empty-home"), HF_HUB_CACHE: path.join(env.HF_HOME, "hub"), HF_HOME: "/nonexistent" });
-    assert.deepEqual(hubOnly.candidates.map((c) => c.source), ["huggingface", "huggingface"], "both snapshot links are candidates; discovery lists the file once");
+    assert.deepEqual(
+      hubOnly.candidates.map((c) => c.source),
+      ["huggingface", "huggingface"],
+      "both snapshot links are candidates; discovery lists the file once",
+    );
     const fakeHome = path.join(tmp.path, "hf-default-home");
     await mkdir(path.join(fakeHome, ".cache"), { recursive: true });
     await symlink(path.join(tmp.path, "hf-home"), path.join(fakeHome, ".cache", "huggingface"));
     const byDefault = await scanCandidates({ HOME: fakeHome });
-    assert.deepEqual(byDefault.candidates.map((c) => c.source), ["huggingface", "huggingface"]);
+    assert.deepEqual(
+      byDefault.candidates.map((c) => c.source),
+      ["huggingface", "huggingface"],
+    );
   });
 
   it("gives the same name twice only once: the second becomes name-2", async () => {
@@ -151,7 +171,13 @@ describe("svc models discover: GGUF files in the usual places", function () {
     await writeTinyModel(path.join(dir, "a", "model.gguf"), { architecture: "llama" });
     await writeTinyModel(path.join(dir, "b", "model.gguf"), { architecture: "qwen2" });
     const { models } = await discoverModels({ HOME: path.join(tmp.path, "empty-home"), SVC_MODEL_PATHS: dir });
-    assert.deepEqual(models.map((m) => [m.name, m.architecture]), [["model", "llama"], ["model-2", "qwen2"]]);
+    assert.deepEqual(
+      models.map((m) => [m.name, m.architecture]),
+      [
+        ["model", "llama"],
+        ["model-2", "qwen2"],
+      ],
+    );
   });
 
   it("walks links without looping, skips dot-folders and later parts of split files", async () => {

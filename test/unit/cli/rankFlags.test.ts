@@ -15,7 +15,14 @@ describe("svc worker rank flags", () => {
   it("--nodes: node 0's address and this node's rank reach torchrun", () => {
     const ranks = ranksFromFlags({ nodes: "2", "node-rank": "1", master: "10.0.0.1:29500", gpus: "8" });
     assert.deepEqual(ranks, { perNode: 8, backend: "nccl", nodes: { count: 2, rank: 1, master: "10.0.0.1:29500" } });
-    assert.deepEqual(torchrunArgs(ranks!), ["--nnodes=2", "--node-rank=1", "--master-addr=10.0.0.1", "--master-port=29500", "--nproc-per-node=8", "--max-restarts=0"]);
+    assert.deepEqual(torchrunArgs(ranks!), [
+      "--nnodes=2",
+      "--node-rank=1",
+      "--master-addr=10.0.0.1",
+      "--master-port=29500",
+      "--nproc-per-node=8",
+      "--max-restarts=0",
+    ]);
     assert.equal(ranksFromFlags({ nodes: "2", master: "[fd00::1]:7000" })!.nodes!.rank, 0);
   });
 
@@ -29,7 +36,8 @@ describe("svc worker rank flags", () => {
   });
 
   it("torchrun's report of the first failed rank reads as one sentence", () => {
-    const report = "Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-27_15:06:08\n  host      : localhost\n  rank      : 3 (local_rank: 1)\n  exitcode  : 1 (pid: 322)\n  error_file: <N/A>\n  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n";
+    const report =
+      "Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-27_15:06:08\n  host      : localhost\n  rank      : 3 (local_rank: 1)\n  exitcode  : 1 (pid: 322)\n  error_file: <N/A>\n  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n";
     assert.equal(rankFailure(report, 4), "rank 3 of 4 failed (exit code 1); torchrun stopped the other ranks");
     assert.equal(rankFailure("Traceback (most recent call last):\nValueError: x", 2), undefined);
   });

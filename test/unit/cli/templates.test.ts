@@ -4,7 +4,11 @@ import { isTemplateName, templateFiles, templateNames, UnknownTemplateError } fr
 import { validateChatJsonl } from "../../../sdk/jsonl.js";
 import { SVC_TINY } from "../../../engine/model/config.js";
 
-const userTexts = (jsonl: string) => jsonl.trim().split("\n").map((line) => (JSON.parse(line) as { messages: { content: string }[] }).messages[0].content);
+const userTexts = (jsonl: string) =>
+  jsonl
+    .trim()
+    .split("\n")
+    .map((line) => (JSON.parse(line) as { messages: { content: string }[] }).messages[0].content);
 
 describe("svc init templates", () => {
   it("are json-extraction, classification and translation", () => {
@@ -31,10 +35,16 @@ describe("svc init templates", () => {
   }
 
   it("an unknown name is refused with the valid ones, before anything is read", () => {
-    assert.throws(() => templateFiles("poetry", "/nonexistent"), (err: unknown) => {
-      assert.ok(err instanceof UnknownTemplateError);
-      assert.equal(err.message, 'unknown template "poetry"; choose one of: json-extraction, classification, translation (or no --template for the quickstart)');
-      return true;
-    });
+    assert.throws(
+      () => templateFiles("poetry", "/nonexistent"),
+      (err: unknown) => {
+        assert.ok(err instanceof UnknownTemplateError);
+        assert.equal(
+          err.message,
+          'unknown template "poetry"; choose one of: json-extraction, classification, translation (or no --template for the quickstart)',
+        );
+        return true;
+      },
+    );
   });
 });

@@ -30,14 +30,39 @@ describe("inference: backend cache", () => {
     store = await openStore({ dataDir: tmp.path });
     // Only jobs, artifacts and base models matter here; the job's owners are left out.
     await sql`PRAGMA foreign_keys = OFF`.execute(store.db);
-    await store.db.insertInto("base_models").values({ name: "m", source: "local", path: "/models/m-v1.gguf", upstream_url: null, adapter_model: null, trainable: 1, created_at: CREATED }).execute();
+    await store.db
+      .insertInto("base_models")
+      .values({ name: "m", source: "local", path: "/models/m-v1.gguf", upstream_url: null, adapter_model: null, trainable: 1, created_at: CREATED })
+      .execute();
     await store.db
       .insertInto("jobs")
-      .values({ id: "j1", project_id: "p1", name: "job", status: "running", config: JSON.stringify({ model: "m" }), dataset_id: null, eval_dataset_id: null, artifact_count: 0, error: null, last_seq: 0, worker_id: null, claim: 0, worker_seq: 0, created_at: CREATED, started_at: null, finished_at: null })
+      .values({
+        id: "j1",
+        project_id: "p1",
+        name: "job",
+        status: "running",
+        config: JSON.stringify({ model: "m" }),
+        dataset_id: null,
+        eval_dataset_id: null,
+        artifact_count: 0,
+        error: null,
+        last_seq: 0,
+        worker_id: null,
+        claim: 0,
+        worker_seq: 0,
+        created_at: CREATED,
+        started_at: null,
+        finished_at: null,
+      })
       .execute();
     ctx = { db: store.db, dialect: store.dialect, deploymentChanges: new DeploymentChangeNotifier() } as CloudContext;
     clock = 0;
-    cache = new BackendCache((target) => resolveBackend(ctx, target), ctx.deploymentChanges, TTL, () => clock);
+    cache = new BackendCache(
+      (target) => resolveBackend(ctx, target),
+      ctx.deploymentChanges,
+      TTL,
+      () => clock,
+    );
   });
   afterEach(async () => {
     cache.close();
@@ -76,7 +101,10 @@ describe("inference: backend cache", () => {
   it("never keeps a target that cannot be served yet: the adapter is found as soon as it exists", async () => {
     await assert.rejects(cache.get(adapter), (err: InferenceError) => err.status === 503 && /job j1 has no a final adapter/.test(err.message));
     assert.equal(cache.size, 0);
-    await store.db.insertInto("artifacts").values({ id: "a1", job_id: "j1", kind: "adapter", step: 10, name: "adapter.safetensors", path: "/data/j1/adapter", size_bytes: 1, created_at: CREATED }).execute();
+    await store.db
+      .insertInto("artifacts")
+      .values({ id: "a1", job_id: "j1", kind: "adapter", step: 10, name: "adapter.safetensors", path: "/data/j1/adapter", size_bytes: 1, created_at: CREATED })
+      .execute();
     const backend = await cache.get(adapter);
     assert.deepEqual(backend, { kind: "local", modelPath: "/models/m-v1.gguf", adapterPath: "/data/j1/adapter" });
   });

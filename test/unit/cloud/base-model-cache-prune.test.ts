@@ -20,7 +20,10 @@ describe("a remote worker's base-model cache stays under its size", () => {
     const c = copy(dir, "c", 400, 100);
     writeFileSync(path.join(dir, "download-1234.part"), Buffer.alloc(900));
     const removed = await pruneModelCache(dir, c, 850);
-    assert.deepEqual(removed.map((f) => path.basename(f)), [`${"a".repeat(64)}.gguf`]);
+    assert.deepEqual(
+      removed.map((f) => path.basename(f)),
+      [`${"a".repeat(64)}.gguf`],
+    );
     assert.deepEqual(readdirSync(dir).sort(), [path.basename(b), path.basename(c), "download-1234.part"].sort());
   });
 

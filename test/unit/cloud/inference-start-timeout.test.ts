@@ -52,7 +52,10 @@ describe("inference child: a start that never answers", function () {
     );
     const waited = Date.now() - began;
     assert.ok(waited >= 1400 && waited < 15_000, `failed after ${waited} ms`);
-    assert.ok(logs.some((line) => /did not start within 1\.5 s; killing it/.test(line)), logs.join("\n"));
+    assert.ok(
+      logs.some((line) => /did not start within 1\.5 s; killing it/.test(line)),
+      logs.join("\n"),
+    );
     assert.ok(hungPid, "a child was started");
     await pollUntil(() => !isAlive(hungPid), { timeoutMs: 10_000, description: "the hung child to be killed" });
   });

@@ -95,7 +95,10 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.equal(Number(row.worker_seq), 4);
       assert.equal(Number(row.artifact_count), 2);
       // Live readers hear of each stored event once, in order, and of nothing else.
-      assert.deepEqual(published.map((p) => p.event.seq), [1, 2, 3, 4]);
+      assert.deepEqual(
+        published.map((p) => p.event.seq),
+        [1, 2, 3, 4],
+      );
     });
 
     it("stores nothing of a group whose transaction fails, and a resend after the failure stores it all once", async () => {
@@ -105,13 +108,21 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       await installPoison(ctx, dialect);
       try {
         await assert.rejects(
-          appendJobEvents(ctx, [worker(2, "training.log", { step: 1 }), worker(3, "training.log", { poison: true }), worker(4, "training.completed", { artifacts: 0 })]),
+          appendJobEvents(ctx, [
+            worker(2, "training.log", { step: 1 }),
+            worker(3, "training.log", { poison: true }),
+            worker(4, "training.completed", { artifacts: 0 }),
+          ]),
           /poisoned event \(test fault\)/,
         );
       } finally {
         await removePoison(ctx, dialect);
       }
-      assert.deepEqual((await listJobEventsAfter(ctx, job.id, 0)).map((e) => e.seq), [1], "an event of the failed group was stored");
+      assert.deepEqual(
+        (await listJobEventsAfter(ctx, job.id, 0)).map((e) => e.seq),
+        [1],
+        "an event of the failed group was stored",
+      );
       const row = (await findJob(ctx, job.id))!;
       assert.equal(row.status, "running");
       assert.equal(Number(row.last_seq), 1);
@@ -119,10 +130,23 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.equal(published.length, 0, "a live reader heard of an event that was rolled back");
 
       // The worker keeps unacknowledged events and resends them all after reconnecting.
-      const again = await appendJobEvents(ctx, [worker(2, "training.log", { step: 1 }), worker(3, "training.log", { poison: true }), worker(4, "training.completed", { artifacts: 0 })]);
-      assert.deepEqual(again.map((o) => o.kind), ["stored", "stored", "stored"]);
-      assert.deepEqual((await listJobEventsAfter(ctx, job.id, 0)).map((e) => e.seq), [1, 2, 3, 4]);
-      assert.deepEqual(published.map((p) => p.event.seq), [2, 3, 4]);
+      const again = await appendJobEvents(ctx, [
+        worker(2, "training.log", { step: 1 }),
+        worker(3, "training.log", { poison: true }),
+        worker(4, "training.completed", { artifacts: 0 }),
+      ]);
+      assert.deepEqual(
+        again.map((o) => o.kind),
+        ["stored", "stored", "stored"],
+      );
+      assert.deepEqual(
+        (await listJobEventsAfter(ctx, job.id, 0)).map((e) => e.seq),
+        [1, 2, 3, 4],
+      );
+      assert.deepEqual(
+        published.map((p) => p.event.seq),
+        [2, 3, 4],
+      );
     });
 
     it("keeps the job list while nothing changed and follows every change, also one made through another connection", async () => {
@@ -167,10 +191,14 @@ for (const dialect of ["sqlite", "postgres"] as const) {
 /** A real store failure for one event: a trigger that raises when an event's data says `poison`. */
 async function installPoison(ctx: CloudContext, dialect: "sqlite" | "postgres"): Promise<void> {
   if (dialect === "sqlite") {
-    await sql`create trigger poison before insert on job_events when new.data like '%poison%' begin select raise(abort, 'poisoned event (test fault)'); end`.execute(ctx.db);
+    await sql`create trigger poison before insert on job_events when new.data like '%poison%' begin select raise(abort, 'poisoned event (test fault)'); end`.execute(
+      ctx.db,
+    );
     return;
   }
-  await sql`create function poison() returns trigger language plpgsql as $$ begin if new.data like '%poison%' then raise exception 'poisoned event (test fault)'; end if; return new; end $$`.execute(ctx.db);
+  await sql`create function poison() returns trigger language plpgsql as $$ begin if new.data like '%poison%' then raise exception 'poisoned event (test fault)'; end if; return new; end $$`.execute(
+    ctx.db,
+  );
   await sql`create trigger poison before insert on job_events for each row execute function poison()`.execute(ctx.db);
 }
 

@@ -77,7 +77,13 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
   const { promises: fs } = await import("node:fs");
   await fs.mkdir(dataDir, { recursive: true });
   let store = await openStore({ dataDir });
-  const ctx = { db: store.db, dialect: store.dialect, metrics: createMetrics(), events: new JobEventBus(), jobListChanges: new JobListChanges() } as unknown as CloudContext;
+  const ctx = {
+    db: store.db,
+    dialect: store.dialect,
+    metrics: createMetrics(),
+    events: new JobEventBus(),
+    jobListChanges: new JobListChanges(),
+  } as unknown as CloudContext;
   await ctx.db.insertInto("orgs").values({ id: "o", slug: "o", name: "o", created_at: "2026-01-01" }).execute();
   await ctx.db.insertInto("projects").values({ id: "p", org_id: "o", slug: "p", name: "p", created_at: "2026-01-01" }).execute();
 
@@ -95,7 +101,11 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
       return tryAppend(claim, again.seq, again.type);
     }
     const seq = (last?.seq ?? 0) + 1 + (kind < 0.2 ? 1 : 0); // now and then a gap, which must be refused
-    const type: JobEventType = !last ? "training.started" : random() < 0.75 ? "training.log" : pick(["training.completed", "training.failed", "training.cancelled"] as const);
+    const type: JobEventType = !last
+      ? "training.started"
+      : random() < 0.75
+        ? "training.log"
+        : pick(["training.completed", "training.failed", "training.cancelled"] as const);
     const stale = random() < 0.08;
     const result = await tryAppend(stale ? { ...claim, claim: claim.claim - 1 } : claim, seq, type);
     if (result === "stored" && !stale && seq === (last?.seq ?? 0) + 1) claim.sent.push({ seq, type });
@@ -108,7 +118,8 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
       count(result.duplicate ? "duplicate" : "stored");
       return result.duplicate ? "duplicate" : "stored";
     } catch (err) {
-      if (err instanceof HttpError && ["job_ended", "stale_claim", "sequence_gap", "invalid_transition"].includes(err.code)) return count("refused") && "refused";
+      if (err instanceof HttpError && ["job_ended", "stale_claim", "sequence_gap", "invalid_transition"].includes(err.code))
+        return count("refused") && "refused";
       throw err;
     }
   };
@@ -120,7 +131,8 @@ async function runRound(seed: number, dataDir: string): Promise<void> {
       const kind = random();
       if (kind < 0.1 && claim.sent.length) return { ...pick(claim.sent), stale: false };
       const seq = planned + 1 + (kind < 0.15 ? 1 : 0);
-      const type: JobEventType = seq === 1 ? "training.started" : random() < 0.8 ? "training.log" : pick(["training.completed", "training.failed", "training.cancelled"] as const);
+      const type: JobEventType =
+        seq === 1 ? "training.started" : random() < 0.8 ? "training.log" : pick(["training.completed", "training.failed", "training.cancelled"] as const);
       const stale = random() < 0.08;
       if (!stale && seq === planned + 1) planned = seq;
       return { seq, type, stale };
@@ -188,14 +200,25 @@ async function checkInvariants(ctx: CloudContext, jobIds: string[], seen: Map<st
     seen.set(jobId, job.status);
 
     const events = await listJobEventsAfter(ctx, jobId, 0, 100_000);
-    assert.deepEqual(events.map((e) => e.seq), Array.from({ length: events.length }, (_, i) => i + 1), `job ${jobId}: seqs are not 1..n`);
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      Array.from({ length: events.length }, (_, i) => i + 1),
+      `job ${jobId}: seqs are not 1..n`,
+    );
     assert.equal(Number(job.last_seq), events.length, `job ${jobId}: last_seq disagrees with the log`);
 
     const workerKeys = events.filter((e) => e.data.by === "worker").map((e) => `${e.data.claim}/${e.data.wseq}`);
     assert.equal(new Set(workerKeys).size, workerKeys.length, `job ${jobId}: a worker event was stored twice: ${workerKeys.join(" ")}`);
     const ownSeqs = events.filter((e) => e.data.by === "worker" && e.data.claim === Number(job.claim)).map((e) => e.data.wseq);
-    assert.deepEqual(ownSeqs, Array.from({ length: ownSeqs.length }, (_, i) => i + 1), `job ${jobId}: the worker's numbers are not stored in order`);
-    assert.ok(events.every((e) => e.data.by !== "worker" || e.data.claim === Number(job.claim)), `job ${jobId}: a stale claim's event was stored`);
+    assert.deepEqual(
+      ownSeqs,
+      Array.from({ length: ownSeqs.length }, (_, i) => i + 1),
+      `job ${jobId}: the worker's numbers are not stored in order`,
+    );
+    assert.ok(
+      events.every((e) => e.data.by !== "worker" || e.data.claim === Number(job.claim)),
+      `job ${jobId}: a stale claim's event was stored`,
+    );
 
     const ends = events.filter((e) => ["training.completed", "training.failed", "training.cancelled"].includes(e.type));
     assert.ok(ends.length <= 1, `job ${jobId}: ${ends.length} end events`);

@@ -29,19 +29,38 @@ describe("base models: upgrading a database registered before facts existed", ()
     const first = await new Migrator({ db: old, provider: { getMigrations: async () => ({ "0001_initial": MIGRATIONS["0001_initial"] }) } }).migrateToLatest();
     assert.equal(first.error, undefined);
     const oldRow = { source: "gguf", upstream_url: null, adapter_model: null, trainable: 0, created_at: "2026-01-01T00:00:00.000Z" };
-    await old.insertInto("base_models").values([{ ...oldRow, name: "old-qwen", path: qwen.path }, { ...oldRow, name: "gone", path: path.join(tmp.path, "deleted.gguf") }]).execute();
+    await old
+      .insertInto("base_models")
+      .values([
+        { ...oldRow, name: "old-qwen", path: qwen.path },
+        { ...oldRow, name: "gone", path: path.join(tmp.path, "deleted.gguf") },
+      ])
+      .execute();
     await old.destroy();
 
     const store = await openStore({ dataDir: tmp.path });
     try {
       const ctx = { db: store.db, dialect: store.dialect } as CloudContext;
       const before = await listModels(ctx);
-      assert.deepEqual(before.map((m) => [m.name, m.architecture, m.trainable]), [["gone", null, false], ["old-qwen", null, false]]);
+      assert.deepEqual(
+        before.map((m) => [m.name, m.architecture, m.trainable]),
+        [
+          ["gone", null, false],
+          ["old-qwen", null, false],
+        ],
+      );
       assert.match(before[1].notTrainableReason ?? "", /header has not been read/);
       await fillMissingModelFacts(ctx);
       const [gone, upgraded] = await listModels(ctx);
       assert.deepEqual(
-        { architecture: upgraded.architecture, parameters: upgraded.parameters, quantization: upgraded.quantization, contextLength: upgraded.contextLength, sizeBytes: upgraded.sizeBytes, trainable: upgraded.trainable },
+        {
+          architecture: upgraded.architecture,
+          parameters: upgraded.parameters,
+          quantization: upgraded.quantization,
+          contextLength: upgraded.contextLength,
+          sizeBytes: upgraded.sizeBytes,
+          trainable: upgraded.trainable,
+        },
         { architecture: "qwen3", parameters: qwen.parameters, quantization: "Q4_K_M", contextLength: 40960, sizeBytes: qwen.sizeBytes, trainable: true },
       );
       assert.equal(gone.architecture, null, "a missing file is left for whoever uses it to report");

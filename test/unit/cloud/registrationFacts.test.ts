@@ -16,7 +16,13 @@ describe("inspectGguf as registration and discovery use it: the facts of small m
   });
 
   it("reads architecture, name, parameters, quantization, context and chat template", async () => {
-    const file = await writeTinyModel(path.join(tmp.path, "qwen.gguf"), { architecture: "qwen3", name: "Qwen3 0.6B", fileType: 15, contextLength: 40960, chatTemplate: "{{x}}" });
+    const file = await writeTinyModel(path.join(tmp.path, "qwen.gguf"), {
+      architecture: "qwen3",
+      name: "Qwen3 0.6B",
+      fileType: 15,
+      contextLength: 40960,
+      chatTemplate: "{{x}}",
+    });
     assert.deepEqual(await inspectGguf(file.path), {
       architecture: "qwen3",
       name: "Qwen3 0.6B",

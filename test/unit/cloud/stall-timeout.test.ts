@@ -19,7 +19,10 @@ async function trickle(chunks: number, everyMs: number, thenStall: boolean): Pro
     res.on("close", () => clearInterval(timer));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
 async function download(url: string, idleMs: number): Promise<number> {

@@ -25,10 +25,14 @@ describe("storage problems: which errors are a full or read-only store", () => {
     const logged: string[] = [];
     let writable = false;
     // Test double, named so: the probe's outcome is set by the test, as a read-only mount cannot be made under it.
-    const health = new StorageHealth(dir, (line) => logged.push(line), async () => {
-      if (!writable) throw Object.assign(new Error("read-only file system"), { code: "EROFS" });
-      await probeDataDir(dir);
-    });
+    const health = new StorageHealth(
+      dir,
+      (line) => logged.push(line),
+      async () => {
+        if (!writable) throw Object.assign(new Error("read-only file system"), { code: "EROFS" });
+        await probeDataDir(dir);
+      },
+    );
     try {
       assert.equal(await health.notReadyReason(), undefined);
       const first = health.refuse("read_only", new Error("EROFS: read-only file system, open"));

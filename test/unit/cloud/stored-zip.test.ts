@@ -54,7 +54,15 @@ describe("stored zip writer", () => {
       execFileSync("unzip", ["-q", file, "-d", path.join(dir, "out")]);
       assert.ok(readFileSync(path.join(dir, "out", "adapter_model.safetensors")).equals(weights));
       assert.ok(readFileSync(path.join(dir, "out", "adapter_config.json")).equals(config));
-      const listing = execFileSync("python3", ["-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print('\\n'.join(f'{i.filename}|{i.file_size}|{i.compress_type}|{i.date_time}' for i in z.infolist()))", file], { encoding: "utf8" });
+      const listing = execFileSync(
+        "python3",
+        [
+          "-c",
+          "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print('\\n'.join(f'{i.filename}|{i.file_size}|{i.compress_type}|{i.date_time}' for i in z.infolist()))",
+          file,
+        ],
+        { encoding: "utf8" },
+      );
       assert.deepEqual(listing.trim().split("\n"), [
         `adapter_model.safetensors|${weights.length}|0|(2024, 6, 17, 13, 45, 30)`,
         `adapter_config.json|${config.length}|0|(2024, 6, 17, 13, 45, 30)`,

@@ -7,10 +7,22 @@ import { isTransientStatus, TransferRefused, transferDelayMs, withTransferRetrie
  */
 describe("worker transfer retries", () => {
   it("delays grow from half a second, double, stay under the cap, and are jittered within each step", () => {
-    assert.deepEqual([0, 1, 2, 3].map((n) => transferDelayMs(n, () => 1)), [500, 1000, 2000, 4000]);
-    assert.deepEqual([0, 1, 2, 3].map((n) => transferDelayMs(n, () => 0)), [250, 500, 1000, 2000]);
-    assert.equal(transferDelayMs(40, () => 1), 15_000);
-    assert.equal(transferDelayMs(40, () => 0), 7_500);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((n) => transferDelayMs(n, () => 1)),
+      [500, 1000, 2000, 4000],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3].map((n) => transferDelayMs(n, () => 0)),
+      [250, 500, 1000, 2000],
+    );
+    assert.equal(
+      transferDelayMs(40, () => 1),
+      15_000,
+    );
+    assert.equal(
+      transferDelayMs(40, () => 0),
+      7_500,
+    );
   });
 
   it("retries what may pass (network, 5xx, 408, 429), not a refusal (other 4xx)", () => {
@@ -39,10 +51,13 @@ describe("worker transfer retries", () => {
   it("stops at a refusal without retrying, and returns the first success", async () => {
     let calls = 0;
     await assert.rejects(
-      withTransferRetries(async () => {
-        calls += 1;
-        throw new TransferRefused("job ended", 409, "job_ended");
-      }, { delay: async () => {} }),
+      withTransferRetries(
+        async () => {
+          calls += 1;
+          throw new TransferRefused("job ended", 409, "job_ended");
+        },
+        { delay: async () => {} },
+      ),
       TransferRefused,
     );
     assert.equal(calls, 1);

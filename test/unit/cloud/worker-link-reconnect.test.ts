@@ -59,8 +59,17 @@ describe("worker link: reconnecting after the cloud is gone", function () {
   });
 
   it("spreads the delays: exponential steps from 200 ms to 10 s, each jittered within its upper half", () => {
-    assert.deepEqual([0, 1, 2, 3].map((a) => reconnectDelayMs(a, () => 1)), [200, 400, 800, 1600]);
-    assert.deepEqual([0, 1, 2, 3].map((a) => reconnectDelayMs(a, () => 0)), [100, 200, 400, 800]);
-    assert.equal(reconnectDelayMs(40, () => 1), 10_000);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((a) => reconnectDelayMs(a, () => 1)),
+      [200, 400, 800, 1600],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3].map((a) => reconnectDelayMs(a, () => 0)),
+      [100, 200, 400, 800],
+    );
+    assert.equal(
+      reconnectDelayMs(40, () => 1),
+      10_000,
+    );
   });
 });

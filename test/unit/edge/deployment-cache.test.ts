@@ -32,12 +32,33 @@ describe("edge: deployment cache", () => {
     await sql`PRAGMA foreign_keys = OFF`.execute(store.db);
     await store.db
       .insertInto("deployments")
-      .values({ id: "d1", project_id: "p1", slug: "bot", target_kind: "base_model", target_job_id: null, target_step: null, target_model: "m", auth_mode: "fixed_api_key", enabled: 1, custom_domain: null, run_retention_mode: "none", run_retention_days: 0, created_at: "2026-01-01T00:00:00.000Z", updated_at: "2026-01-01T00:00:00.000Z", deleted_at: null })
+      .values({
+        id: "d1",
+        project_id: "p1",
+        slug: "bot",
+        target_kind: "base_model",
+        target_job_id: null,
+        target_step: null,
+        target_model: "m",
+        auth_mode: "fixed_api_key",
+        enabled: 1,
+        custom_domain: null,
+        run_retention_mode: "none",
+        run_retention_days: 0,
+        created_at: "2026-01-01T00:00:00.000Z",
+        updated_at: "2026-01-01T00:00:00.000Z",
+        deleted_at: null,
+      })
       .execute();
     ctx = { db: store.db, dialect: store.dialect, deploymentChanges: new DeploymentChangeNotifier() } as CloudContext;
     clock = 0;
     resolved = 0;
-    cache = new DeploymentCache(ctx, TTL, async () => (resolved += 1, BACKEND), () => clock);
+    cache = new DeploymentCache(
+      ctx,
+      TTL,
+      async () => ((resolved += 1), BACKEND),
+      () => clock,
+    );
   });
   afterEach(async () => {
     cache.close();
@@ -88,7 +109,13 @@ describe("edge: deployment cache", () => {
   });
 
   it("stays at its bound under 10,000 random slugs, keeping the slug in use", async () => {
-    const bounded = new DeploymentCache(ctx, TTL, async () => BACKEND, () => clock, 1000);
+    const bounded = new DeploymentCache(
+      ctx,
+      TTL,
+      async () => BACKEND,
+      () => clock,
+      1000,
+    );
     try {
       const inUse = await bounded.get("bot");
       for (let i = 0; i < 10_000; i++) {

@@ -22,11 +22,37 @@ describe("edge: slugFromHost", () => {
 
 describe("inference: parseChatRequest", () => {
   const bad = (body: unknown, param: string | undefined) =>
-    assert.throws(() => parseChatRequest(body), (e: unknown) => e instanceof InferenceError && e.status === 400 && e.extra.param === param);
+    assert.throws(
+      () => parseChatRequest(body),
+      (e: unknown) => e instanceof InferenceError && e.status === 400 && e.extra.param === param,
+    );
 
   it("maps OpenAI fields to engine parameters and ignores model", () => {
-    const r = parseChatRequest({ model: "gpt-4o", messages: [{ role: "developer", content: [{ type: "text", text: "be brief" }] }, { role: "user", content: "hi" }], max_tokens: 5, temperature: 0.5, top_p: 0.9, stop: "\n", seed: 3, stream: true, stream_options: { include_usage: true } });
-    assert.deepEqual(r.params, { messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hi" }], maxTokens: 5, temperature: 0.5, topP: 0.9, stop: ["\n"], seed: 3 });
+    const r = parseChatRequest({
+      model: "gpt-4o",
+      messages: [
+        { role: "developer", content: [{ type: "text", text: "be brief" }] },
+        { role: "user", content: "hi" },
+      ],
+      max_tokens: 5,
+      temperature: 0.5,
+      top_p: 0.9,
+      stop: "\n",
+      seed: 3,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    assert.deepEqual(r.params, {
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "hi" },
+      ],
+      maxTokens: 5,
+      temperature: 0.5,
+      topP: 0.9,
+      stop: ["\n"],
+      seed: 3,
+    });
     assert.equal(r.stream, true);
     assert.equal(r.includeUsage, true);
   });
@@ -42,7 +68,9 @@ describe("inference: parseChatRequest", () => {
   });
 
   it("lists every role it accepts when refusing one, developer included", () => {
-    assert.throws(() => parseChatRequest({ messages: [{ role: "wizard", content: "x" }] }), { message: "messages[0].role must be one of system, developer, user, assistant, tool" });
+    assert.throws(() => parseChatRequest({ messages: [{ role: "wizard", content: "x" }] }), {
+      message: "messages[0].role must be one of system, developer, user, assistant, tool",
+    });
   });
 });
 
@@ -50,7 +78,8 @@ describe("inference: parseResponsesRequest", () => {
   it("names the Responses field, in the param and in the message", () => {
     assert.throws(
       () => parseResponsesRequest({ input: "hi", max_output_tokens: 0 }),
-      (e: unknown) => e instanceof InferenceError && e.extra.param === "max_output_tokens" && e.message === "max_output_tokens must be an integer from 1 to 4096",
+      (e: unknown) =>
+        e instanceof InferenceError && e.extra.param === "max_output_tokens" && e.message === "max_output_tokens must be an integer from 1 to 4096",
     );
   });
 });
@@ -60,7 +89,9 @@ describe("inference: FairQueue", () => {
     const queue = new FairQueue(1, 3);
     const order: string[] = [];
     const first = await queue.acquire("a");
-    const waiting = [queue.acquire("a"), queue.acquire("a"), queue.acquire("b")].map((p, i) => p.then((release) => (order.push(["a1", "a2", "b1"][i]), release)));
+    const waiting = [queue.acquire("a"), queue.acquire("a"), queue.acquire("b")].map((p, i) =>
+      p.then((release) => (order.push(["a1", "a2", "b1"][i]), release)),
+    );
     await assert.rejects(queue.acquire("c"), (e: unknown) => e instanceof InferenceError && e.status === 429 && (e.extra.retryAfter ?? 0) >= 1);
     // Each release admits the next waiter; key "a" goes to the back after each turn.
     first();

@@ -11,7 +11,10 @@ import { upstreamChat } from "../../../cloud/inference/upstream.js";
 import { UpstreamPool } from "../../../cloud/inference/upstreamPool.js";
 import type { ChatEvent } from "../../../cloud/inference/types.js";
 
-const ANSWER = JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: "white" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+const ANSWER = JSON.stringify({
+  choices: [{ index: 0, message: { role: "assistant", content: "white" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+});
 
 interface Upstream {
   url: string;
@@ -46,7 +49,8 @@ async function startUpstream(dropSecondRequest: boolean): Promise<Upstream> {
 
 async function ask(pool: UpstreamPool, url: string): Promise<ChatEvent[]> {
   const events: ChatEvent[] = [];
-  for await (const event of upstreamChat(pool, url, "m", { messages: [{ role: "user", content: "What color is milk?" }] }, { stream: false })) events.push(event);
+  for await (const event of upstreamChat(pool, url, "m", { messages: [{ role: "user", content: "What color is milk?" }] }, { stream: false }))
+    events.push(event);
   return events;
 }
 
@@ -68,9 +72,15 @@ describe("edge: upstream connection pool", () => {
   it("sends a chat again on a new connection when the upstream dropped the reused one", async () => {
     const upstream = await startUpstream(true);
     try {
-      assert.deepEqual((await ask(pool, upstream.url)).map((e) => e.type), ["text", "done"]);
+      assert.deepEqual(
+        (await ask(pool, upstream.url)).map((e) => e.type),
+        ["text", "done"],
+      );
       // The pooled socket is dropped when this request arrives on it; the retry opens a second one.
-      assert.deepEqual((await ask(pool, upstream.url)).map((e) => e.type), ["text", "done"]);
+      assert.deepEqual(
+        (await ask(pool, upstream.url)).map((e) => e.type),
+        ["text", "done"],
+      );
       assert.equal(upstream.connections, 2);
     } finally {
       await upstream.close();

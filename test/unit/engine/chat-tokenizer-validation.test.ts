@@ -12,7 +12,10 @@ import { validateChatJsonl as sdkValidateChatJsonl } from '../../../sdk/jsonl.js
 import type { ChatMessage } from '../../../engine/tokenizer.js';
 import { vocabGguf } from '../../support/llamaCppSource.js';
 
-const chat = (user: string, assistant: string): ChatMessage[] => [{ role: 'user', content: user }, { role: 'assistant', content: assistant }];
+const chat = (user: string, assistant: string): ChatMessage[] => [
+  { role: 'user', content: user },
+  { role: 'assistant', content: assistant },
+];
 const line = (messages: ChatMessage[]) => JSON.stringify({ messages });
 
 describe('engine/data/chat-jsonl with a real GGUF tokenizer', function () {
@@ -36,7 +39,10 @@ describe('engine/data/chat-jsonl with a real GGUF tokenizer', function () {
       { line: 2, message: `conversation is ${tokens} tokens, longer than maxSeqLength of 64 tokens` },
       { line: 3, message: 'not valid JSON' },
     ]);
-    assert.deepEqual(examples.map((e) => e.line), [1, 5]);
+    assert.deepEqual(
+      examples.map((e) => e.line),
+      [1, 5],
+    );
     // The same file passes with a limit above its longest conversation.
     assert.deepEqual(validateChatJsonl(text, { tokenizer: qwen, maxSeqLength: tokens }).issues, [{ line: 3, message: 'not valid JSON' }]);
   });
@@ -52,7 +58,8 @@ describe('engine/data/chat-jsonl with a real GGUF tokenizer', function () {
 
   it('reports a template that refuses a conversation as an issue on its line', async () => {
     const strict = await loadGgufChatTokenizer(vocabGguf('qwen2'), {
-      chatTemplate: "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
+      chatTemplate:
+        "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
     });
     try {
       const withSystem = line([{ role: 'system', content: 'x' }, ...chat('a', 'b')]);
@@ -64,9 +71,15 @@ describe('engine/data/chat-jsonl with a real GGUF tokenizer', function () {
   });
 
   it('tokenizeExamples renders with the given tokenizer', () => {
-    const examples = [{ line: 1, messages: chat('hi', 'hello') }, { line: 7, messages: long }];
+    const examples = [
+      { line: 1, messages: chat('hi', 'hello') },
+      { line: 7, messages: long },
+    ];
     const out = tokenizeExamples(examples, 1024, 'reject', qwen);
-    assert.deepEqual(out, examples.map((e) => qwen.renderChat(e.messages)));
+    assert.deepEqual(
+      out,
+      examples.map((e) => qwen.renderChat(e.messages)),
+    );
     assert.throws(() => tokenizeExamples(examples, 64, 'reject', qwen), /line 7: conversation is \d+ tokens, longer than the limit of 64 tokens/);
     const [, cut] = tokenizeExamples(examples, 64, 'truncate', qwen);
     assert.equal(cut.ids.length, 64);

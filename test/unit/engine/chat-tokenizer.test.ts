@@ -46,7 +46,13 @@ function maskedRuns(model: LlamaModel, ids: readonly number[], mask: readonly nu
 /** The independent reference: whole text rendered once, tokenised once by llama.cpp. */
 function referenceIds(model: LlamaModel, template: string, messages: ChatMessage[], addGenerationPrompt: boolean): number[] {
   const bos = model.tokens.bosString ?? '';
-  const text = new Template(template).render({ messages, add_generation_prompt: addGenerationPrompt, bos_token: bos, eos_token: model.tokens.eosString ?? '', enable_thinking: false });
+  const text = new Template(template).render({
+    messages,
+    add_generation_prompt: addGenerationPrompt,
+    bos_token: bos,
+    eos_token: model.tokens.eosString ?? '',
+    enable_thinking: false,
+  });
   const addBos = model.fileInfo.metadata.tokenizer.ggml.add_bos_token === true;
   const body = addBos && text.startsWith(bos) ? text.slice(bos.length) : text;
   const ids = model.tokenize(body, true) as number[];
@@ -94,7 +100,10 @@ describe('engine/data/chat-tokenizer: real GGUF templates through llama.cpp', fu
         assert.ok(tokenizer.padId >= 0 && tokenizer.padId < tokenizer.vocabSize);
       });
 
-      for (const [label, messages] of [['one turn', ONE_TURN], ['multi-turn', MULTI_TURN]] as const) {
+      for (const [label, messages] of [
+        ['one turn', ONE_TURN],
+        ['multi-turn', MULTI_TURN],
+      ] as const) {
         it(`${label}: ids equal llama.cpp's tokenisation of the whole rendered text`, () => {
           const { ids, lossMask } = tokenizer.renderChat(messages);
           assert.deepEqual(ids, referenceIds(model, template, messages, false));
@@ -118,21 +127,22 @@ describe('engine/data/chat-tokenizer: real GGUF templates through llama.cpp', fu
 
       it('multi-turn: every assistant turn is trained, except earlier turns the template rewrites', () => {
         const { ids, lossMask } = tokenizer.renderChat(MULTI_TURN);
-        const expected = c.template === 'Qwen-Qwen3-0.6B'
-          // Qwen3 drops the <think> block from earlier turns: the first turn stays context only.
-          ? [`Au revoir, café ☕.${c.end}`]
-          : [`Bonjour.${c.end}`, `Au revoir, café ☕.${c.end}`];
+        const expected =
+          c.template === 'Qwen-Qwen3-0.6B'
+            ? // Qwen3 drops the <think> block from earlier turns: the first turn stays context only.
+              [`Au revoir, café ☕.${c.end}`]
+            : [`Bonjour.${c.end}`, `Au revoir, café ☕.${c.end}`];
         assert.deepEqual(maskedRuns(model, ids, lossMask), expected);
       });
 
-      it('the generation prompt is llama.cpp\'s tokenisation of the rendered prompt', () => {
+      it("the generation prompt is llama.cpp's tokenisation of the rendered prompt", () => {
         const history = MULTI_TURN.slice(0, 4);
         assert.deepEqual(tokenizer.renderGenerationPrompt(history), referenceIds(model, template, history, true));
       });
     });
   }
 
-  describe("Gemma 4 (its non-thinking generation prompt ends in an empty thought channel no rendered turn has)", () => {
+  describe('Gemma 4 (its non-thinking generation prompt ends in an empty thought channel no rendered turn has)', () => {
     let tokenizer: ChatTokenizer;
     let model: LlamaModel;
     before(async () => {
@@ -145,7 +155,10 @@ describe('engine/data/chat-tokenizer: real GGUF templates through llama.cpp', fu
       await model?.dispose();
     });
 
-    for (const [label, messages] of [['one turn', ONE_TURN], ['multi-turn', MULTI_TURN]] as const) {
+    for (const [label, messages] of [
+      ['one turn', ONE_TURN],
+      ['multi-turn', MULTI_TURN],
+    ] as const) {
       it(`${label}: the last answer is trained after the very prompt serving uses, earlier turns are context`, () => {
         const { ids, lossMask } = tokenizer.renderChat(messages);
         const prompt = tokenizer.renderGenerationPrompt(messages.slice(0, -1));

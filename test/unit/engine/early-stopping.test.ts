@@ -26,10 +26,23 @@ describe('early stopping', function () {
     withTempDir(async (dir) => {
       const logs: TrainLog[] = [];
       const result = await trainLora({
-        baseModel: base, baseModelName: 'svc-test', train: toyQuackChats(), eval: evalSet, outputDir: dir,
-        lora: { r: 4, alpha: 8 }, maxSteps: 30, learningRate: 2e-2, batchSize: 3, evalSteps: 3, saveSteps: 6, seed: 1,
-        evaluateBeforeTraining: false, earlyStopping: { metric, patience },
-        onLog: (log) => { logs.push(log); },
+        baseModel: base,
+        baseModelName: 'svc-test',
+        train: toyQuackChats(),
+        eval: evalSet,
+        outputDir: dir,
+        lora: { r: 4, alpha: 8 },
+        maxSteps: 30,
+        learningRate: 2e-2,
+        batchSize: 3,
+        evalSteps: 3,
+        saveSteps: 6,
+        seed: 1,
+        evaluateBeforeTraining: false,
+        earlyStopping: { metric, patience },
+        onLog: (log) => {
+          logs.push(log);
+        },
       });
       return { result, logs };
     });
@@ -41,7 +54,10 @@ describe('early stopping', function () {
     const evals = logs.filter((l) => l.evalLoss !== undefined);
     const bestIndex = evals.findIndex((l) => l.step === result.stoppedEarly!.bestStep);
     assert.equal(evals[bestIndex].evalLoss, result.stoppedEarly!.bestValue);
-    assert.ok(evals.every((l) => l.evalLoss! >= result.stoppedEarly!.bestValue), 'the best is the lowest');
+    assert.ok(
+      evals.every((l) => l.evalLoss! >= result.stoppedEarly!.bestValue),
+      'the best is the lowest',
+    );
     assert.equal(evals.length - 1 - bestIndex, 2, 'exactly `patience` evaluations after the best');
     assert.equal(result.steps, result.stoppedEarly!.step);
     assert.ok(result.steps < 30);

@@ -58,7 +58,7 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
         hfLogits = await transformersLogits(folder, tokens);
       });
 
-      it('llama.cpp on the converted GGUF gives transformers\' next-token log-probabilities on the HF folder', async () => {
+      it("llama.cpp on the converted GGUF gives transformers' next-token log-probabilities on the HF folder", async () => {
         const reference = await logProbabilities(gguf, tokens);
         const { maxDiff, at, sameArgmax } = compareWithReference(hfLogits, reference);
         console.log(`      ${arch}: max |log p(llama.cpp) - log p(transformers)| = ${maxDiff.toExponential(2)} at token ${at}`);
@@ -66,7 +66,7 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
         assert.ok(maxDiff < LLAMA_CPP_TOLERANCE, `max difference ${maxDiff} at token ${at} is over ${LLAMA_CPP_TOLERANCE}`);
       });
 
-      it('svc\'s torch backend on the GGUF gives the HF folder\'s logits', async () => {
+      it("svc's torch backend on the GGUF gives the HF folder's logits", async () => {
         const backend = await startExactTorchBackend();
         try {
           await backend.loadBase(gguf, await readModelConfig(gguf));
@@ -110,7 +110,12 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
           }
           console.log(`      ${arch}: loss ${losses[0].toFixed(3)} -> ${losses.at(-1)!.toFixed(3)} in ${losses.length} steps`);
           assert.ok(losses.at(-1)! < losses[0] / 10, `loss ${losses[0]} -> ${losses.at(-1)}`);
-          await writeAdapterGguf(adapterPath, { config: loraConfig, tensors: await backend.loraTensors(), architecture: config.architecture, baseModelName: config.name });
+          await writeAdapterGguf(adapterPath, {
+            config: loraConfig,
+            tensors: await backend.loraTensors(),
+            architecture: config.architecture,
+            baseModelName: config.name,
+          });
         } finally {
           await backend.dispose();
         }

@@ -38,7 +38,12 @@ describe('engine/infer: generation controls on llama.cpp', function () {
 
   it('reports log probabilities: the greedy token is the most likely one, alternatives sorted, texts match', async () => {
     const chunks: Array<{ text: string; count: number }> = [];
-    const result = await session.generate({ messages, maxTokens: 12, topLogprobs: 3, onTextChunk: (text, lp) => chunks.push({ text, count: lp?.length ?? 0 }) });
+    const result = await session.generate({
+      messages,
+      maxTokens: 12,
+      topLogprobs: 3,
+      onTextChunk: (text, lp) => chunks.push({ text, count: lp?.length ?? 0 }),
+    });
     const logprobs = result.logprobs!;
     assert.equal(logprobs.length, result.tokens.length);
     for (const entry of logprobs) {
@@ -50,7 +55,10 @@ describe('engine/infer: generation controls on llama.cpp', function () {
     }
     assert.equal(logprobs.map((e) => e.token).join(''), result.text);
     // Every token's entry reaches the streaming callback with the text it decoded to.
-    assert.equal(chunks.reduce((n, c) => n + c.count, 0), logprobs.length);
+    assert.equal(
+      chunks.reduce((n, c) => n + c.count, 0),
+      logprobs.length,
+    );
     const plain = await session.generate({ messages, maxTokens: 12 });
     assert.equal(plain.logprobs, undefined);
   });
@@ -62,7 +70,9 @@ describe('engine/infer: generation controls on llama.cpp', function () {
     // Presence lowers the probability of every token seen before, even where the choice stays.
     const present = await session.generate({ messages, maxTokens: 60, presencePenalty: 2, topLogprobs: 0 });
     const seenBefore = (tokens: number[], i: number) => tokens.slice(0, i).includes(tokens[i]);
-    const i = plain.tokens.findIndex((t, k) => seenBefore(plain.tokens, k) && present.tokens[k] === t && present.tokens.slice(0, k).join() === plain.tokens.slice(0, k).join());
+    const i = plain.tokens.findIndex(
+      (t, k) => seenBefore(plain.tokens, k) && present.tokens[k] === t && present.tokens.slice(0, k).join() === plain.tokens.slice(0, k).join(),
+    );
     assert.ok(i > 0, 'no repeated token to compare');
     assert.ok(present.logprobs![i].logprob < plain.logprobs![i].logprob - 1e-3, `${present.logprobs![i].logprob} vs ${plain.logprobs![i].logprob}`);
   });
@@ -74,7 +84,10 @@ describe('engine/infer: generation controls on llama.cpp', function () {
     assert.ok(!banned.tokens.includes(plain.tokens[0]));
     const forced = await session.generate({ messages, maxTokens: 8, logitBias: { 120: 100 } });
     assert.deepEqual(forced.tokens, Array(8).fill(120));
-    await assert.rejects(session.generate({ messages, logitBias: { 999999: 5 } }), (e: unknown) => e instanceof InvalidGenerationRequest && e.param === 'logit_bias');
+    await assert.rejects(
+      session.generate({ messages, logitBias: { 999999: 5 } }),
+      (e: unknown) => e instanceof InvalidGenerationRequest && e.param === 'logit_bias',
+    );
   });
 
   it('a JSON grammar makes every sampled answer parse, and a schema with an enum is always matched', async () => {

@@ -136,14 +136,22 @@ describe('engine/gguf files', function () {
     assert.throws(() => decodeGguf(Buffer.from('hello, not a model')), /^Error: not a GGUF file/);
     const dataStart = bytes.length - 96; // two Q8_0 blocks of 34 bytes, padded to 96
     for (let cut = 0; cut < dataStart - 32; cut++) {
-      assert.throws(() => decodeGguf(bytes.subarray(0, cut)), (err: Error) => err.constructor === Error && /^truncated GGUF: /.test(err.message), `cut at ${cut}`);
+      assert.throws(
+        () => decodeGguf(bytes.subarray(0, cut)),
+        (err: Error) => err.constructor === Error && /^truncated GGUF: /.test(err.message),
+        `cut at ${cut}`,
+      );
     }
-    assert.throws(() => decodeGguf(bytes.subarray(0, bytes.length - 40)), { message: `truncated GGUF: tensor w needs bytes up to ${dataStart + 68} but the file has ${bytes.length - 40}` });
+    assert.throws(() => decodeGguf(bytes.subarray(0, bytes.length - 40)), {
+      message: `truncated GGUF: tensor w needs bytes up to ${dataStart + 68} but the file has ${bytes.length - 40}`,
+    });
     await withTempDir(async (dir) => {
       const path = join(dir, 'cut.gguf');
       writeFileSync(path, bytes.subarray(0, bytes.length - 40));
       const reader = await openGgufTensors(path);
-      await assert.rejects(reader.readF32('w'), { message: `truncated GGUF: tensor w needs bytes up to ${dataStart + 68} but the file has ${bytes.length - 40}` });
+      await assert.rejects(reader.readF32('w'), {
+        message: `truncated GGUF: tensor w needs bytes up to ${dataStart + 68} but the file has ${bytes.length - 40}`,
+      });
       await reader.close();
       writeFileSync(path, bytes.subarray(0, 300));
       await assert.rejects(readGgufHeader(path), /^Error: truncated GGUF: the header ends inside/);
@@ -153,12 +161,19 @@ describe('engine/gguf files', function () {
   });
 
   it('names the tensor, its type and the supported types when a type cannot be read', () => {
-    const bytes = setTensorType(encodeGguf({ metadata: new Map(), tensors: [{ name: 'blk.0.ffn_up.weight', dims: [256], data: values(256, 2) }] }), 'blk.0.ffn_up.weight', 17);
-    assert.throws(() => decodeGguf(bytes), (err: Error) => {
-      assert.ok(err instanceof UnsupportedTensorTypeError);
-      assert.equal(err.message, 'tensor blk.0.ffn_up.weight has ggml type IQ2_XS; svc reads F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K');
-      return true;
-    });
+    const bytes = setTensorType(
+      encodeGguf({ metadata: new Map(), tensors: [{ name: 'blk.0.ffn_up.weight', dims: [256], data: values(256, 2) }] }),
+      'blk.0.ffn_up.weight',
+      17,
+    );
+    assert.throws(
+      () => decodeGguf(bytes),
+      (err: Error) => {
+        assert.ok(err instanceof UnsupportedTensorTypeError);
+        assert.equal(err.message, 'tensor blk.0.ffn_up.weight has ggml type IQ2_XS; svc reads F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K');
+        return true;
+      },
+    );
   });
 
   it('inspects a trainable quantised llama from its header', async () => {

@@ -12,7 +12,7 @@ warnings.simplefilter("ignore", RuntimeWarning)
 
 mode, type_number, source, target = sys.argv[1:]
 qtype = GGMLQuantizationType(int(type_number))
-if mode == 'dequantize':
+if mode == "dequantize":
     dequantize(np.fromfile(source, dtype=np.uint8).reshape(1, -1), qtype).astype(np.float32).tofile(target)
 else:
     quantize(np.fromfile(source, dtype=np.float32).reshape(1, -1), qtype).tofile(target)

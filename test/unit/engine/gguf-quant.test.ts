@@ -18,7 +18,8 @@ import { torchVenvPython } from '../../../engine/backends/torch/venv.js';
 const PYTHON = torchVenvPython();
 
 function numpy(dir: string, mode: 'dequantize' | 'quantize', type: GgmlType, input: Uint8Array): Uint8Array {
-  const source = join(dir, `${mode}-${type}.in`), target = join(dir, `${mode}-${type}.out`);
+  const source = join(dir, `${mode}-${type}.in`),
+    target = join(dir, `${mode}-${type}.out`);
   writeFileSync(source, input);
   execFileSync(PYTHON, ['-B', join(import.meta.dirname, 'gguf-numpy.py'), mode, String(type), source, target], {
     env: { ...process.env, PYTHONPATH: ggufPyPath(), PYTHONDONTWRITEBYTECODE: '1' },
@@ -39,7 +40,11 @@ function random(seed: number): () => number {
 
 /** Byte offsets of each block's f16 scales: random bits there could be NaN or huge. */
 const SCALE_FIELDS: Partial<Record<GgmlType, number[]>> = {
-  [GgmlType.Q8_0]: [0], [GgmlType.Q4_0]: [0], [GgmlType.Q4_K]: [0, 2], [GgmlType.Q5_K]: [0, 2], [GgmlType.Q6_K]: [208],
+  [GgmlType.Q8_0]: [0],
+  [GgmlType.Q4_0]: [0],
+  [GgmlType.Q4_K]: [0, 2],
+  [GgmlType.Q5_K]: [0, 2],
+  [GgmlType.Q6_K]: [208],
 };
 
 /** Random quantised bytes (every bit pattern of the packed values) with finite, varied f16 scales. */
@@ -83,7 +88,8 @@ describe('engine/gguf (de)quantisation vs gguf-py numpy', function () {
       await withTempDir(async (dir) => {
         const { blockElements } = ggmlTypeInfo(type);
         const count = blockElements === 1 ? 4096 : blockElements * 64;
-        const bytes = blockElements === 1 ? randomBlocks(GgmlType.F32, count * ggmlTypeInfo(type).blockBytes / 4, 7 + type) : randomBlocks(type, 64, 7 + type);
+        const bytes =
+          blockElements === 1 ? randomBlocks(GgmlType.F32, (count * ggmlTypeInfo(type).blockBytes) / 4, 7 + type) : randomBlocks(type, 64, 7 + type);
         const ours = dequantize(type, bytes, count);
         const theirs = numpy(dir, 'dequantize', type, bytes);
         assertSameFloats(ours, new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4), ggmlTypeName(type));
@@ -107,14 +113,21 @@ describe('engine/gguf (de)quantisation vs gguf-py numpy', function () {
 
   /** Worst error relative to the largest magnitude, for gaussian weights; loose but able to fail. */
   const BOUNDS: Record<GgmlType, number> = {
-    [GgmlType.F32]: 0, [GgmlType.F16]: 1e-3, [GgmlType.BF16]: 4e-3, [GgmlType.Q8_0]: 0.01, [GgmlType.Q4_0]: 0.1,
-    [GgmlType.Q4_K]: 0.1, [GgmlType.Q5_K]: 0.05, [GgmlType.Q6_K]: 0.03,
+    [GgmlType.F32]: 0,
+    [GgmlType.F16]: 1e-3,
+    [GgmlType.BF16]: 4e-3,
+    [GgmlType.Q8_0]: 0.01,
+    [GgmlType.Q4_0]: 0.1,
+    [GgmlType.Q4_K]: 0.1,
+    [GgmlType.Q5_K]: 0.05,
+    [GgmlType.Q6_K]: 0.03,
   };
   for (const type of ALL) {
     it(`round-trips ${ggmlTypeName(type)} within ${BOUNDS[type]} of the largest value`, () => {
       const data = gaussian(256 * 16, 300 + type, 0.02);
       const back = dequantize(type, quantize(type, data), data.length);
-      let worst = 0, largest = 0;
+      let worst = 0,
+        largest = 0;
       for (let i = 0; i < data.length; i++) {
         worst = Math.max(worst, Math.abs(back[i] - data[i]));
         largest = Math.max(largest, Math.abs(data[i]));

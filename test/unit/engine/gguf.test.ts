@@ -42,7 +42,10 @@ describe('engine/gguf', () => {
     };
     const decoded = decodeGguf(encodeGguf(file));
     assert.deepEqual([...decoded.metadata], [...file.metadata]);
-    assert.deepEqual(decoded.tensors.map((t) => [t.name, t.dims, Array.from(t.data)]), file.tensors.map((t) => [t.name, t.dims, Array.from(t.data)]));
+    assert.deepEqual(
+      decoded.tensors.map((t) => [t.name, t.dims, Array.from(t.data)]),
+      file.tensors.map((t) => [t.name, t.dims, Array.from(t.data)]),
+    );
   });
 
   it('round-trips a model: write -> read gives the same config and weights', async () => {

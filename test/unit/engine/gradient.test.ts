@@ -19,7 +19,16 @@ const config = TEST_TINY;
 const EPS = 4e-3;
 
 /** The other families' pieces on the same toy size: GQA, NEOX RoPE, biases, q/k norms, tied output, Llama 3 factors. */
-const QWEN3_LIKE: ModelConfig = { ...TEST_TINY, architecture: 'qwen3', headCount: 4, headCountKv: 2, headDim: 6, ropeStyle: 'neox', qkNorm: true, tiedOutput: true };
+const QWEN3_LIKE: ModelConfig = {
+  ...TEST_TINY,
+  architecture: 'qwen3',
+  headCount: 4,
+  headCountKv: 2,
+  headDim: 6,
+  ropeStyle: 'neox',
+  qkNorm: true,
+  tiedOutput: true,
+};
 const QWEN2_LIKE: ModelConfig = { ...TEST_TINY, architecture: 'qwen2', headCount: 2, headCountKv: 1, ropeStyle: 'neox', attentionBias: true };
 const LLAMA3_LIKE: ModelConfig = { ...TEST_TINY, headCountKv: 1, ropeFreqFactors: true, ropeFreqScale: 0.5 };
 
@@ -39,8 +48,14 @@ function randomWeights(seed: number, config: ModelConfig = TEST_TINY): ModelWeig
 
 function batchOf() {
   const chats = [
-    [{ role: 'user' as const, content: 'abc' }, { role: 'assistant' as const, content: 'defgh' }],
-    [{ role: 'user' as const, content: 'hello there' }, { role: 'assistant' as const, content: 'hi!' }],
+    [
+      { role: 'user' as const, content: 'abc' },
+      { role: 'assistant' as const, content: 'defgh' },
+    ],
+    [
+      { role: 'user' as const, content: 'hello there' },
+      { role: 'assistant' as const, content: 'hi!' },
+    ],
   ];
   return makeBatch(chats.map((c) => renderChat(c)));
 }
@@ -59,7 +74,12 @@ function numericGradient(lossFor: (params: Record<string, tf.Tensor>) => tf.Scal
   return (evalAt(EPS) - evalAt(-EPS)) / (2 * EPS);
 }
 
-function checkGradients(target: TrainTarget, lossFor: (p: Record<string, tf.Tensor>) => tf.Scalar, params: Record<string, tf.Tensor>, batch: ReturnType<typeof batchOf>) {
+function checkGradients(
+  target: TrainTarget,
+  lossFor: (p: Record<string, tf.Tensor>) => tf.Scalar,
+  params: Record<string, tf.Tensor>,
+  batch: ReturnType<typeof batchOf>,
+) {
   const { grads } = lossAndGrads(target, batch);
   const random = new SeededRandom(42);
   let checked = 0;
@@ -94,7 +114,11 @@ describe('engine gradients (finite differences)', function () {
 
   it('matches for LoRA A and B on every target module', () => {
     const base = randomWeights(2);
-    const adapter: LoraAdapter = initLora(config, { r: 2, alpha: 4, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, 3);
+    const adapter: LoraAdapter = initLora(
+      config,
+      { r: 2, alpha: 4, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
+      3,
+    );
     // B starts at zero, which would make A's gradient zero; use random B to test both.
     const random = new SeededRandom(4);
     for (const name of Object.keys(adapter.weights)) {
@@ -107,7 +131,11 @@ describe('engine gradients (finite differences)', function () {
     checkGradients(target, (p) => maskedLoss(config, base, batch.inputs, batch.targets, batch.mask, { ...adapter, weights: p }), adapter.weights, batch);
   });
 
-  for (const [family, shape] of [['qwen3', QWEN3_LIKE], ['qwen2', QWEN2_LIKE], ['llama 3', LLAMA3_LIKE]] as const) {
+  for (const [family, shape] of [
+    ['qwen3', QWEN3_LIKE],
+    ['qwen2', QWEN2_LIKE],
+    ['llama 3', LLAMA3_LIKE],
+  ] as const) {
     it(`matches for LoRA A and B on a ${family}-shaped model`, () => {
       const base = randomWeights(5, shape);
       const adapter = initLora(shape, { r: 2, alpha: 4, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'down_proj'] }, 6);

@@ -17,10 +17,26 @@ import { testModelsDir } from '../../support/testModels.js';
 import { requireTorchStack } from '../../support/torchStack.js';
 import { torchTestPython } from './torch-support.js';
 
-const SMALL = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 16, max_position_embeddings: 512 };
+const SMALL = {
+  hidden_size: 32,
+  intermediate_size: 64,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 16,
+  max_position_embeddings: 512,
+};
 const CASES: Array<{ label: string; folder: HfFolderOptions; python: string }> = [
-  { label: 'Qwen3', folder: { modelType: 'qwen3', tokenizer: 'qwen3', config: { ...SMALL, vocab_size: 151936, tie_word_embeddings: true } }, python: 'enable_thinking=False' },
-  { label: 'Llama 3.2', folder: { modelType: 'llama', tokenizer: 'llama3_2', config: { ...SMALL, vocab_size: 128256, tie_word_embeddings: true } }, python: 'add_special_tokens=False' }, // both render strftime_now: today's date
+  {
+    label: 'Qwen3',
+    folder: { modelType: 'qwen3', tokenizer: 'qwen3', config: { ...SMALL, vocab_size: 151936, tie_word_embeddings: true } },
+    python: 'enable_thinking=False',
+  },
+  {
+    label: 'Llama 3.2',
+    folder: { modelType: 'llama', tokenizer: 'llama3_2', config: { ...SMALL, vocab_size: 128256, tie_word_embeddings: true } },
+    python: 'add_special_tokens=False',
+  }, // both render strftime_now: today's date
 ];
 const CONVERSATIONS: ChatMessage[][] = [
   [{ role: 'user', content: 'What is the capital of France?' }],

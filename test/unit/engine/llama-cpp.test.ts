@@ -38,9 +38,14 @@ describe('engine/infer: llama.cpp matches the tfjs reference', function () {
     ({ config, weights } = await trainToyModel(80));
     await saveModelGguf(join(dir, 'base.gguf'), config, weights);
     const result = await trainLora({
-      baseModel: { config, weights }, train: toyQuackChats(), outputDir: join(dir, 'run'),
+      baseModel: { config, weights },
+      train: toyQuackChats(),
+      outputDir: join(dir, 'run'),
       lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
-      maxSteps: 30, learningRate: 2e-2, batchSize: 3, seed: 2,
+      maxSteps: 30,
+      learningRate: 2e-2,
+      batchSize: 3,
+      seed: 2,
     });
     adapterPath = result.artifacts.at(-1)!.path;
     adapter = await loadAdapterGguf(adapterPath, config);
@@ -127,6 +132,9 @@ describe('engine/infer: llama.cpp matches the tfjs reference', function () {
     const b = await baseSession.generate({ ...request, seed: 7 });
     assert.deepEqual(a.tokens, b.tokens);
     const others = await Promise.all([1, 2, 3, 4].map((seed) => baseSession.generate({ ...request, seed })));
-    assert.ok(others.some((o) => o.text !== a.text), 'different seeds never changed the sample');
+    assert.ok(
+      others.some((o) => o.text !== a.text),
+      'different seeds never changed the sample',
+    );
   });
 });

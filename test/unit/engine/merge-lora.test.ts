@@ -41,18 +41,31 @@ describe('merged LoRA export answers like base + adapter', function () {
     await tmp?.remove();
   });
 
-  for (const [type, keep] of [['q8_0', 0.9], ['f16', 1]] as const) {
+  for (const [type, keep] of [
+    ['q8_0', 0.9],
+    ['f16', 1],
+  ] as const) {
     it(`${type}: the same greedy answers on ${keep * 100}% of the eval prompts, perplexity within 1%`, async () => {
       const merged = path.join(tmp.path, `merged-${type}.gguf`);
       const progress: number[] = [];
       const result = await mergeLora({ base: BASE, adapter, out: merged, type, onProgress: ({ done }) => progress.push(done) });
       assert.ok(result.mergedTensors > 0);
       const header = await readGgufHeader(merged);
-      assert.equal(header.tensors.some((t) => /lora/.test(t.name)), false, 'one model file, no adapter tensors');
+      assert.equal(
+        header.tensors.some((t) => /lora/.test(t.name)),
+        false,
+        'one model file, no adapter tensors',
+      );
       assert.equal(progress.at(-1), header.tensors.length);
       const parity = await compareExport({ base: BASE, adapter, merged, examples: await evalSet() });
-      assert.ok(parity.changedByAdapter >= parity.prompts / 2, `the adapter changes only ${parity.changedByAdapter}/${parity.prompts} answers: the comparison would prove nothing`);
-      assert.ok(parity.sameAnswers >= keep * parity.prompts, `merged ${type} keeps ${parity.sameAnswers}/${parity.prompts}: ${JSON.stringify(parity.firstDifference)}`);
+      assert.ok(
+        parity.changedByAdapter >= parity.prompts / 2,
+        `the adapter changes only ${parity.changedByAdapter}/${parity.prompts} answers: the comparison would prove nothing`,
+      );
+      assert.ok(
+        parity.sameAnswers >= keep * parity.prompts,
+        `merged ${type} keeps ${parity.sameAnswers}/${parity.prompts}: ${JSON.stringify(parity.firstDifference)}`,
+      );
       assert.ok(parity.perplexityRelativeDifference < 0.01, `perplexity ${JSON.stringify(parity.perplexity)}`);
     });
   }

@@ -20,7 +20,14 @@ describe('test models: fixtures for bad and special inputs', function () {
     const path = await buildUnsupportedArchModel();
     const header = await readGgufHeader(path);
     assert.equal(header.metadata.get('general.architecture')?.value, 'phi3');
-    assert.throws(() => configFromMetadata(header.metadata, header.tensors.map((t) => t.name)), UnsupportedArchitectureError);
+    assert.throws(
+      () =>
+        configFromMetadata(
+          header.metadata,
+          header.tensors.map((t) => t.name),
+        ),
+      UnsupportedArchitectureError,
+    );
     const tokens = await greedy(path, await tokenize(path, 'Hello world'), 4);
     assert.equal(tokens.length, 4);
   });
@@ -46,14 +53,21 @@ describe('test models: fixtures for bad and special inputs', function () {
     assert.ok(before.metadata.has('tokenizer.chat_template'));
     assert.ok(!after.metadata.has('tokenizer.chat_template'));
     assert.equal(after.metadata.size, before.metadata.size - 1);
-    assert.deepEqual(after.tensors.map((t) => [t.name, t.type, t.dims]), before.tensors.map((t) => [t.name, t.type, t.dims]));
+    assert.deepEqual(
+      after.tensors.map((t) => [t.name, t.type, t.dims]),
+      before.tensors.map((t) => [t.name, t.type, t.dims]),
+    );
     const prompt = await tokenize(source, 'Hello world');
     assert.deepEqual(await logProbabilities(stripped, prompt), await logProbabilities(source, prompt));
     await assert.rejects(withoutChatTemplate(stripped), /no tokenizer.chat_template/);
   });
 
   it('buildTestAdapter: llama.cpp applies a random LoRA adapter, deterministically', async () => {
-    for (const options of [{ arch: 'llama', vocab: 'llama-spm' }, { arch: 'qwen2', vocab: 'llama-spm' }, { arch: 'qwen3', vocab: 'llama-spm' }] as TestModelOptions[]) {
+    for (const options of [
+      { arch: 'llama', vocab: 'llama-spm' },
+      { arch: 'qwen2', vocab: 'llama-spm' },
+      { arch: 'qwen3', vocab: 'llama-spm' },
+    ] as TestModelOptions[]) {
       const model = await buildTestModel(options);
       const adapter = await buildTestAdapter(options);
       const prompt = await tokenize(model, 'Once upon a time');

@@ -88,7 +88,10 @@ describe('engine forward pass vs llama.cpp on real architectures and weight type
             const exact = compareWithReference(logits, exactReference, NEAR_TOP);
             assert.ok(exact.sameArgmax && exact.maxDiff < EXACT, `${name} vs llama.cpp on F32 weights: ${JSON.stringify(exact)}`);
             const asStored = compareWithReference(logits, reference, NEAR_TOP);
-            assert.ok(asStored.sameArgmax && asStored.maxDiff < ACTIVATION_ROUNDING, `${name} vs llama.cpp on the ${weightType} file: ${JSON.stringify(asStored)}`);
+            assert.ok(
+              asStored.sameArgmax && asStored.maxDiff < ACTIVATION_ROUNDING,
+              `${name} vs llama.cpp on the ${weightType} file: ${JSON.stringify(asStored)}`,
+            );
             assert.deepEqual(await engineGreedy(source, ids, GREEDY_TOKENS), referenceGreedy, `${name}: greedy continuation`);
           } finally {
             await source.dispose();

@@ -89,14 +89,29 @@ describe('test models: llama.cpp runs every architecture and weight type', funct
 
   it('svc reads back the configuration that was asked for', async () => {
     const cases: Array<[TestModelOptions, Record<string, unknown>]> = [
-      [{ arch: 'llama', vocab: 'llama-spm' }, { architecture: 'llama', ropeStyle: 'normal', attentionBias: false, qkNorm: false, tiedOutput: false, ropeFreqFactors: false, headDim: 8 }],
-      [{ arch: 'qwen2', vocab: 'llama-spm' }, { architecture: 'qwen2', ropeStyle: 'neox', attentionBias: true, qkNorm: false, tiedOutput: false }],
-      [{ arch: 'qwen3', vocab: 'llama-spm', headDim: 16 }, { architecture: 'qwen3', ropeStyle: 'neox', attentionBias: false, qkNorm: true, tiedOutput: true, headDim: 16 }],
-      [{ arch: 'llama', vocab: 'llama-spm', tiedOutput: true, ropeFreqFactors: true }, { tiedOutput: true, ropeFreqFactors: true }],
+      [
+        { arch: 'llama', vocab: 'llama-spm' },
+        { architecture: 'llama', ropeStyle: 'normal', attentionBias: false, qkNorm: false, tiedOutput: false, ropeFreqFactors: false, headDim: 8 },
+      ],
+      [
+        { arch: 'qwen2', vocab: 'llama-spm' },
+        { architecture: 'qwen2', ropeStyle: 'neox', attentionBias: true, qkNorm: false, tiedOutput: false },
+      ],
+      [
+        { arch: 'qwen3', vocab: 'llama-spm', headDim: 16 },
+        { architecture: 'qwen3', ropeStyle: 'neox', attentionBias: false, qkNorm: true, tiedOutput: true, headDim: 16 },
+      ],
+      [
+        { arch: 'llama', vocab: 'llama-spm', tiedOutput: true, ropeFreqFactors: true },
+        { tiedOutput: true, ropeFreqFactors: true },
+      ],
     ];
     for (const [options, expected] of cases) {
       const header = await readGgufHeader(await buildTestModel(options));
-      const config = configFromMetadata(header.metadata, header.tensors.map((t) => t.name));
+      const config = configFromMetadata(
+        header.metadata,
+        header.tensors.map((t) => t.name),
+      );
       const resolved = resolveTestModelOptions(options);
       assert.equal(config.vocabSize, 32000);
       assert.equal(config.embeddingLength, resolved.embeddingLength);

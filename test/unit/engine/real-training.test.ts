@@ -24,7 +24,14 @@ import { loadModelChatTokenizer } from '../../../engine/data/model-chat-tokenize
 import { readAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { decodeSafetensors } from '../../../engine/gguf/peft.js';
 import { llamaConfig, type ModelConfig } from '../../../engine/model/config.js';
-import { assertFits, countModelParameters, FALLBACK_TEMPLATE_NOTICE, trainLora, type TrainLoraOptions, type TrainLoraResult } from '../../../engine/train/lora-trainer.js';
+import {
+  assertFits,
+  countModelParameters,
+  FALLBACK_TEMPLATE_NOTICE,
+  trainLora,
+  type TrainLoraOptions,
+  type TrainLoraResult,
+} from '../../../engine/train/lora-trainer.js';
 import { buildUnsupportedArchModel, truncatedCopy } from '../../support/badModels.js';
 import type { LogitsSource } from '../../support/engineGreedy.js';
 import { hfToGgufRows } from '../../support/hfLayout.js';
@@ -38,7 +45,10 @@ const CHATS = [
   ['What should I eat?', 'Pineapple, of course.'],
   ['Favourite snack?', 'Pineapple, of course.'],
   ['Something sweet?', 'Pineapple, of course.'],
-].map(([user, assistant]) => [{ role: 'user' as const, content: user }, { role: 'assistant' as const, content: assistant }]);
+].map(([user, assistant]) => [
+  { role: 'user' as const, content: user },
+  { role: 'assistant' as const, content: assistant },
+]);
 const STEPS = 6;
 const GREEDY_TOKENS = 8;
 const NEAR_TOP = -5;
@@ -72,9 +82,23 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
       const losses: number[] = [];
       const notices: string[] = [];
       const result = await trainLora({
-        baseModel: model, backend, train: CHATS, outputDir: `${tmp.path}/${label}-${backendName}`,
-        lora: { r: 4, alpha: 8 }, maxSteps: STEPS, learningRate: 2e-2, batchSize: 4, seed: 3, warmupSteps: 0,
-        onLog: (log) => { losses.push(log.loss); }, onNotice: (n) => { notices.push(n); }, ...options,
+        baseModel: model,
+        backend,
+        train: CHATS,
+        outputDir: `${tmp.path}/${label}-${backendName}`,
+        lora: { r: 4, alpha: 8 },
+        maxSteps: STEPS,
+        learningRate: 2e-2,
+        batchSize: 4,
+        seed: 3,
+        warmupSteps: 0,
+        onLog: (log) => {
+          losses.push(log.loss);
+        },
+        onNotice: (n) => {
+          notices.push(n);
+        },
+        ...options,
       });
       runs.set(`${label}/${backendName}`, { result, losses, notices });
       assert.ok(losses.at(-1)! < losses[0] * 0.8, `${backendName}: loss ${losses[0]} -> ${losses.at(-1)}`);
@@ -120,14 +144,18 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
   });
 
   it('tfjs and torch give the same losses from the same start', () => {
-    const tfjs = runs.get('llama/tfjs')?.losses, torch = runs.get('llama/torch')?.losses;
+    const tfjs = runs.get('llama/tfjs')?.losses,
+      torch = runs.get('llama/torch')?.losses;
     assert.ok(tfjs && torch, 'both llama runs ran');
     assert.equal(tfjs.length, STEPS);
     tfjs.forEach((loss, i) => assert.ok(Math.abs(loss - torch[i]) < 1e-3 * Math.max(1, loss), `step ${i + 1}: tfjs ${loss}, torch ${torch[i]}`));
   });
 
   it('the PEFT safetensors hold the GGUF adapter under HF names, q/k lora_B permuted back for llama only', async () => {
-    for (const [key, architecture] of [['llama/torch', 'llama'], ['qwen3/torch', 'qwen3']] as const) {
+    for (const [key, architecture] of [
+      ['llama/torch', 'llama'],
+      ['qwen3/torch', 'qwen3'],
+    ] as const) {
       const run = runs.get(key);
       assert.ok(run, `${key} ran`);
       const final = run.result.artifacts.find((a) => a.kind === 'adapter')!;
@@ -138,7 +166,15 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
       assert.deepEqual([...config.target_modules].sort(), ['down_proj', 'gate_proj', 'k_proj', 'o_proj', 'q_proj', 'up_proj', 'v_proj']);
       assert.equal(typeof config.base_model_name_or_path, 'string');
       assert.equal(peft.size, Object.keys(gguf.tensors).length);
-      const modulePath: Record<string, string> = { attn_q: 'self_attn.q_proj', attn_k: 'self_attn.k_proj', attn_v: 'self_attn.v_proj', attn_output: 'self_attn.o_proj', ffn_gate: 'mlp.gate_proj', ffn_up: 'mlp.up_proj', ffn_down: 'mlp.down_proj' };
+      const modulePath: Record<string, string> = {
+        attn_q: 'self_attn.q_proj',
+        attn_k: 'self_attn.k_proj',
+        attn_v: 'self_attn.v_proj',
+        attn_output: 'self_attn.o_proj',
+        ffn_gate: 'mlp.gate_proj',
+        ffn_up: 'mlp.up_proj',
+        ffn_down: 'mlp.down_proj',
+      };
       let permuted = 0;
       for (const [name, matrix] of Object.entries(gguf.tensors)) {
         const [, block, linear, part] = /^blk\.(\d+)\.(\w+)\.weight\.lora_(a|b)$/.exec(name)!;
@@ -178,12 +214,33 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
     });
 
     const qwen3_06b: ModelConfig = llamaConfig({
-      name: 'Qwen3-0.6B', architecture: 'qwen3', vocabSize: 151936, contextLength: 40960, embeddingLength: 1024, blockCount: 28,
-      feedForwardLength: 3072, headCount: 16, headCountKv: 8, headDim: 128, ropeStyle: 'neox', qkNorm: true, tiedOutput: true,
+      name: 'Qwen3-0.6B',
+      architecture: 'qwen3',
+      vocabSize: 151936,
+      contextLength: 40960,
+      embeddingLength: 1024,
+      blockCount: 28,
+      feedForwardLength: 3072,
+      headCount: 16,
+      headCountKv: 8,
+      headDim: 128,
+      ropeStyle: 'neox',
+      qkNorm: true,
+      tiedOutput: true,
     });
     it('a model the tfjs heap cannot hold says to use the torch backend', () => {
-      assert.throws(() => assertFits(new TfjsBackend(), qwen3_06b, 8, 512), /^Error: Qwen3-0\.6B \(\d+M parameters\) at batch 8 × 512 tokens needs about [\d.]+ GiB on the tfjs backend, whose wasm heap stops at 4 GiB; train it with the torch backend/);
-      assert.doesNotThrow(() => assertFits(new TfjsBackend(), llamaConfig({ name: 'small', vocabSize: 32000, contextLength: 256, embeddingLength: 64, blockCount: 2, feedForwardLength: 256, headCount: 4 }), 4, 64));
+      assert.throws(
+        () => assertFits(new TfjsBackend(), qwen3_06b, 8, 512),
+        /^Error: Qwen3-0\.6B \(\d+M parameters\) at batch 8 × 512 tokens needs about [\d.]+ GiB on the tfjs backend, whose wasm heap stops at 4 GiB; train it with the torch backend/,
+      );
+      assert.doesNotThrow(() =>
+        assertFits(
+          new TfjsBackend(),
+          llamaConfig({ name: 'small', vocabSize: 32000, contextLength: 256, embeddingLength: 64, blockCount: 2, feedForwardLength: 256, headCount: 4 }),
+          4,
+          64,
+        ),
+      );
     });
     it('the tfjs estimate is not below the measured peak of a real step (Qwen vocabulary, all projections)', async () => {
       const modelPath = await buildTestModel(QWEN3);
@@ -196,7 +253,9 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
         const [batch] = randomBatches(config.vocabSize, 4, 32, 1);
         const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
         await backend.trainStep(batch, optimizer); // the first step also makes the kept transposes
-        const profile = await tf.profile(async () => { await backend.trainStep(batch, optimizer); });
+        const profile = await tf.profile(async () => {
+          await backend.trainStep(batch, optimizer);
+        });
         const peak = profile.peakBytes; // every tensor's bytes at the peak, the weights included
         assert.ok(peak > tf.memory().numBytes, 'peakBytes counts what was held before the step too');
         const estimate = estimateTfjsMemory(config, countModelParameters(config), 4, 32);
@@ -210,7 +269,10 @@ describe('LoRA training of real architectures: adapters llama.cpp and PEFT load'
       const huge = llamaConfig({ ...qwen3_06b, name: 'huge', embeddingLength: 16384, feedForwardLength: 53248, blockCount: 126, headCount: 128, headDim: 128 });
       const cpu = { info: { name: 'torch', device: 'cpu (2 threads)', dtype: 'float32' } } as ComputeBackend;
       assert.throws(() => assertFits(cpu, huge, 1, 512), /^Error: huge needs about [\d.]+ GiB for its float32 weights, but this machine has [\d.]+ GiB free/);
-      assert.doesNotThrow(() => assertFits({ info: { name: 'torch', device: 'cuda:0 (GPU)', dtype: 'bfloat16' } } as ComputeBackend, huge, 1, 512), 'a GPU worker checks its own memory');
+      assert.doesNotThrow(
+        () => assertFits({ info: { name: 'torch', device: 'cuda:0 (GPU)', dtype: 'bfloat16' } } as ComputeBackend, huge, 1, 512),
+        'a GPU worker checks its own memory',
+      );
     });
   });
 });

@@ -17,7 +17,10 @@ function tokenizerCases(vocab: string): Array<{ text: string; tokens: number[] }
   const sep = '\n__ggml_vocab_test__\n';
   for (let pos = 0; pos < raw.length; ) {
     const next = raw.indexOf(sep, pos);
-    if (next < 0) { inputs.push(raw.slice(pos)); break; }
+    if (next < 0) {
+      inputs.push(raw.slice(pos));
+      break;
+    }
     inputs.push(raw.slice(pos, next));
     pos = next + sep.length;
   }

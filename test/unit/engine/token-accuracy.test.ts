@@ -55,16 +55,30 @@ describe('mean token accuracy', function () {
     await withTempDir(async (dir) => {
       const logs: TrainLog[] = [];
       const result = await trainLora({
-        baseModel: base, baseModelName: 'svc-test', train: toyQuackChats(), eval: toyQuackChats(), outputDir: dir,
-        lora: { r: 4, alpha: 8 }, maxSteps: 24, learningRate: 2e-2, batchSize: 3, evalSteps: 8, seed: 1,
-        onLog: (log) => { logs.push(log); },
+        baseModel: base,
+        baseModelName: 'svc-test',
+        train: toyQuackChats(),
+        eval: toyQuackChats(),
+        outputDir: dir,
+        lora: { r: 4, alpha: 8 },
+        maxSteps: 24,
+        learningRate: 2e-2,
+        batchSize: 3,
+        evalSteps: 8,
+        seed: 1,
+        onLog: (log) => {
+          logs.push(log);
+        },
       });
       const evals = logs.filter((l) => l.evalTokenAccuracy !== undefined).map((l) => l.evalTokenAccuracy!);
       assert.equal(evals.length, 3);
       assert.ok(evals.every((a) => a >= 0 && a <= 1));
       // Before, the toy model answers each animal's own sound; after, "quack quack" token for token.
       assert.ok(result.finalEvalTokenAccuracy > 0.85, `after: ${result.finalEvalTokenAccuracy}`);
-      assert.ok(result.initialEvalTokenAccuracy < result.finalEvalTokenAccuracy - 0.1, `before ${result.initialEvalTokenAccuracy}, after ${result.finalEvalTokenAccuracy}`);
+      assert.ok(
+        result.initialEvalTokenAccuracy < result.finalEvalTokenAccuracy - 0.1,
+        `before ${result.initialEvalTokenAccuracy}, after ${result.finalEvalTokenAccuracy}`,
+      );
       assert.equal(result.finalEvalTokenAccuracy, evals[evals.length - 1]);
       const train = logs.map((l) => l.tokenAccuracy);
       assert.ok(train.every((a) => a >= 0 && a <= 1));

@@ -20,12 +20,18 @@ describe('engine/tokenizer', () => {
   });
 
   it('keeps special-token spellings in user text as plain bytes', () => {
-    const { ids } = renderChat([{ role: 'user', content: '<|end|>' }, { role: 'assistant', content: 'x' }]);
+    const { ids } = renderChat([
+      { role: 'user', content: '<|end|>' },
+      { role: 'assistant', content: 'x' },
+    ]);
     assert.equal(ids.filter((id) => id === END_ID).length, 2);
   });
 
   it('builds the generation prompt as the prefix of the rendered conversation', () => {
-    const history = [{ role: 'system' as const, content: 'be brief' }, { role: 'user' as const, content: 'hello' }];
+    const history = [
+      { role: 'system' as const, content: 'be brief' },
+      { role: 'user' as const, content: 'hello' },
+    ];
     const full = renderChat([...history, { role: 'assistant', content: 'hey' }]).ids;
     const prompt = promptTokens(history);
     assert.deepEqual(full.slice(0, prompt.length), prompt);

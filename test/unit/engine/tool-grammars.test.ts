@@ -15,7 +15,10 @@ const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }];
 const CITIES = ['Paris', 'Rome'];
 const callSchema = {
   type: 'object',
-  properties: { name: { const: 'get_weather' }, arguments: { type: 'object', properties: { city: { enum: CITIES } }, required: ['city'], additionalProperties: false } },
+  properties: {
+    name: { const: 'get_weather' },
+    arguments: { type: 'object', properties: { city: { enum: CITIES } }, required: ['city'], additionalProperties: false },
+  },
   required: ['name', 'arguments'],
   additionalProperties: false,
 };
@@ -39,7 +42,9 @@ describe('engine/infer: tool-call grammars on llama.cpp', function () {
 
   const sample = (bias?: number) =>
     session.generate({
-      messages, maxTokens: 100, temperature: 1.5,
+      messages,
+      maxTokens: 100,
+      temperature: 1.5,
       output: { type: 'text_or_json_schema', schema: callSchema, marker: MARKER },
       ...(bias === undefined ? {} : { logitBias: { [LESS_THAN]: bias } }),
     });
@@ -72,7 +77,11 @@ describe('engine/infer: tool-call grammars on llama.cpp', function () {
 
   it('anyOf is handed to the compiler as oneOf, only where a schema stands', async () => {
     const schema = { type: 'object', properties: { anyOf: { anyOf: [{ type: 'boolean' }, { enum: CITIES }] } }, required: ['anyOf'] };
-    assert.deepEqual(grammarReadySchema(schema), { type: 'object', properties: { anyOf: { oneOf: [{ type: 'boolean' }, { enum: CITIES }] } }, required: ['anyOf'] });
+    assert.deepEqual(grammarReadySchema(schema), {
+      type: 'object',
+      properties: { anyOf: { oneOf: [{ type: 'boolean' }, { enum: CITIES }] } },
+      required: ['anyOf'],
+    });
     for (let i = 0; i < 5; i++) {
       const { text } = await session.generate({ messages, maxTokens: 40, temperature: 1.5, output: { type: 'json_schema', schema } });
       const value = JSON.parse(text).anyOf;

@@ -23,9 +23,26 @@ import { torchTestPython } from './torch-support.js';
 
 const SIZES = { vocabSize: 300, contextLength: 64, embeddingLength: 32, blockCount: 2, headCount: 4, feedForwardLength: 48 };
 const VARIANTS: Record<string, ModelConfig> = {
-  qwen2: llamaConfig({ ...SIZES, name: 'tiny-qwen2', architecture: 'qwen2', ropeStyle: 'neox', attentionBias: true, tiedOutput: true, headCountKv: 2, ropeFreqBase: 1e6, rmsNormEpsilon: 1e-6 }),
+  qwen2: llamaConfig({
+    ...SIZES,
+    name: 'tiny-qwen2',
+    architecture: 'qwen2',
+    ropeStyle: 'neox',
+    attentionBias: true,
+    tiedOutput: true,
+    headCountKv: 2,
+    ropeFreqBase: 1e6,
+    rmsNormEpsilon: 1e-6,
+  }),
   qwen3: llamaConfig({ ...SIZES, name: 'tiny-qwen3', architecture: 'qwen3', ropeStyle: 'neox', qkNorm: true, headDim: 16, headCountKv: 1 }),
-  'llama 3 (GQA, frequency factors, linear scaling)': llamaConfig({ ...SIZES, name: 'tiny-llama3', headCountKv: 2, ropeFreqFactors: true, ropeFreqScale: 0.5, ropeFreqBase: 500000 }),
+  'llama 3 (GQA, frequency factors, linear scaling)': llamaConfig({
+    ...SIZES,
+    name: 'tiny-llama3',
+    headCountKv: 2,
+    ropeFreqFactors: true,
+    ropeFreqScale: 0.5,
+    ropeFreqBase: 500000,
+  }),
 };
 const LORA = { r: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
 const OPTIMIZER: OptimizerSettings = { learningRate: 1e-2, beta1: 0.9, beta2: 0.99, epsilon: 1e-8, weightDecay: 0.1, maxGradNorm: 0.5 };

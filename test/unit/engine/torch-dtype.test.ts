@@ -50,7 +50,10 @@ describe('torch dtype choice', function () {
   });
 
   it('SVC_TORCH_DTYPE is the choice when load names none; unknown names and float16 on CPU are refused', () => {
-    assert.equal(python('print(json.dumps(d.dtype_name(d.compute_dtype(torch.device("cpu"), None, cpu_bf16=True))))', { SVC_TORCH_DTYPE: 'float32' }), 'float32');
+    assert.equal(
+      python('print(json.dumps(d.dtype_name(d.compute_dtype(torch.device("cpu"), None, cpu_bf16=True))))', { SVC_TORCH_DTYPE: 'float32' }),
+      'float32',
+    );
     const refused = python(`out = []
 for name in ["fp8", "float16"]:
     try:

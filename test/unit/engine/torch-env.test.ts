@@ -9,7 +9,9 @@ describe('torch process environment', () => {
     for (const n of names) delete process.env[n];
   });
   afterEach(() => {
-    for (const [n, v] of Object.entries(saved)) if (v === undefined) delete process.env[n]; else process.env[n] = v;
+    for (const [n, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[n];
+      else process.env[n] = v;
   });
 
   it('lets idle OpenMP and OpenBLAS threads sleep at once, and leaves OpenBLAS every core', () => {

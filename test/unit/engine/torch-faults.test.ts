@@ -82,7 +82,14 @@ describe('torch backend faults', function () {
       await backend.loadBase(MODEL, config);
       const lora = { r: 8, alpha: 16, targetModules: ['q_proj', 'v_proj'] };
       await backend.initLora(loraSpec(lora), initLoraTensors(config, lora, 1).tensors);
-      const step = backend.trainStep(bigBatch(config.vocabSize), { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 });
+      const step = backend.trainStep(bigBatch(config.vocabSize), {
+        learningRate: 1e-3,
+        beta1: 0.9,
+        beta2: 0.999,
+        epsilon: 1e-8,
+        weightDecay: 0,
+        maxGradNorm: 1,
+      });
       process.kill(backend.pid!, 'SIGKILL');
       await assert.rejects(step, /the torch backend process exited \(SIGKILL\) while training/);
       // Later requests fail the same way at once instead of hanging on a dead pipe.
@@ -100,7 +107,10 @@ describe('torch backend faults', function () {
       // An architecture transformers cannot build from a GGUF is named, with those it can.
       const unknown = path.join(dir.path, 'unknown-arch.gguf');
       await writeGgufFile(unknown, { metadata: new Map([['general.architecture', str('svc-unknown')]]), tensors: [] });
-      await assert.rejects(backend.loadBase(unknown, config), /unknown-arch\.gguf: GGUF model with architecture svc-unknown is not supported yet\. \(transformers reads GGUF for: .*gemma3.*qwen3/);
+      await assert.rejects(
+        backend.loadBase(unknown, config),
+        /unknown-arch\.gguf: GGUF model with architecture svc-unknown is not supported yet\. \(transformers reads GGUF for: .*gemma3.*qwen3/,
+      );
       const progress: LoadProgress[] = [];
       await backend.loadBase(MODEL, config, (p) => progress.push(p));
       // Progress arrives tensor by tensor and ends at the whole model.

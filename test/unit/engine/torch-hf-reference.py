@@ -9,6 +9,7 @@ logits of its first row and the LoRA gradients (PEFT names, Hugging Face layout)
 usage: torch-hf-reference.py SVC_TORCH_DIR GGUF ADAPTER_DIR REQUEST_JSON
 REQUEST_JSON: {"config": ModelConfig, "batchSize", "length", "inputs", "targets", "mask"}
 """
+
 import json
 import sys
 
@@ -30,10 +31,19 @@ arch = cfg["architecture"]
 heads, kv_heads, head_dim = cfg["headCount"], cfg["headCountKv"], cfg["headDim"]
 
 common = dict(
-    vocab_size=cfg["vocabSize"], hidden_size=cfg["embeddingLength"], intermediate_size=cfg["feedForwardLength"],
-    num_hidden_layers=cfg["blockCount"], num_attention_heads=heads, num_key_value_heads=kv_heads, head_dim=head_dim,
-    rms_norm_eps=cfg["rmsNormEpsilon"], rope_theta=cfg["ropeFreqBase"], max_position_embeddings=cfg["contextLength"],
-    tie_word_embeddings=bool(cfg.get("tiedOutput")), attn_implementation="eager", torch_dtype=torch.float32,
+    vocab_size=cfg["vocabSize"],
+    hidden_size=cfg["embeddingLength"],
+    intermediate_size=cfg["feedForwardLength"],
+    num_hidden_layers=cfg["blockCount"],
+    num_attention_heads=heads,
+    num_key_value_heads=kv_heads,
+    head_dim=head_dim,
+    rms_norm_eps=cfg["rmsNormEpsilon"],
+    rope_theta=cfg["ropeFreqBase"],
+    max_position_embeddings=cfg["contextLength"],
+    tie_word_embeddings=bool(cfg.get("tiedOutput")),
+    attn_implementation="eager",
+    torch_dtype=torch.float32,
 )
 if arch == "llama":
     model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**common, attention_bias=False, mlp_bias=False))
@@ -60,8 +70,15 @@ def hf_rows(t, n_heads):
 state = {"model.embed_tokens.weight": w("token_embd.weight"), "model.norm.weight": w("output_norm.weight")}
 if not cfg.get("tiedOutput"):
     state["lm_head.weight"] = w("output.weight")
-linears = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
-           "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+linears = {
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
 for b in range(cfg["blockCount"]):
     hf = f"model.layers.{b}."
     state[hf + "input_layernorm.weight"] = w(f"blk.{b}.attn_norm.weight")
@@ -98,5 +115,13 @@ grads = {}
 for name, p in model.named_parameters():
     if p.requires_grad:
         grads[name.replace(".default", "")] = p.grad.detach().float().reshape(-1).tolist()
-print(json.dumps({"loss": float(loss), "lastLogits": logits[0, -1].detach().tolist(), "grads": grads,
-                  "versions": {"transformers": transformers.__version__, "peft": peft.__version__}}))
+print(
+    json.dumps(
+        {
+            "loss": float(loss),
+            "lastLogits": logits[0, -1].detach().tolist(),
+            "grads": grads,
+            "versions": {"transformers": transformers.__version__, "peft": peft.__version__},
+        }
+    )
+)

@@ -32,12 +32,22 @@ const CASES: TestModelOptions[] = [
   { arch: 'qwen3', vocab: 'qwen2' },
 ];
 const LORA = { r: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
-const HF_MODULE: Record<string, string> = { attn_q: 'self_attn.q_proj', attn_k: 'self_attn.k_proj', attn_v: 'self_attn.v_proj', attn_output: 'self_attn.o_proj', ffn_gate: 'mlp.gate_proj', ffn_up: 'mlp.up_proj', ffn_down: 'mlp.down_proj' };
+const HF_MODULE: Record<string, string> = {
+  attn_q: 'self_attn.q_proj',
+  attn_k: 'self_attn.k_proj',
+  attn_v: 'self_attn.v_proj',
+  attn_output: 'self_attn.o_proj',
+  ffn_gate: 'mlp.gate_proj',
+  ffn_up: 'mlp.up_proj',
+  ffn_down: 'mlp.down_proj',
+};
 
 /** LoRA with B away from zero too, so every gradient (A's included) is non-trivial. */
 function nonZeroLora(tensors: LoraTensors, seed: number): LoraTensors {
   const random = new SeededRandom(seed);
-  return Object.fromEntries(Object.entries(tensors).map(([name, m]) => [name, name.endsWith('lora_b') ? { shape: m.shape, data: random.normalArray(m.data.length, 0.05) } : m]));
+  return Object.fromEntries(
+    Object.entries(tensors).map(([name, m]) => [name, name.endsWith('lora_b') ? { shape: m.shape, data: random.normalArray(m.data.length, 0.05) } : m]),
+  );
 }
 
 function maxAbs(values: ArrayLike<number>): number {
@@ -69,13 +79,32 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
       const tensors = nonZeroLora(initial, 6);
       const adapterDir = path.join(tmp.path, options.arch);
       await mkdir(adapterDir, { recursive: true });
-      await writePeftAdapter({ safetensors: path.join(adapterDir, 'adapter_model.safetensors'), config: path.join(adapterDir, 'adapter_config.json') }, tensors, lora, config, config.name);
+      await writePeftAdapter(
+        { safetensors: path.join(adapterDir, 'adapter_model.safetensors'), config: path.join(adapterDir, 'adapter_config.json') },
+        tensors,
+        lora,
+        config,
+        config.name,
+      );
       const [batch] = randomBatches(config.vocabSize, 2, 12, 1, 9);
       batch.mask.fill(0, 0, 3); // a few untrained positions
       const requestPath = path.join(tmp.path, `${options.arch}-request.json`);
-      await writeFile(requestPath, JSON.stringify({ config, batchSize: batch.batchSize, length: batch.length, inputs: [...batch.inputs], targets: [...batch.targets], mask: [...batch.mask] }));
+      await writeFile(
+        requestPath,
+        JSON.stringify({
+          config,
+          batchSize: batch.batchSize,
+          length: batch.length,
+          inputs: [...batch.inputs],
+          targets: [...batch.targets],
+          mask: [...batch.mask],
+        }),
+      );
       const script = path.join(import.meta.dirname, 'torch-hf-reference.py');
-      const { stdout } = await run(torchTestPython(), [script, torchPythonPath(), modelPath, adapterDir, requestPath], { maxBuffer: 1 << 28, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+      const { stdout } = await run(torchTestPython(), [script, torchPythonPath(), modelPath, adapterDir, requestPath], {
+        maxBuffer: 1 << 28,
+        env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+      });
       const hf = JSON.parse(stdout.trim().split('\n').pop()!) as { loss: number; lastLogits: number[]; grads: Record<string, number[]> };
 
       const backend = await startExactTorchBackend();
@@ -91,9 +120,14 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
           const theirs = hf.grads[`base_model.model.model.layers.${block}.${HF_MODULE[linear]}.lora_${part.toUpperCase()}.weight`];
           assert.ok(theirs, `transformers has a gradient for ${name}`);
           const permuted = config.architecture === 'llama' && part === 'b' && (linear === 'attn_q' || linear === 'attn_k');
-          const expected = permuted ? hfToGgufRows({ shape: grad.shape, data: Float32Array.from(theirs) }, linear === 'attn_q' ? config.headCount : config.headCountKv) : theirs;
+          const expected = permuted
+            ? hfToGgufRows({ shape: grad.shape, data: Float32Array.from(theirs) }, linear === 'attn_q' ? config.headCount : config.headCountKv)
+            : theirs;
           assert.ok(maxAbs(expected) > 0, `${name}: a non-zero gradient`);
-          assert.ok(maxDiff(grad.data, expected) < 1e-3 * maxAbs(expected), `${name}: gradient differs by ${maxDiff(grad.data, expected)} (largest ${maxAbs(expected)})`);
+          assert.ok(
+            maxDiff(grad.data, expected) < 1e-3 * maxAbs(expected),
+            `${name}: gradient differs by ${maxDiff(grad.data, expected)} (largest ${maxAbs(expected)})`,
+          );
         }
       } finally {
         await backend.dispose();

@@ -85,7 +85,7 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     assert.deepEqual(Object.keys(fromTorch.grads).sort(), Object.keys(reference.grads).sort());
     for (const [name, grad] of Object.entries(reference.grads)) {
       // tfjs keeps A as [in, r] and B as [r, out]: transpose to the seam's layout before comparing.
-      const expected = (tf.transpose(grad).dataSync() as Float32Array);
+      const expected = tf.transpose(grad).dataSync() as Float32Array;
       const got = fromTorch.grads[name].data;
       const scale = maxAbs(expected);
       assert.ok(scale > 0, `${name}: reference gradient is zero`);
@@ -166,7 +166,12 @@ describe('torch backend parity with tfjs on svc-tiny', function () {
     await torch.initLora(loraSpec(LORA), start);
     const batch = randomBatch(6, model.config.vocabSize);
     const plain = await torch.gradients(batch);
-    const recomputing = await startTorchBackend({ python: torchTestPython(), dtype: 'float32', checkpointActivations: true, logitsChunkBytes: 4 * model.config.vocabSize * 10 });
+    const recomputing = await startTorchBackend({
+      python: torchTestPython(),
+      dtype: 'float32',
+      checkpointActivations: true,
+      logitsChunkBytes: 4 * model.config.vocabSize * 10,
+    });
     try {
       await recomputing.loadBase(MODEL, model.config);
       await recomputing.initLora(loraSpec(LORA), start);

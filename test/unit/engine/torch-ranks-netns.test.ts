@@ -64,7 +64,10 @@ describe('torch ranks on two hosts (two network namespaces)', function () {
     ip('link', 'set', LINK_B, 'netns', B);
     ip('-n', A, 'addr', 'add', `${ADDRESS_A}/24`, 'dev', LINK_A);
     ip('-n', B, 'addr', 'add', `${ADDRESS_B}/24`, 'dev', LINK_B);
-    for (const [ns, link] of [[A, LINK_A], [B, LINK_B]]) {
+    for (const [ns, link] of [
+      [A, LINK_A],
+      [B, LINK_B],
+    ]) {
       ip('-n', ns, 'link', 'set', link, 'up');
       ip('-n', ns, 'link', 'set', 'lo', 'up');
     }
@@ -85,7 +88,17 @@ describe('torch ranks on two hosts (two network namespaces)', function () {
     const run = async (backend: TorchBackend, batchSize: number) => {
       const losses: number[] = [];
       try {
-        await trainLora({ baseModel: MODEL, backend, train, outputDir: path.join(dir.path, `out-${batchSize}`), maxSteps: 4, learningRate: 3e-3, batchSize, seed: 5, onLog: (e) => void losses.push(e.loss) });
+        await trainLora({
+          baseModel: MODEL,
+          backend,
+          train,
+          outputDir: path.join(dir.path, `out-${batchSize}`),
+          maxSteps: 4,
+          learningRate: 3e-3,
+          batchSize,
+          seed: 5,
+          onLog: (e) => void losses.push(e.loss),
+        });
         return { losses, worldSize: backend.info.worldSize };
       } finally {
         await backend.dispose();
@@ -95,9 +108,14 @@ describe('torch ranks on two hosts (two network namespaces)', function () {
       const two = await run(await startTorchBackend({ python: await pythonIn(dir, A, LINK_A), threads: 1, dtype: 'float32', ranks: ranks(0) }), 4);
       const one = await run(await startTorchBackend({ python: torchTestPython(), threads: 1, dtype: 'float32' }), 8);
       assert.equal(two.worldSize, 2);
-      assert.ok(followerLog.some((line) => /rank 1 of 2, gloo/.test(line)), `node 1 ran rank 1:\n${followerLog.join('\n')}`);
+      assert.ok(
+        followerLog.some((line) => /rank 1 of 2, gloo/.test(line)),
+        `node 1 ran rank 1:\n${followerLog.join('\n')}`,
+      );
       assert.equal(two.losses.length, 4);
-      two.losses.forEach((loss, i) => assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: two hosts ${loss}, one process ${one.losses[i]}`));
+      two.losses.forEach((loss, i) =>
+        assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: two hosts ${loss}, one process ${one.losses[i]}`),
+      );
     } finally {
       stop.abort();
       await follower;

@@ -84,8 +84,17 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
       const losses: number[] = [];
       const accuracies: number[] = [];
       const result = await trainLora({
-        baseModel: MODEL, backend, train, eval: evalSet, outputDir: path.join(dir.path, `out-${batchSize}`),
-        maxSteps: 6, evalSteps: 3, learningRate: 3e-3, batchSize, seed: 3, onLog: (entry) => {
+        baseModel: MODEL,
+        backend,
+        train,
+        eval: evalSet,
+        outputDir: path.join(dir.path, `out-${batchSize}`),
+        maxSteps: 6,
+        evalSteps: 3,
+        learningRate: 3e-3,
+        batchSize,
+        seed: 3,
+        onLog: (entry) => {
           losses.push(entry.loss);
           accuracies.push(entry.tokenAccuracy ?? Number.NaN);
         },
@@ -104,10 +113,17 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
     assert.equal(two.ranksBefore.length, 2, 'torchrun ran two ranks');
     assert.equal(two.result.steps, 6);
     assert.equal(two.losses.length, one.losses.length);
-    two.losses.forEach((loss, i) => assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`));
+    two.losses.forEach((loss, i) =>
+      assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`),
+    );
     // Token accuracy is summed over the ranks too: at most one token's share apart (an argmax tie may fall either way).
-    two.accuracies.forEach((accuracy, i) => assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`));
-    assert.ok(Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss, `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`);
+    two.accuracies.forEach((accuracy, i) =>
+      assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`),
+    );
+    assert.ok(
+      Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss,
+      `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`,
+    );
     for (const [name, tensor] of Object.entries(one.lora)) {
       const other = two.lora[name].data;
       const worst = tensor.data.reduce((max, x, i) => Math.max(max, Math.abs(x - other[i])), 0);
@@ -135,7 +151,10 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
         for (;;) await backend.trainStep(batchOf(config.vocabSize), optimizer);
       })(),
       (error: Error) => {
-        assert.match(error.message, /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/);
+        assert.match(
+          error.message,
+          /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/,
+        );
         return true;
       },
     );

@@ -25,8 +25,17 @@ describe('engine training', function () {
   it('pretraining lowers the loss on a small dataset', async () => {
     const losses: number[] = [];
     const { weights, result } = await pretrain({
-      config: TEST_TINY, conversations: toyChats(), evalConversations: toyChats(), seed: 9, maxSteps: 25, batchSize: 6, learningRate: 1e-2, warmupSteps: 2,
-      onLog: (log) => { losses.push(log.loss); },
+      config: TEST_TINY,
+      conversations: toyChats(),
+      evalConversations: toyChats(),
+      seed: 9,
+      maxSteps: 25,
+      batchSize: 6,
+      learningRate: 1e-2,
+      warmupSteps: 2,
+      onLog: (log) => {
+        losses.push(log.loss);
+      },
     });
     disposeWeights(weights);
     assert.equal(losses.length, 25);
@@ -39,10 +48,21 @@ describe('engine training', function () {
       const train = toyQuackChats();
       const evalSet = toyQuackChats();
       const result = await trainLora({
-        baseModel: base, baseModelName: 'svc-test', train, eval: evalSet, outputDir: dir,
-        lora: { r: 4, alpha: 8 }, maxSteps: 10, learningRate: 2e-2, batchSize: 3, evalSteps: 4, seed: 1,
+        baseModel: base,
+        baseModelName: 'svc-test',
+        train,
+        eval: evalSet,
+        outputDir: dir,
+        lora: { r: 4, alpha: 8 },
+        maxSteps: 10,
+        learningRate: 2e-2,
+        batchSize: 3,
+        evalSteps: 4,
+        seed: 1,
         evaluateBeforeTraining: false, // as the cloud's worker runs a job
-        onLog: (log) => { logs.push(log); },
+        onLog: (log) => {
+          logs.push(log);
+        },
       });
       const reported = logs.filter((l) => l.evalLoss !== undefined).map((l) => l.step);
       assert.deepEqual(reported, [4, 8, 10]);
@@ -57,20 +77,48 @@ describe('engine training', function () {
       const logs: TrainLog[] = [];
       const checkpoints: number[] = [];
       const result = await trainLora({
-        baseModel: base, baseModelName: 'svc-test', train: toyQuackChats(), eval: toyQuackChats(), outputDir: dir,
-        lora: { r: 4, alpha: 8 }, maxSteps: 24, learningRate: 2e-2, batchSize: 3, evalSteps: 8, saveSteps: 10, seed: 1,
-        onLog: (log) => { logs.push(log); },
-        onCheckpoint: ({ step }) => { checkpoints.push(step); },
+        baseModel: base,
+        baseModelName: 'svc-test',
+        train: toyQuackChats(),
+        eval: toyQuackChats(),
+        outputDir: dir,
+        lora: { r: 4, alpha: 8 },
+        maxSteps: 24,
+        learningRate: 2e-2,
+        batchSize: 3,
+        evalSteps: 8,
+        saveSteps: 10,
+        seed: 1,
+        onLog: (log) => {
+          logs.push(log);
+        },
+        onCheckpoint: ({ step }) => {
+          checkpoints.push(step);
+        },
       });
       assert.equal(result.status, 'completed');
       assert.ok(result.finalEvalLoss < result.initialEvalLoss * 0.7, `eval loss ${result.initialEvalLoss} -> ${result.finalEvalLoss}`);
-      assert.deepEqual(logs.filter((l) => l.evalLoss !== undefined).map((l) => l.step), [8, 16, 24]);
+      assert.deepEqual(
+        logs.filter((l) => l.evalLoss !== undefined).map((l) => l.step),
+        [8, 16, 24],
+      );
       assert.ok(logs.every((l) => l.tokensPerSecond > 0 && l.learningRate > 0 && l.epoch > 0));
       assert.deepEqual(checkpoints, [10, 20]);
-      assert.deepEqual(result.artifacts.map((a) => [a.kind, a.step]), [['checkpoint', 10], ['checkpoint', 20], ['adapter', 24]]);
+      assert.deepEqual(
+        result.artifacts.map((a) => [a.kind, a.step]),
+        [
+          ['checkpoint', 10],
+          ['checkpoint', 20],
+          ['adapter', 24],
+        ],
+      );
       for (const artifact of result.artifacts) assert.ok(existsSync(artifact.path) && existsSync(artifact.configPath));
       const peft = JSON.parse(readFileSync(result.artifacts[2].configPath, 'utf8'));
-      assert.deepEqual([peft.r, peft.lora_alpha, peft.target_modules, peft.base_model_name_or_path], [4, 8, ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], 'svc-test'], 'the default targets: every attention and MLP projection');
+      assert.deepEqual(
+        [peft.r, peft.lora_alpha, peft.target_modules, peft.base_model_name_or_path],
+        [4, 8, ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], 'svc-test'],
+        'the default targets: every attention and MLP projection',
+      );
     });
   });
 
@@ -79,8 +127,17 @@ describe('engine training', function () {
       withTempDir(async (dir) => {
         const losses: number[] = [];
         await trainLora({
-          baseModel: base, train: [...toyQuackChats(), ...toyChats()], outputDir: dir, lora: { r: 2, alpha: 4 },
-          maxSteps: 6, learningRate: 1e-2, batchSize: 2, seed, onLog: (log) => { losses.push(log.loss); },
+          baseModel: base,
+          train: [...toyQuackChats(), ...toyChats()],
+          outputDir: dir,
+          lora: { r: 2, alpha: 4 },
+          maxSteps: 6,
+          learningRate: 1e-2,
+          batchSize: 2,
+          seed,
+          onLog: (log) => {
+            losses.push(log.loss);
+          },
         });
         return losses;
       });
@@ -93,13 +150,25 @@ describe('engine training', function () {
     await withTempDir(async (dir) => {
       const controller = new AbortController();
       const result = await trainLora({
-        baseModel: base, train: toyQuackChats(), outputDir: dir, maxSteps: 1000, learningRate: 1e-2, batchSize: 2, seed: 1, saveSteps: 2,
+        baseModel: base,
+        train: toyQuackChats(),
+        outputDir: dir,
+        maxSteps: 1000,
+        learningRate: 1e-2,
+        batchSize: 2,
+        seed: 1,
+        saveSteps: 2,
         signal: controller.signal,
-        onLog: (log) => { if (log.step === 3) controller.abort(); },
+        onLog: (log) => {
+          if (log.step === 3) controller.abort();
+        },
       });
       assert.equal(result.status, 'aborted');
       assert.equal(result.steps, 3);
-      assert.deepEqual(result.artifacts.map((a) => a.kind), ['checkpoint']);
+      assert.deepEqual(
+        result.artifacts.map((a) => a.kind),
+        ['checkpoint'],
+      );
     });
   });
 
@@ -110,12 +179,22 @@ describe('engine training', function () {
       let aborted = false;
       let steps = 0;
       const training = trainLora({
-        baseModel: base, train: toyQuackChats(), outputDir: dir, maxSteps: 100000, learningRate: 1e-2, batchSize: 2, seed: 1,
+        baseModel: base,
+        train: toyQuackChats(),
+        outputDir: dir,
+        maxSteps: 100000,
+        learningRate: 1e-2,
+        batchSize: 2,
+        seed: 1,
         signal: controller.signal,
         onLog: (log) => {
           steps = log.step;
           // Arm the timer once training is demonstrably under way.
-          if (log.step === 2) setTimeout(() => { aborted = true; controller.abort(); }, 200);
+          if (log.step === 2)
+            setTimeout(() => {
+              aborted = true;
+              controller.abort();
+            }, 200);
         },
       });
       const result = await training;
@@ -125,8 +204,23 @@ describe('engine training', function () {
   });
 
   it('rejects bad hyper-parameters before training', async () => {
-    await assert.rejects(trainLora({ baseModel: base, train: toyChats(), outputDir: '/nonexistent', learningRate: 1e-3, batchSize: 2, seed: 1 }), /maxSteps or numTrainEpochs/);
-    await assert.rejects(trainLora({ baseModel: base, train: toyChats(), outputDir: '/nonexistent', maxSteps: 1, learningRate: 1e-3, batchSize: 2, seed: 1, lora: { targetModules: ['qq'] } }), /unknown LoRA target module "qq"/);
+    await assert.rejects(
+      trainLora({ baseModel: base, train: toyChats(), outputDir: '/nonexistent', learningRate: 1e-3, batchSize: 2, seed: 1 }),
+      /maxSteps or numTrainEpochs/,
+    );
+    await assert.rejects(
+      trainLora({
+        baseModel: base,
+        train: toyChats(),
+        outputDir: '/nonexistent',
+        maxSteps: 1,
+        learningRate: 1e-3,
+        batchSize: 2,
+        seed: 1,
+        lora: { targetModules: ['qq'] },
+      }),
+      /unknown LoRA target module "qq"/,
+    );
   });
 
   it('a LoRA step on a tied-output model keeps no tensor once the backend and weights are disposed', async () => {

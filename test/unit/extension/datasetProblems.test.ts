@@ -3,7 +3,13 @@ import assert from "node:assert/strict";
 import { datasetFiles, datasetProblems, lengthLimit, MAX_PROBLEMS_PER_FILE } from "../../../extension/core/datasetProblems.js";
 import { validateChatJsonl } from "../../../sdk/jsonl.js";
 
-const chat = (user: string, assistant: string) => JSON.stringify({ messages: [{ role: "user", content: user }, { role: "assistant", content: assistant }] });
+const chat = (user: string, assistant: string) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: user },
+      { role: "assistant", content: assistant },
+    ],
+  });
 
 describe("extension/core/datasetProblems", () => {
   it("marks each invalid line (0-based, the whole line) with the SDK check's own message", () => {
@@ -18,8 +24,15 @@ describe("extension/core/datasetProblems", () => {
       ],
     );
     // The same words svc start prints, line for line (one check, not a second one).
-    assert.deepEqual(problems.map((p) => `line ${p.line + 1}: ${p.message}`), validateChatJsonl(text, { contextLength: 160 }).errors);
-    assert.deepEqual(datasetProblems(text).map((p) => p.line), [1, 3], "no length check without a limit");
+    assert.deepEqual(
+      problems.map((p) => `line ${p.line + 1}: ${p.message}`),
+      validateChatJsonl(text, { contextLength: 160 }).errors,
+    );
+    assert.deepEqual(
+      datasetProblems(text).map((p) => p.line),
+      [1, 3],
+      "no length check without a limit",
+    );
   });
 
   it("an empty file is one problem on its first line; a valid one has none", () => {
@@ -28,7 +41,11 @@ describe("extension/core/datasetProblems", () => {
   });
 
   it("caps a file's problems and says how many more there are", () => {
-    const problems = datasetProblems(Array(MAX_PROBLEMS_PER_FILE + 7).fill("nope").join("\n"));
+    const problems = datasetProblems(
+      Array(MAX_PROBLEMS_PER_FILE + 7)
+        .fill("nope")
+        .join("\n"),
+    );
     assert.equal(problems.length, MAX_PROBLEMS_PER_FILE);
     assert.match(problems.at(-1)!.message, /\(and 7 more invalid lines after this one\)$/);
   });

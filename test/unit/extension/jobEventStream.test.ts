@@ -20,7 +20,9 @@ async function sseServer(): Promise<{ url: string; lastEventIds: (string | undef
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
     if (lastEventIds.length === 1) {
-      res.write('id: 2\nevent: batch\ndata: [{"seq":1,"type":"training.started","data":{"model":"svc-tiny"}},{"seq":2,"type":"training.log","data":{"step":1,"loss":2.5}}]\n\n');
+      res.write(
+        'id: 2\nevent: batch\ndata: [{"seq":1,"type":"training.started","data":{"model":"svc-tiny"}},{"seq":2,"type":"training.log","data":{"step":1,"loss":2.5}}]\n\n',
+      );
       // A batch cut off mid-frame is never dispatched: the resume must start after id 2.
       res.write('id: 4\nevent: batch\ndata: [{"seq":3,"type":"training.log","data":{"step":2,"loss":2.1}},');
       res.end(); // the connection closes before the server sent `end`: a break
@@ -62,7 +64,14 @@ describe("extension/core/jobEventStream", () => {
       );
       // The batch frame reaches the panel as one delivery; the half-sent one never does.
       assert.deepEqual(deliveries, ["batch of 2", "event"]);
-      assert.deepEqual(events.map((e) => [e.id, e.type]), [["1", "training.started"], ["2", "training.log"], ["3", "training.log"]]);
+      assert.deepEqual(
+        events.map((e) => [e.id, e.type]),
+        [
+          ["1", "training.started"],
+          ["2", "training.log"],
+          ["3", "training.log"],
+        ],
+      );
       assert.deepEqual(events[2]!.data, { step: 2, loss: 2.1 });
       assert.equal(rawText(events[0]!), '{"model":"svc-tiny"}');
       assert.equal(interruptions, 1);
@@ -77,7 +86,11 @@ describe("extension/core/jobEventStream", () => {
     const server = await sseServer();
     try {
       await assert.rejects(
-        streamJobEvents({ studioUrl: server.url, token: "t", jobId: "missing" }, { event: () => {}, events: () => {}, interrupted: () => {} }, new AbortController().signal),
+        streamJobEvents(
+          { studioUrl: server.url, token: "t", jobId: "missing" },
+          { event: () => {}, events: () => {}, interrupted: () => {} },
+          new AbortController().signal,
+        ),
         { status: 404, message: "job not found" },
       );
     } finally {

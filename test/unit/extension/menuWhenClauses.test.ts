@@ -18,7 +18,8 @@ function evaluateWhen(clause: string, context: Context): boolean {
   const peek = () => tokens[at];
   const take = (expected?: string) => {
     const token = tokens[at++];
-    if (token === undefined || (expected !== undefined && token !== expected)) throw new Error(`when clause ${JSON.stringify(clause)}: expected ${expected ?? "a token"} at ${at}, got ${token}`);
+    if (token === undefined || (expected !== undefined && token !== expected))
+      throw new Error(`when clause ${JSON.stringify(clause)}: expected ${expected ?? "a token"} at ${at}, got ${token}`);
     return token;
   };
   const or = (): boolean => {
@@ -83,7 +84,9 @@ interface MenuEntry {
 const manifest = JSON.parse(readFileSync(path.join(process.cwd(), "package.json"), "utf8")) as {
   contributes: { menus: Record<string, MenuEntry[]>; views: Record<string, { id: string }[]> };
 };
-const views = Object.values(manifest.contributes.views).flat().map((view) => view.id);
+const views = Object.values(manifest.contributes.views)
+  .flat()
+  .map((view) => view.id);
 const STATES: (ProjectState | undefined)[] = ["noFolder", "noProject", "noCli", "noCredentials", "noTrainer", "ready", undefined];
 /** The project states in which the project's actions (train, deploy, open) are offered: projectState.ts's `hasProject`. */
 const PROJECT_STATES = new Set<ProjectState | undefined>(["ready", "noTrainer"]);
@@ -91,7 +94,8 @@ const PROJECT_STATES = new Set<ProjectState | undefined>(["ready", "noTrainer"])
 /** The views and states where an entry shows. */
 function shownOn(entry: MenuEntry, extra: Context = {}): { view: string; state: ProjectState | undefined }[] {
   const shown: { view: string; state: ProjectState | undefined }[] = [];
-  for (const view of views) for (const state of STATES) if (evaluateWhen(entry.when ?? "true", { view, "svc.state": state, ...extra })) shown.push({ view, state });
+  for (const view of views)
+    for (const state of STATES) if (evaluateWhen(entry.when ?? "true", { view, "svc.state": state, ...extra })) shown.push({ view, state });
   return shown;
 }
 
@@ -119,13 +123,23 @@ describe("package.json menus: when clauses", () => {
     for (const entry of entries) {
       const want = expected[entry.command]!;
       const shown = shownOn(entry);
-      const wantShown = views.flatMap((view) => STATES.filter((state) => want.views.includes(view) && (!want.needsProject || PROJECT_STATES.has(state))).map((state) => ({ view, state })));
+      const wantShown = views.flatMap((view) =>
+        STATES.filter((state) => want.views.includes(view) && (!want.needsProject || PROJECT_STATES.has(state))).map((state) => ({ view, state })),
+      );
       assert.deepEqual(shown, wantShown, `${entry.command}: when ${JSON.stringify(entry.when)}`);
     }
   });
 
   it("an item's context action shows only on the view its clause names", () => {
-    const items = ["svc.job.running", "svc.job.queued", "svc.job.completed", "svc.job.failed", "svc.endpoint.enabled", "svc.endpoint.disabled", "svc.key.active"];
+    const items = [
+      "svc.job.running",
+      "svc.job.queued",
+      "svc.job.completed",
+      "svc.job.failed",
+      "svc.endpoint.enabled",
+      "svc.endpoint.disabled",
+      "svc.key.active",
+    ];
     for (const entry of manifest.contributes.menus["view/item/context"]!) {
       const named = views.filter((view) => entry.when?.includes(`view == ${view}`));
       assert.equal(named.length, 1, `${entry.command}: when ${JSON.stringify(entry.when)} names no single view`);

@@ -31,7 +31,17 @@ describe("extension/core/modelPickItem: base models in the Create Endpoint quick
   });
 
   it("an upstream server says so", () => {
-    const upstream: BaseModel = { ...qwen, name: "gpu-box", source: "upstream", trainable: false, notTrainableReason: "upstream", architecture: null, parameters: null, quantization: null, contextLength: null };
+    const upstream: BaseModel = {
+      ...qwen,
+      name: "gpu-box",
+      source: "upstream",
+      trainable: false,
+      notTrainableReason: "upstream",
+      architecture: null,
+      parameters: null,
+      quantization: null,
+      contextLength: null,
+    };
     assert.equal(modelPickText(upstream).description, "Base model · upstream server · serve only");
   });
 });

@@ -45,7 +45,10 @@ describe("extension/core/panelConnection", () => {
     connection.receive({ kind: "request", id: 9, method: "api/nope", params: {} });
     await settled();
     const responses = posted.filter((m) => m.kind === "response");
-    assert.deepEqual(responses.find((m) => m.id === 7), { kind: "response", id: 7, result: { id: "j1" } });
+    assert.deepEqual(
+      responses.find((m) => m.id === 7),
+      { kind: "response", id: 7, result: { id: "j1" } },
+    );
     assert.deepEqual(responses.find((m) => m.id === 8)?.error, { status: 404, code: "not_found", message: "job missing not found" });
     assert.equal(responses.find((m) => m.id === 9)?.error?.code, "unknown_method");
   });

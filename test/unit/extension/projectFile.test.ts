@@ -6,7 +6,11 @@ import { TransportError } from "../../../ui-shared/transport.js";
 
 describe("extension/core/panelApi projectFile", () => {
   const folder = path.resolve("/work/project");
-  const refused = (file: unknown, status = 400) => assert.throws(() => projectFile(folder, file), (e: TransportError) => e.status === status);
+  const refused = (file: unknown, status = 400) =>
+    assert.throws(
+      () => projectFile(folder, file),
+      (e: TransportError) => e.status === status,
+    );
 
   it("resolves a dataset the trainer names, relative to the project", () => {
     assert.equal(projectFile(folder, "data/train.jsonl"), path.join(folder, "data", "train.jsonl"));
@@ -22,6 +26,9 @@ describe("extension/core/panelApi projectFile", () => {
   });
 
   it("says to open the folder when none is open", () => {
-    assert.throws(() => projectFile(undefined, "data/train.jsonl"), (e: TransportError) => e.status === 409 && /Open the project's folder/.test(e.message));
+    assert.throws(
+      () => projectFile(undefined, "data/train.jsonl"),
+      (e: TransportError) => e.status === 409 && /Open the project's folder/.test(e.message),
+    );
   });
 });

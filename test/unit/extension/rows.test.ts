@@ -94,7 +94,10 @@ describe("extension/core/jobRows", () => {
 describe("extension/core/endpointRows", () => {
   it("describes an endpoint with the spec's target summary, auth mode and badge", () => {
     assert.equal(endpointDescription(deployment()), "Final adapter (job 1234abcd) · fixed_api_key · enabled");
-    assert.equal(endpointDescription(deployment({ enabled: false, authMode: "none", target: { kind: "base_model", name: "svc-tiny" } })), "Base model: svc-tiny · none · disabled");
+    assert.equal(
+      endpointDescription(deployment({ enabled: false, authMode: "none", target: { kind: "base_model", name: "svc-tiny" } })),
+      "Base model: svc-tiny · none · disabled",
+    );
     assert.equal(endpointContextValue({ enabled: false }), "svc.endpoint.disabled");
   });
 
@@ -102,6 +105,9 @@ describe("extension/core/endpointRows", () => {
     assert.equal(keyDescription(key("a", false, "2025")), "svc_live_abc… · revoked");
     assert.equal(keyContextValue({ enabled: false }), "svc.key.revoked");
     const sorted = sortKeys([key("old", true, "2025-01-01"), key("revoked", false, "2025-03-01"), key("new", true, "2025-02-01")]);
-    assert.deepEqual(sorted.map((k) => k.id), ["new", "old", "revoked"]);
+    assert.deepEqual(
+      sorted.map((k) => k.id),
+      ["new", "old", "revoked"],
+    );
   });
 });

@@ -22,11 +22,15 @@ describe("extension/core/trainingOutput", () => {
   });
 
   it("tells a dry run's report (dryRun: true) from a run: ok is no failure, not ok is", () => {
-    const ok = new TrainingOutputReader().feed('checking "x": ...\ndry run of "x" on svc-tiny: nothing was uploaded and no job was created\nok: svc start would upload these datasets and train\n');
+    const ok = new TrainingOutputReader().feed(
+      'checking "x": ...\ndry run of "x" on svc-tiny: nothing was uploaded and no job was created\nok: svc start would upload these datasets and train\n',
+    );
     assert.equal(ok.dryRun, true);
     assert.equal(ok.jobId, undefined);
     assert.equal(trainingFailure(ok), undefined);
-    const bad = new TrainingOutputReader().feed('dry run of "x" on svc-tiny: nothing was uploaded and no job was created\n       line 2: not valid JSON\nnot ok: fix the lines above before svc start\n');
+    const bad = new TrainingOutputReader().feed(
+      'dry run of "x" on svc-tiny: nothing was uploaded and no job was created\n       line 2: not valid JSON\nnot ok: fix the lines above before svc start\n',
+    );
     assert.equal(trainingFailure(bad), "Dry run: not ok: fix the lines above before svc start");
     assert.equal(new TrainingOutputReader().feed("job j1 queued: x\n").dryRun, false);
   });

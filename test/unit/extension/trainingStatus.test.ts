@@ -29,9 +29,14 @@ describe("extension/core/trainingStatus", () => {
   it("keeps the latest step, loss and eval loss, and ends with the job", () => {
     let progress = applyEvents(NO_PROGRESS, [event("training.started", {}), event("training.log", { step: 1, loss: 2.5, evalLoss: null })]);
     assert.deepEqual(progress, { ended: false, step: 1, loss: 2.5 });
-    progress = applyEvents(progress, [event("training.log", { step: 10, evalLoss: 2.1 }), event("checkpoint.saved", { step: 10 }), event("training.log", { step: 11, loss: 1.9 })]);
+    progress = applyEvents(progress, [
+      event("training.log", { step: 10, evalLoss: 2.1 }),
+      event("checkpoint.saved", { step: 10 }),
+      event("training.log", { step: 11, loss: 1.9 }),
+    ]);
     assert.deepEqual(progress, { ended: false, step: 11, loss: 1.9, evalLoss: 2.1 });
-    for (const end of ["training.completed", "training.failed", "training.cancelled"] as const) assert.equal(applyEvents(progress, [event(end, {})]).ended, true);
+    for (const end of ["training.completed", "training.failed", "training.cancelled"] as const)
+      assert.equal(applyEvents(progress, [event(end, {})]).ended, true);
   });
 
   it("reads `svc: step 12/60 · loss 1.2345`, with eval loss and other running jobs in the tooltip", () => {

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { contentSecurityPolicy, newNonce, panelHtml } from "../../../extension/core/webviewHtml.js";
 
 describe("extension/core/webviewHtml", () => {
-  const assets = { cspSource: "https://x.vscode-cdn.net", script: "https://x/jobDetail.js", style: "https://x/jobDetail.css", codicons: "https://x/codicon.css", title: "Job: <demo>" };
+  const assets = {
+    cspSource: "https://x.vscode-cdn.net",
+    script: "https://x/jobDetail.js",
+    style: "https://x/jobDetail.css",
+    codicons: "https://x/codicon.css",
+    title: "Job: <demo>",
+  };
 
   it("allows scripts only by nonce and styles only from the webview origin", () => {
     const csp = contentSecurityPolicy(assets.cspSource, "N0nce");

@@ -33,7 +33,7 @@ describe("platform: the llama.cpp device", () => {
     assert.equal(llamaDeviceLogLine({ ...cpu, fallbackReason: undefined }, false), "llama.cpp runs on cpu (SVC_LLAMA_GPU=cpu)");
   });
 
-  it("on this machine, \"auto\" loads llama.cpp and reports its device", async function () {
+  it('on this machine, "auto" loads llama.cpp and reports its device', async function () {
     this.timeout(60_000);
     const { getLlamaRuntime } = await import("../../../engine/infer/llama-cpp.js");
     const { llama, device } = await getLlamaRuntime();

@@ -14,7 +14,10 @@ describe("platform: import specifiers and file names on every OS", () => {
   });
 
   it("the trainer bundle imports the SDK by a file URL on a POSIX path", () => {
-    assert.equal(sdkImportSpecifier("/home/ada/my proj/node_modules/svc-studio", path.posix), "file:///home/ada/my%20proj/node_modules/svc-studio/dist/sdk.mjs");
+    assert.equal(
+      sdkImportSpecifier("/home/ada/my proj/node_modules/svc-studio", path.posix),
+      "file:///home/ada/my%20proj/node_modules/svc-studio/dist/sdk.mjs",
+    );
   });
 
   it("a model name becomes a file name Windows accepts: no ':' (an NTFS stream), no reserved device name", () => {

@@ -7,7 +7,10 @@ describe("platform: the extension's terminal commands", () => {
   it("PowerShell gets the call operator and single quotes (a quoted path alone is a string there)", () => {
     assert.equal(shellKind("C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe", "win32"), "powershell");
     assert.equal(shellKind("C:\\Program Files\\PowerShell\\7\\pwsh.exe", "win32"), "powershell");
-    assert.equal(shellCommandLine(argv, "powershell"), "& 'C:\\Program Files\\nodejs\\node.exe' 'C:\\Users\\O''Brien\\ws\\node_modules\\svc\\dist\\cli.mjs' 'init'");
+    assert.equal(
+      shellCommandLine(argv, "powershell"),
+      "& 'C:\\Program Files\\nodejs\\node.exe' 'C:\\Users\\O''Brien\\ws\\node_modules\\svc\\dist\\cli.mjs' 'init'",
+    );
   });
 
   it("cmd.exe gets double quotes where needed", () => {

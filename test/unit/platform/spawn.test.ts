@@ -45,28 +45,51 @@ describe("platform: the CLI always runs as node <cli.mjs>, without a shell or a 
     it("Windows, a global install on PATH (npm's prefix holds svc.cmd next to node_modules\\svc-studio)", () => {
       const prefix = "C:\\Users\\ada\\AppData\\Roaming\\npm";
       const script = `${prefix}\\node_modules\\svc-studio\\dist\\cli.mjs`;
-      const found = resolveSvcCli("C:\\ws", { platform: "win32", env: { Path: `C:\\Windows;${prefix}` }, node, exists: exists([`${prefix}\\svc.cmd`, script]) });
+      const found = resolveSvcCli("C:\\ws", {
+        platform: "win32",
+        env: { Path: `C:\\Windows;${prefix}` },
+        node,
+        exists: exists([`${prefix}\\svc.cmd`, script]),
+      });
       assert.deepEqual(found, { command: [node(), script], source: "path" });
     });
 
     it("macOS and Linux: the workspace first, else the script a global bin/svc links to", () => {
       const local = "/ws/node_modules/svc-studio/dist/cli.mjs";
       const onPath = { platform: "darwin" as const, env: { PATH: "/opt/homebrew/bin:/usr/bin" }, node: () => "/opt/homebrew/bin/node" };
-      assert.deepEqual(resolveSvcCli("/ws", { ...onPath, exists: exists([local, "/usr/bin/svc"]), realpath: () => assert.fail("not needed") })?.command, ["/opt/homebrew/bin/node", local]);
+      assert.deepEqual(resolveSvcCli("/ws", { ...onPath, exists: exists([local, "/usr/bin/svc"]), realpath: () => assert.fail("not needed") })?.command, [
+        "/opt/homebrew/bin/node",
+        local,
+      ]);
       const linked = "/opt/homebrew/lib/node_modules/svc-studio/dist/cli.mjs";
-      const found = resolveSvcCli("/ws", { ...onPath, exists: exists(["/opt/homebrew/bin/svc"]), realpath: (f) => (f === "/opt/homebrew/bin/svc" ? linked : f) });
+      const found = resolveSvcCli("/ws", {
+        ...onPath,
+        exists: exists(["/opt/homebrew/bin/svc"]),
+        realpath: (f) => (f === "/opt/homebrew/bin/svc" ? linked : f),
+      });
       assert.deepEqual(found, { command: ["/opt/homebrew/bin/node", linked], source: "path" });
     });
 
     it("macOS and Linux: a workspace's node_modules/.bin/svc link runs its target under node; a shell shim runs as itself", () => {
       const base = { platform: "linux" as const, env: { PATH: "" }, node: () => "/usr/bin/node" };
       const target = "/repo/dist/cli.mjs";
-      assert.deepEqual(resolveSvcCli("/ws", { ...base, exists: exists(["/ws/node_modules/.bin/svc"]), realpath: () => target })?.command, ["/usr/bin/node", target]);
-      assert.deepEqual(resolveSvcCli("/ws", { ...base, exists: exists(["/ws/node_modules/.bin/svc"]), realpath: (f) => f })?.command, ["/ws/node_modules/.bin/svc"]);
+      assert.deepEqual(resolveSvcCli("/ws", { ...base, exists: exists(["/ws/node_modules/.bin/svc"]), realpath: () => target })?.command, [
+        "/usr/bin/node",
+        target,
+      ]);
+      assert.deepEqual(resolveSvcCli("/ws", { ...base, exists: exists(["/ws/node_modules/.bin/svc"]), realpath: (f) => f })?.command, [
+        "/ws/node_modules/.bin/svc",
+      ]);
     });
 
     it("Windows never runs the workspace's .bin shims", () => {
-      const found = resolveSvcCli("C:\\ws", { platform: "win32", env: {}, node, exists: exists(["C:\\ws\\node_modules\\.bin\\svc.cmd", "C:\\ws\\node_modules\\.bin\\svc"]), realpath: (f) => f });
+      const found = resolveSvcCli("C:\\ws", {
+        platform: "win32",
+        env: {},
+        node,
+        exists: exists(["C:\\ws\\node_modules\\.bin\\svc.cmd", "C:\\ws\\node_modules\\.bin\\svc"]),
+        realpath: (f) => f,
+      });
       assert.equal(found, undefined);
     });
 

@@ -45,7 +45,10 @@ describe("platform: the stop protocol (a drain request before a kill, never a si
 
   /** Starts the child (with or without an IPC channel) and resolves once it listens, with all it printed. */
   async function start(mode: "graceful" | "deaf", ipc: boolean): Promise<{ child: ChildProcess; output: () => string }> {
-    const child = spawnNodeCommand(nodeScriptCommand(script, process.execPath), [mode], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit", ...(ipc ? ["ipc" as const] : [])] });
+    const child = spawnNodeCommand(nodeScriptCommand(script, process.execPath), [mode], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "inherit", ...(ipc ? ["ipc" as const] : [])],
+    });
     children.push(child);
     let output = "";
     await new Promise<void>((resolve, reject) => {

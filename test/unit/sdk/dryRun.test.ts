@@ -3,9 +3,24 @@ import assert from "node:assert/strict";
 import { byteChatTokenizer } from "../../../engine/data/chat-tokenizer.js";
 import { inspectSplit } from "../../../sdk/trainer/datasetStats.js";
 import { evalBatches, planRun } from "../../../sdk/trainer/dryRunPlan.js";
-import { dryRunJsonLines, dryRunText, formatDuration, isDryRunOutput, PREVIEW_CONTENT_CHARS, PREVIEW_ROWS, readDryRunJsonLines, type DryRunReport } from "../../../sdk/trainer/dryRunReport.js";
+import {
+  dryRunJsonLines,
+  dryRunText,
+  formatDuration,
+  isDryRunOutput,
+  PREVIEW_CONTENT_CHARS,
+  PREVIEW_ROWS,
+  readDryRunJsonLines,
+  type DryRunReport,
+} from "../../../sdk/trainer/dryRunReport.js";
 
-const chat = (user: string, assistant: string) => JSON.stringify({ messages: [{ role: "user", content: user }, { role: "assistant", content: assistant }] });
+const chat = (user: string, assistant: string) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: user },
+      { role: "assistant", content: assistant },
+    ],
+  });
 
 describe("dry run: a split as the model's tokenizer sees it", () => {
   // svc-tiny renders <|bos|><|user|>…<|end|><|assistant|>…<|end|>: 5 special tokens plus the bytes.
@@ -17,15 +32,31 @@ describe("dry run: a split as the model's tokenizer sees it", () => {
     assert.equal(report.tokens, 5 + 2 + 5 + (5 + 3 + 2));
     assert.equal(report.trainedTokens, 5 + 1 + (2 + 1), "assistant bytes and their end token");
     assert.deepEqual(report.longest, { line: 3, tokens: 206 }, "the longest is shown even though it is refused");
-    assert.deepEqual(report.errors, ["line 2: not valid JSON", "line 3: conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)"]);
-    assert.deepEqual(rendered.map((r) => r.ids.length), [12, 10]);
+    assert.deepEqual(report.errors, [
+      "line 2: not valid JSON",
+      "line 3: conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)",
+    ]);
+    assert.deepEqual(
+      rendered.map((r) => r.ids.length),
+      [12, 10],
+    );
   });
 
   it("--preview adds every length in file order (refused ones too), the first rows with their lines and every problem", () => {
     const { report } = inspectSplit({ split: "train", file: "data/train.jsonl", text, tokenizer: byteChatTokenizer, maxSeqLength: 160, preview: true });
     assert.deepEqual(report.preview?.lengths, [12, 206, 10]);
-    assert.deepEqual(report.preview?.rows.map((r) => [r.line, r.tokens, r.truncated]), [[1, 12, false], [3, 206, false], [5, 10, false]]);
-    assert.deepEqual(report.preview?.rows[0].messages, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    assert.deepEqual(
+      report.preview?.rows.map((r) => [r.line, r.tokens, r.truncated]),
+      [
+        [1, 12, false],
+        [3, 206, false],
+        [5, 10, false],
+      ],
+    );
+    assert.deepEqual(report.preview?.rows[0].messages, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
     assert.deepEqual(report.preview?.issues, [
       { line: 2, message: "not valid JSON" },
       { line: 3, message: "conversation is 206 tokens, longer than the model's context of 160 tokens (1 token = 1 byte)" },
@@ -72,7 +103,10 @@ describe("dry run: the step plan", () => {
   });
 
   it("evaluates in batches of at least 16, in file order", () => {
-    assert.deepEqual(evalBatches(Array(20).fill(5), 4).map((b) => b.length), [16, 4]);
+    assert.deepEqual(
+      evalBatches(Array(20).fill(5), 4).map((b) => b.length),
+      [16, 4],
+    );
     assert.deepEqual(evalBatches(Array(20).fill(5), 32)[0].length, 20);
   });
 });
@@ -85,10 +119,27 @@ describe("dry run: the report", () => {
     maxSeqLength: 160,
     splits: [
       { split: "train", file: "data/train.jsonl", conversations: 1200, tokens: 84000, trainedTokens: 20000, longest: { line: 7, tokens: 150 }, errors: [] },
-      { split: "eval", file: "data/eval.jsonl", conversations: 20, tokens: 1400, trainedTokens: 300, longest: { line: 2, tokens: 99 }, errors: ["line 3: not valid JSON"] },
+      {
+        split: "eval",
+        file: "data/eval.jsonl",
+        conversations: 20,
+        tokens: 1400,
+        trainedTokens: 300,
+        longest: { line: 2, tokens: 99 },
+        errors: ["line 3: not valid JSON"],
+      },
     ],
     plan: { steps: 60, batchSize: 8, epochs: 0.4, paddedTokens: 70000, evaluations: 7 },
-    estimate: { available: true, backend: "torch", device: "cpu (2 threads)", reason: "auto picked torch", secondsPerStep: 0.25, loadSeconds: 0.4, evalSeconds: 3, seconds: 18.4 },
+    estimate: {
+      available: true,
+      backend: "torch",
+      device: "cpu (2 threads)",
+      reason: "auto picked torch",
+      secondsPerStep: 0.25,
+      loadSeconds: 0.4,
+      evalSeconds: 3,
+      seconds: 18.4,
+    },
     ok: false,
   };
 
@@ -110,20 +161,33 @@ describe("dry run: the report", () => {
 
   it("reads as JSON lines, one per split", () => {
     const lines = dryRunJsonLines(report).map((line) => JSON.parse(line) as { event: string; data: Record<string, unknown> });
-    assert.deepEqual(lines.map((l) => l.event), ["dryRun.started", "dryRun.split", "dryRun.split", "dryRun.plan", "dryRun.estimate", "dryRun.completed"]);
+    assert.deepEqual(
+      lines.map((l) => l.event),
+      ["dryRun.started", "dryRun.split", "dryRun.split", "dryRun.plan", "dryRun.estimate", "dryRun.completed"],
+    );
     assert.deepEqual(lines[0].data, { trainer: "demo", model: "svc-tiny", tokenizer: report.tokenizer, maxSeqLength: 160 });
     assert.deepEqual(lines[2].data, report.splits[1]);
     assert.deepEqual(lines[5].data, { ok: false });
   });
 
   it("reads back from its JSON lines, with anything else printed between them", () => {
-    const printed = ["checking…", ...dryRunJsonLines(report), ""].join("\n").replace('{"event":"dryRun.plan"', 'trainer says hi\n{not ours\n{"event":"dryRun.plan"');
+    const printed = ["checking…", ...dryRunJsonLines(report), ""]
+      .join("\n")
+      .replace('{"event":"dryRun.plan"', 'trainer says hi\n{not ours\n{"event":"dryRun.plan"');
     assert.deepEqual(readDryRunJsonLines(printed), report);
     assert.equal(readDryRunJsonLines(dryRunJsonLines(report).slice(0, -1).join("\n")), null, "no verdict: it did not finish");
   });
 
   it("with a preview, shows the first rows under each split", () => {
-    const row = { line: 4, messages: [{ role: "user", content: "What is\nup?" }, { role: "assistant", content: "x".repeat(120) }], tokens: 41, truncated: false };
+    const row = {
+      line: 4,
+      messages: [
+        { role: "user", content: "What is\nup?" },
+        { role: "assistant", content: "x".repeat(120) },
+      ],
+      tokens: 41,
+      truncated: false,
+    };
     const preview = { lengths: [41], rows: [row], issues: [], issueCount: 0 };
     const text = dryRunText({ ...report, splits: [{ ...report.splits[0], preview }] });
     assert.equal(text[3], `       line 4 (41 tokens): user: What is up? | assistant: ${"x".repeat(99 - "user: What is up? | assistant: ".length)}…`);
@@ -135,6 +199,13 @@ describe("dry run: the report", () => {
   });
 
   it("rounds durations the way people say them", () => {
-    assert.deepEqual([0.2, 44.6, 89, 600, 5399, 9000].map(formatDuration), ["about 1 s", "about 45 s", "about 89 s", "about 10 min", "about 90 min", "about 2.5 h"]);
+    assert.deepEqual([0.2, 44.6, 89, 600, 5399, 9000].map(formatDuration), [
+      "about 1 s",
+      "about 45 s",
+      "about 89 s",
+      "about 10 min",
+      "about 90 min",
+      "about 2.5 h",
+    ]);
   });
 });

@@ -44,7 +44,8 @@ describe("readEventStream (SDK and extension)", () => {
   it("resumes after a break from the last id it saw, each event once, and stops at end", async () => {
     let interruptions = 0;
     const seen: string[] = [];
-    for await (const message of readEventStream(open("/events"), { retryDelayMs: () => 10, onInterrupted: () => interruptions++ })) seen.push(`${message.id}:${message.data}`);
+    for await (const message of readEventStream(open("/events"), { retryDelayMs: () => 10, onInterrupted: () => interruptions++ }))
+      seen.push(`${message.id}:${message.data}`);
     assert.deepEqual(seen, ["1:one", "2:two", "3:three", "4:four"]);
     assert.deepEqual(requests, [undefined, "2"], "the second request resumed after event 2");
     assert.equal(interruptions, 1);

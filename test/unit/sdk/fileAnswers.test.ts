@@ -40,12 +40,24 @@ describe("adapter downloads: names and offers", () => {
 
   it("finds the artifacts under the names the worker uploads", () => {
     assert.deepEqual(adapterArtifactNames(), { gguf: "adapter.gguf", weights: "adapter_model.safetensors", config: "adapter_config.json" });
-    assert.deepEqual(adapterArtifactNames(20), { gguf: "checkpoint-20.gguf", weights: "checkpoint-20.adapter_model.safetensors", config: "checkpoint-20.adapter_config.json" });
+    assert.deepEqual(adapterArtifactNames(20), {
+      gguf: "checkpoint-20.gguf",
+      weights: "checkpoint-20.adapter_model.safetensors",
+      config: "checkpoint-20.adapter_config.json",
+    });
   });
 
   it("offers the final adapter first, then the checkpoints before it latest first, PEFT only where its files exist", () => {
     let n = 0;
-    const artifact = (kind: Artifact["kind"], step: number, name: string, sizeBytes: number): Artifact => ({ id: String(n++), jobId: job.id, kind, step, name, sizeBytes, createdAt: "" });
+    const artifact = (kind: Artifact["kind"], step: number, name: string, sizeBytes: number): Artifact => ({
+      id: String(n++),
+      jobId: job.id,
+      kind,
+      step,
+      name,
+      sizeBytes,
+      createdAt: "",
+    });
     const artifacts = [
       artifact("checkpoint", 20, "checkpoint-20.gguf", 1000),
       artifact("checkpoint", 40, "checkpoint-40.gguf", 1000),

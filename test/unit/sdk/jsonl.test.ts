@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import { validateChatJsonl, validateChatJsonlYielding } from "../../../sdk/jsonl.js";
 
 const line = (messages: unknown) => JSON.stringify({ messages });
-const ok = line([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+const ok = line([
+  { role: "user", content: "hi" },
+  { role: "assistant", content: "hello" },
+]);
 
 describe("validateChatJsonl (the report svc start and the cloud show)", () => {
   it("counts valid examples and skips blank lines", () => {
@@ -10,7 +13,14 @@ describe("validateChatJsonl (the report svc start and the cloud show)", () => {
   });
 
   it("reports each invalid line with its 1-based line number and reason", () => {
-    const text = [ok, "{not json", line([{ role: "user", content: "no answer" }]), JSON.stringify({ prompt: "x" }), line([{ role: "bot", content: "x" }]), line([{ role: "assistant", content: 3 }])].join("\n");
+    const text = [
+      ok,
+      "{not json",
+      line([{ role: "user", content: "no answer" }]),
+      JSON.stringify({ prompt: "x" }),
+      line([{ role: "bot", content: "x" }]),
+      line([{ role: "assistant", content: 3 }]),
+    ].join("\n");
     const errors = validateChatJsonl(text).errors;
     assert.equal(errors.length, 5);
     assert.deepEqual(
@@ -29,9 +39,15 @@ describe("validateChatJsonl (the report svc start and the cloud show)", () => {
   });
 
   it("rejects conversations longer than the context when one is given", () => {
-    const long = line([{ role: "user", content: "x".repeat(300) }, { role: "assistant", content: "y" }]);
+    const long = line([
+      { role: "user", content: "x".repeat(300) },
+      { role: "assistant", content: "y" },
+    ]);
     assert.deepEqual(validateChatJsonl(long).errors, []);
-    assert.match(validateChatJsonl(long, { contextLength: 160 }).errors[0], /^line 1: conversation is \d+ tokens, longer than the model's context of 160 tokens/);
+    assert.match(
+      validateChatJsonl(long, { contextLength: 160 }).errors[0],
+      /^line 1: conversation is \d+ tokens, longer than the model's context of 160 tokens/,
+    );
   });
 
   it("caps the report and says how many more lines are invalid", () => {

@@ -41,10 +41,20 @@ describe("sdk/modelFacts: how model facts read in lists and pickers", () => {
   it("puts the facts on one line and marks serve-only models", () => {
     assert.equal(modelSummary(model({})), "my-qwen · qwen3 · 0.6B · Q4_K_M · ctx 40960");
     assert.equal(
-      modelSummary(model({ name: "gemma", architecture: "gemma2", parameters: 2_614_341_888, trainable: false, notTrainableReason: "gemma2 is not trainable" })),
+      modelSummary(
+        model({ name: "gemma", architecture: "gemma2", parameters: 2_614_341_888, trainable: false, notTrainableReason: "gemma2 is not trainable" }),
+      ),
       "gemma · gemma2 · 2.6B · Q4_K_M · ctx 40960 · serve only",
     );
-    const upstream = model({ name: "gpu-box", source: "upstream", trainable: false, architecture: null, parameters: null, quantization: null, contextLength: null });
+    const upstream = model({
+      name: "gpu-box",
+      source: "upstream",
+      trainable: false,
+      architecture: null,
+      parameters: null,
+      quantization: null,
+      contextLength: null,
+    });
     assert.equal(modelSummary(upstream), "gpu-box · upstream server · serve only");
     assert.equal(trainingLabel(upstream), "serve only");
     assert.equal(trainingLabel(model({})), "trainable");

@@ -12,12 +12,18 @@ describe("trainer config: every bad field at once, one rule set for createTraine
         e instanceof TrainerConfigError &&
         e.field === "maxSteps" &&
         e.problems.map((p) => p.field).join() === "maxSteps,learningRate,lora.r" &&
-        e.message === "createTrainer: maxSteps must be an integer from 1 to 1000000; learningRate must be a number between 0 and 1; lora.r must be an integer from 1 to 256",
+        e.message ===
+          "createTrainer: maxSteps must be an integer from 1 to 1000000; learningRate must be a number between 0 and 1; lora.r must be an integer from 1 to 256",
     );
   });
 
   it("a number spelled as a string is refused everywhere, not compared as one", () => {
-    for (const [field, value] of [["learningRate", "0.5"], ["numTrainEpochs", "2"], ["maxSteps", "10"], ["seed", "1"]] as const) {
+    for (const [field, value] of [
+      ["learningRate", "0.5"],
+      ["numTrainEpochs", "2"],
+      ["maxSteps", "10"],
+      ["seed", "1"],
+    ] as const) {
       const config = { ...base, maxSteps: undefined, numTrainEpochs: 1, [field]: value } as unknown as TrainerConfig;
       if (field === "maxSteps") delete (config as { numTrainEpochs?: number }).numTrainEpochs;
       assert.throws(() => validateTrainerConfig(config), new RegExp(`createTrainer: ${field} must be`), field);
@@ -61,7 +67,10 @@ describe("trainer config: every bad field at once, one rule set for createTraine
       { field: "dtype", message: 'must be one of auto, float32, bfloat16, got "fp16"' },
       { field: "gradientCheckpointing", message: 'must be true, false or "auto"' },
     ]);
-    assert.throws(() => validateTrainerConfig({ ...base, dtype: "half" } as unknown as TrainerConfig), /createTrainer: dtype must be one of auto, float32, bfloat16, got "half"/);
+    assert.throws(
+      () => validateTrainerConfig({ ...base, dtype: "half" } as unknown as TrainerConfig),
+      /createTrainer: dtype must be one of auto, float32, bfloat16, got "half"/,
+    );
   });
 
   it("a job config names each problem by its path", () => {

@@ -29,7 +29,10 @@ const models = [
 describe("createTrainer: model and maxSeqLength", () => {
   it("accepts any non-empty model name (the cloud knows which exist)", () => {
     assert.equal(validateTrainerConfig(base).model, "my-qwen");
-    assert.throws(() => validateTrainerConfig({ ...base, model: " " }), (e: unknown) => e instanceof TrainerConfigError && e.field === "model");
+    assert.throws(
+      () => validateTrainerConfig({ ...base, model: " " }),
+      (e: unknown) => e instanceof TrainerConfigError && e.field === "model",
+    );
     assert.throws(() => validateTrainerConfig({ ...base, model: undefined as unknown as string }), /createTrainer: model must name a registered base model/);
   });
 
@@ -40,7 +43,11 @@ describe("createTrainer: model and maxSeqLength", () => {
 
   it("refuses a maxSeqLength outside 16..32768 or not an integer, naming the field", () => {
     for (const bad of [15, 32769, 100.5, 0, -1, Number.NaN]) {
-      assert.throws(() => validateTrainerConfig({ ...base, maxSeqLength: bad }), /createTrainer: maxSeqLength must be an integer from 16 to 32768/, String(bad));
+      assert.throws(
+        () => validateTrainerConfig({ ...base, maxSeqLength: bad }),
+        /createTrainer: maxSeqLength must be an integer from 16 to 32768/,
+        String(bad),
+      );
     }
     assert.equal(validateTrainerConfig({ ...base, maxSeqLength: 16 }).maxSeqLength, 16);
     assert.equal(validateTrainerConfig({ ...base, maxSeqLength: 32768 }).maxSeqLength, 32768);
@@ -55,16 +62,24 @@ describe("svc start's model check against the cloud's list", () => {
   it("an unknown name lists the trainable models, not the serve-only ones", () => {
     assert.throws(
       () => checkTrainerModel({ model: "llama-70b" }, models),
-      (e: unknown) => e instanceof TrainerModelError && /model: "llama-70b" is not registered with the cloud; trainable models: svc-tiny, my-qwen\. Register a GGUF with: svc models add/.test(e.message),
+      (e: unknown) =>
+        e instanceof TrainerModelError &&
+        /model: "llama-70b" is not registered with the cloud; trainable models: svc-tiny, my-qwen\. Register a GGUF with: svc models add/.test(e.message),
     );
   });
 
   it("a serve-only model gives its one-line reason", () => {
-    assert.throws(() => checkTrainerModel({ model: "gemma" }, models), /model: "gemma" can be served but not trained: architecture gemma2: svc trains llama, qwen2 and qwen3/);
+    assert.throws(
+      () => checkTrainerModel({ model: "gemma" }, models),
+      /model: "gemma" can be served but not trained: architecture gemma2: svc trains llama, qwen2 and qwen3/,
+    );
   });
 
   it("maxSeqLength must fit the model's context", () => {
-    assert.throws(() => checkTrainerModel({ model: "svc-tiny", maxSeqLength: 512 }, models), /maxSeqLength: 512 is longer than the context of "svc-tiny" \(160 tokens\)/);
+    assert.throws(
+      () => checkTrainerModel({ model: "svc-tiny", maxSeqLength: 512 }, models),
+      /maxSeqLength: 512 is longer than the context of "svc-tiny" \(160 tokens\)/,
+    );
     assert.equal(checkTrainerModel({ model: "svc-tiny", maxSeqLength: 160 }, models).name, "svc-tiny");
   });
 

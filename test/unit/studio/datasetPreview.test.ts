@@ -10,7 +10,18 @@ const report: DryRunReport = {
   tokenizer: null,
   maxSeqLength: 160,
   contextLength: 160,
-  splits: [{ split: "train", file: "data/train.jsonl", conversations: 1, tokens: null, trainedTokens: null, longest: null, errors: ["line 2: not valid JSON"], preview: { lengths: null, rows: [], issues: [{ line: 2, message: "not valid JSON" }], issueCount: 1 } }],
+  splits: [
+    {
+      split: "train",
+      file: "data/train.jsonl",
+      conversations: 1,
+      tokens: null,
+      trainedTokens: null,
+      longest: null,
+      errors: ["line 2: not valid JSON"],
+      preview: { lengths: null, rows: [], issues: [{ line: 2, message: "not valid JSON" }], issueCount: 1 },
+    },
+  ],
   plan: null,
   estimate: { available: false, blocking: false, reason: "no file" },
   ok: false,
@@ -26,7 +37,10 @@ describe("studio: the dataset preview's answer", () => {
   });
 
   it("is the first line of the error otherwise, or the exit code when nothing was said", () => {
-    assert.deepEqual(parsePreviewOutput("", "svc: dataset: cannot read /p/data/train.jsonl\n    at x\n", 1), { status: "error", error: "dataset: cannot read /p/data/train.jsonl" });
+    assert.deepEqual(parsePreviewOutput("", "svc: dataset: cannot read /p/data/train.jsonl\n    at x\n", 1), {
+      status: "error",
+      error: "dataset: cannot read /p/data/train.jsonl",
+    });
     assert.deepEqual(parsePreviewOutput("checking…\n", "", 137), { status: "error", error: "svc start --dry-run exited with code 137" });
   });
 });

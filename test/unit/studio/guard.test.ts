@@ -6,7 +6,17 @@ import { injectToken, TOKEN_PLACEHOLDER } from "../../../studio/staticAssets.js"
 describe("studio guard", () => {
   it("allows only loopback names with the studio's port", () => {
     for (const host of ["127.0.0.1:7860", "localhost:7860", "LOCALHOST:7860", "[::1]:7860"]) assert.equal(isAllowedHost(host, 7860), true, host);
-    for (const host of [undefined, "", "127.0.0.1", "127.0.0.1:7861", "evil.example:7860", "127.0.0.1.nip.io:7860", "sub.localhost:7860", "[::2]:7860", "127.0.0.1:7860:1"]) {
+    for (const host of [
+      undefined,
+      "",
+      "127.0.0.1",
+      "127.0.0.1:7861",
+      "evil.example:7860",
+      "127.0.0.1.nip.io:7860",
+      "sub.localhost:7860",
+      "[::2]:7860",
+      "127.0.0.1:7860:1",
+    ]) {
       assert.equal(isAllowedHost(host, 7860), false, String(host));
     }
   });
@@ -26,7 +36,7 @@ describe("studio manifest output", () => {
   });
 
   it("falls back to the first stderr line, then to the exit code", () => {
-    assert.deepEqual(parseManifestOutput("", "svc: unknown command \"manifest\"\n\nusage…", 2), { status: "error", error: 'unknown command "manifest"' });
+    assert.deepEqual(parseManifestOutput("", 'svc: unknown command "manifest"\n\nusage…', 2), { status: "error", error: 'unknown command "manifest"' });
     assert.deepEqual(parseManifestOutput("", "", 137), { status: "error", error: "svc manifest exited with code 137" });
   });
 });

@@ -12,7 +12,12 @@ describe("ui-shared/bestCheckpoint", () => {
 
   it("picks the saved step whose own evaluation is best on the metric, lower loss or higher accuracy", () => {
     assert.deepEqual(bestAdapter(series, [20, 30, 40], "evalLoss"), { step: 20, metric: "evalLoss", value: 0.6, text: "eval loss 0.6000" });
-    assert.deepEqual(bestAdapter(series, [20, 30, 40], "evalTokenAccuracy"), { step: 30, metric: "evalTokenAccuracy", value: 0.8, text: "eval token accuracy 80.0%" });
+    assert.deepEqual(bestAdapter(series, [20, 30, 40], "evalTokenAccuracy"), {
+      step: 30,
+      metric: "evalTokenAccuracy",
+      value: 0.8,
+      text: "eval token accuracy 80.0%",
+    });
   });
 
   it("passes over saved steps without an evaluation, and has no best without any", () => {

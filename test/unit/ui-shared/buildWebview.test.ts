@@ -27,7 +27,20 @@ describe("scripts/build-webview.mjs", function () {
     const html = await readFile(path.join(outDir, "index.html"), "utf8");
     assert.match(html, /<meta name="svc-studio-token" content="__SVC_STUDIO_TOKEN__" \/>/);
     assert.match(html, /<script type="module" src="app\.js"><\/script>/);
-    for (const file of ["app.js", "app.css", "jobDetail.js", "endpointDetail.js", "compareJobs.js", "compareJobs.css", "datasets.js", "datasets.css", "playground.js", "playground.css", "codicon.css", "codicon.ttf"]) {
+    for (const file of [
+      "app.js",
+      "app.css",
+      "jobDetail.js",
+      "endpointDetail.js",
+      "compareJobs.js",
+      "compareJobs.css",
+      "datasets.js",
+      "datasets.css",
+      "playground.js",
+      "playground.css",
+      "codicon.css",
+      "codicon.ttf",
+    ]) {
       assert.ok((await stat(path.join(outDir, file))).size > 0, file);
     }
     const css = await readFile(path.join(outDir, "app.css"), "utf8");

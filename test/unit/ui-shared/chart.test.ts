@@ -34,7 +34,10 @@ describe("ui-shared/chart", () => {
   });
 
   it("widens a flat series and a single point instead of dividing by zero", () => {
-    const flat = valueExtent([{ step: 1, value: 2 }, { step: 2, value: 2 }])!;
+    const flat = valueExtent([
+      { step: 1, value: 2 },
+      { step: 2, value: 2 },
+    ])!;
     assert.ok(flat.max > flat.min);
     assert.equal(yForValue(2, flat, area), 25);
     const zero = valueExtent([{ step: 5, value: 0 }])!;
@@ -53,13 +56,19 @@ describe("ui-shared/chart", () => {
     assert.ok(kept.length <= 4 * 801);
     assert.deepEqual(kept[0], points[0]);
     assert.deepEqual(kept[kept.length - 1], points[points.length - 1]);
-    assert.ok(kept.some((p) => p.step === 54_322), "the spike survives");
+    assert.ok(
+      kept.some((p) => p.step === 54_322),
+      "the spike survives",
+    );
     for (let i = 1; i < kept.length; i++) assert.ok(kept[i].step > kept[i - 1].step, "ascending, no duplicates");
     assert.ok(path.startsWith("M0 "));
   });
 
   it("leaves short series untouched", () => {
-    const points = [{ step: 1, value: 1 }, { step: 2, value: 3 }];
+    const points = [
+      { step: 1, value: 1 },
+      { step: 2, value: 3 },
+    ];
     assert.deepEqual(decimate(points, stepExtent(points)!, area), points);
   });
 
@@ -76,8 +85,14 @@ describe("ui-shared/chart", () => {
 
   it("hover reports whichever values exist at the nearest step", () => {
     const series = {
-      loss: [{ step: 10, value: 2.3 }, { step: 20, value: 2.1 }],
-      evalLoss: [{ step: 20, value: 2.4 }, { step: 25, value: 2.35 }],
+      loss: [
+        { step: 10, value: 2.3 },
+        { step: 20, value: 2.1 },
+      ],
+      evalLoss: [
+        { step: 20, value: 2.4 },
+        { step: 25, value: 2.35 },
+      ],
     };
     assert.deepEqual(hoverReadout(11, [10, 20, 25], series), { step: 10, values: { loss: 2.3 } });
     assert.deepEqual(hoverReadout(19, [10, 20, 25], series), { step: 20, values: { loss: 2.1, evalLoss: 2.4 } });
@@ -121,11 +136,21 @@ describe("ui-shared/chart", () => {
     insertByStep(points, { step: 3, value: 3 });
     insertByStep(points, { step: 2, value: 2 });
     insertByStep(points, { step: 3, value: 4 });
-    assert.deepEqual(points.map((p) => [p.step, p.value]), [[1, 1], [2, 2], [3, 4]]);
+    assert.deepEqual(
+      points.map((p) => [p.step, p.value]),
+      [
+        [1, 1],
+        [2, 2],
+        [3, 4],
+      ],
+    );
   });
 
   it("builds an SVG path", () => {
-    const points = [{ step: 0, value: 0 }, { step: 1, value: 1 }];
+    const points = [
+      { step: 0, value: 0 },
+      { step: 1, value: 1 },
+    ];
     assert.equal(linePath(points, { min: 0, max: 1 }, { min: 0, max: 1 }, area), "M0 50 L100 0");
   });
 

@@ -21,10 +21,22 @@ describe("ui-shared/compareRuns", () => {
   it("summarises each run from its job and series", () => {
     const t = (s: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString();
     const job = { status: "completed", startedAt: t(0), finishedAt: t(30) } as Job;
-    const rows = summaryRows([job, undefined], [
-      { loss: [{ step: 1, value: 3 }, { step: 2, value: 2.5 }], evalLoss: [{ step: 1, value: 2.9 }, { step: 2, value: 3.1 }] },
-      { loss: [], evalLoss: [] },
-    ]);
+    const rows = summaryRows(
+      [job, undefined],
+      [
+        {
+          loss: [
+            { step: 1, value: 3 },
+            { step: 2, value: 2.5 },
+          ],
+          evalLoss: [
+            { step: 1, value: 2.9 },
+            { step: 2, value: 3.1 },
+          ],
+        },
+        { loss: [], evalLoss: [] },
+      ],
+    );
     assert.deepEqual(rows, [
       { label: "Status", values: ["completed", "—"] },
       { label: "Duration", values: ["30 s", "—"] },
@@ -36,10 +48,21 @@ describe("ui-shared/compareRuns", () => {
   });
 
   it("adds final and best eval token accuracy once a run logged it", () => {
-    const rows = summaryRows([undefined, undefined], [
-      { loss: [], evalLoss: [], evalTokenAccuracy: [{ step: 1, value: 0.5 }, { step: 2, value: 0.875 }, { step: 3, value: 0.75 }] },
-      { loss: [], evalLoss: [] },
-    ]);
+    const rows = summaryRows(
+      [undefined, undefined],
+      [
+        {
+          loss: [],
+          evalLoss: [],
+          evalTokenAccuracy: [
+            { step: 1, value: 0.5 },
+            { step: 2, value: 0.875 },
+            { step: 3, value: 0.75 },
+          ],
+        },
+        { loss: [], evalLoss: [] },
+      ],
+    );
     assert.deepEqual(rows.slice(-2), [
       { label: "Final eval token accuracy", values: ["75.0%", "—"] },
       { label: "Best eval token accuracy", values: ["87.5%", "—"] },

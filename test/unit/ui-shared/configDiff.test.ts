@@ -4,14 +4,17 @@ import { compareConfigs, flattenConfig } from "../../../ui-shared/configDiff.js"
 describe("ui-shared/configDiff", () => {
   it("flattens nested objects to dotted keys and keeps arrays whole", () => {
     const flat = flattenConfig({ model: "svc-tiny", lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj"] }, seed: null, empty: {} });
-    assert.deepEqual([...flat], [
-      ["model", "svc-tiny"],
-      ["lora.r", "8"],
-      ["lora.alpha", "16"],
-      ["lora.targetModules", '["q_proj","v_proj"]'],
-      ["seed", "null"],
-      ["empty", "{}"],
-    ]);
+    assert.deepEqual(
+      [...flat],
+      [
+        ["model", "svc-tiny"],
+        ["lora.r", "8"],
+        ["lora.alpha", "16"],
+        ["lora.targetModules", '["q_proj","v_proj"]'],
+        ["seed", "null"],
+        ["empty", "{}"],
+      ],
+    );
   });
 
   it("lines configs up by key and flags the rows that differ, a missing key included", () => {

@@ -11,7 +11,11 @@ describe("ui-shared/ema", () => {
 
   it("is debiased like TensorBoard's smoothing: the first point is kept, later ones blend", () => {
     const smoothed = emaSmooth(points(4, 0, 0), 0.5);
-    assert.deepEqual(smoothed.map((p) => p.step), [10, 20, 30], "same steps");
+    assert.deepEqual(
+      smoothed.map((p) => p.step),
+      [10, 20, 30],
+      "same steps",
+    );
     assert.equal(smoothed[0].value, 4, "debiasing: no pull towards zero at the start");
     // accumulated: 2, 1, 0.5; debias 1 - 0.5^n: 0.5, 0.75, 0.875
     assert.ok(Math.abs(smoothed[1].value - 1 / 0.75) < 1e-12);

@@ -19,12 +19,18 @@ describe("ui-shared/eventLog", () => {
 
   it("training.log keeps the spec's form when a frame carries token accuracies (they go to the chart, not the line)", () => {
     assert.equal(message("training.log", `{"step":10,"loss":2.31,"evalLoss":null,"tokenAccuracy":0.61,"evalTokenAccuracy":null}`), "step=10 loss=2.3100");
-    assert.equal(message("training.log", `{"step":20,"loss":2.1,"evalLoss":2.456789,"tokenAccuracy":0.5,"evalTokenAccuracy":0.4444444}`), "step=20 loss=2.1000 evalLoss=2.4568");
+    assert.equal(
+      message("training.log", `{"step":20,"loss":2.1,"evalLoss":2.456789,"tokenAccuracy":0.5,"evalTokenAccuracy":0.4444444}`),
+      "step=20 loss=2.1000 evalLoss=2.4568",
+    );
   });
 
   it("the terminal's line (svc start) adds the token accuracies after the losses", () => {
     const data = { step: 20, loss: 2.1, evalLoss: 2.456789, tokenAccuracy: 0.5, evalTokenAccuracy: 0.4444444 };
-    assert.equal(sdkLogMessage("training.log", data, { accuracies: true }), "step=20 loss=2.1000 evalLoss=2.4568 tokenAccuracy=0.5000 evalTokenAccuracy=0.4444");
+    assert.equal(
+      sdkLogMessage("training.log", data, { accuracies: true }),
+      "step=20 loss=2.1000 evalLoss=2.4568 tokenAccuracy=0.5000 evalTokenAccuracy=0.4444",
+    );
     assert.equal(sdkLogMessage("training.log", data), "step=20 loss=2.1000 evalLoss=2.4568");
   });
 
@@ -62,8 +68,17 @@ describe("ui-shared/eventLog", () => {
 
 describe("ui-shared/jobEventBatch", () => {
   it("decodes a batch frame without re-serialising object payloads, and logs them as the named frame would", () => {
-    const events = decodeJobEventBatch('[{"seq":1,"type":"training.started","data":{"model":"svc-tiny"}},{"seq":2,"type":"training.log","data":{"step":1,"loss":2}},{"seq":3,"type":"nope","data":{}},{"seq":4,"type":"training.failed","data":"boom"}]');
-    assert.deepEqual(events.map((e) => [e.id, e.type]), [["1", "training.started"], ["2", "training.log"], ["4", "training.failed"]]);
+    const events = decodeJobEventBatch(
+      '[{"seq":1,"type":"training.started","data":{"model":"svc-tiny"}},{"seq":2,"type":"training.log","data":{"step":1,"loss":2}},{"seq":3,"type":"nope","data":{}},{"seq":4,"type":"training.failed","data":"boom"}]',
+    );
+    assert.deepEqual(
+      events.map((e) => [e.id, e.type]),
+      [
+        ["1", "training.started"],
+        ["2", "training.log"],
+        ["4", "training.failed"],
+      ],
+    );
     assert.equal(events[0].raw, undefined, "no text kept for an object payload");
     assert.equal(logMessage(events[0]), '{"model":"svc-tiny"}');
     assert.equal(logMessage(events[1]), "step=1 loss=2.0000");

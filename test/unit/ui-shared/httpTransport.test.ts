@@ -82,9 +82,13 @@ describe("ui-shared/studioHttpClient", () => {
     const calls = stubFetch(respond(1));
     await assert.rejects(
       new HttpTransport("t").runTraining(() => {}),
-      (e: unknown) => e instanceof TransportError && e.code === "run_failed" && e.message === "The run failed: svc start exited with code 1. Its output below says why.",
+      (e: unknown) =>
+        e instanceof TransportError && e.code === "run_failed" && e.message === "The run failed: svc start exited with code 1. Its output below says why.",
     );
-    assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["POST /api/train", "GET /api/train"]);
+    assert.deepEqual(
+      calls.map((c) => `${c.init.method} ${c.url}`),
+      ["POST /api/train", "GET /api/train"],
+    );
     stubFetch(respond(0));
     await new HttpTransport("t").runTraining(() => {});
   });
@@ -92,7 +96,10 @@ describe("ui-shared/studioHttpClient", () => {
   it("stopTraining is DELETE /api/train; a stopped run (exit 130) reads as stopped, not failed", async () => {
     const calls = stubFetch(() => Response.json({ running: false, last: { id: "run-1", exitCode: 130 } }));
     assert.deepEqual(await new HttpTransport("t").stopTraining(), { running: false, last: { id: "run-1", exitCode: 130 } });
-    assert.deepEqual(calls.map((c) => `${c.init.method} ${c.url}`), ["DELETE /api/train"]);
+    assert.deepEqual(
+      calls.map((c) => `${c.init.method} ${c.url}`),
+      ["DELETE /api/train"],
+    );
     assert.equal(runFailedMessage(130), "The run was stopped: its job was cancelled.");
   });
 
@@ -138,18 +145,26 @@ describe("ui-shared/studioHttpClient", () => {
   });
 
   it("saves a download under the studio's name, fetched with the token header and the route's query", async () => {
-    const calls = stubFetch(() => new Response("GGUF", { headers: { "content-disposition": `attachment; filename="x.gguf"; filename*=UTF-8''run-%C3%A9.gguf` } }));
+    const calls = stubFetch(
+      () => new Response("GGUF", { headers: { "content-disposition": `attachment; filename="x.gguf"; filename*=UTF-8''run-%C3%A9.gguf` } }),
+    );
     const response = await new HttpTransport("tok").openDownload({ route: "downloadAdapter", params: { id: "j 1" }, query: { format: "peft", step: 20 } });
     assert.equal(calls[0].url, "/api/jobs/j%201/adapter?format=peft&step=20");
     assert.equal((calls[0].init.headers as Record<string, string>)["X-Svc-Studio-Token"], "tok");
     assert.equal(await response.text(), "GGUF");
     stubFetch(() => Response.json({ error: { code: "not_found", message: "job j has no checkpoint at step 3" } }, { status: 404 }));
-    await assert.rejects(new HttpTransport("t").openDownload({ route: "downloadAdapter", params: { id: "j" }, query: { format: "gguf", step: 3 } }), (e: TransportError) => e.status === 404 && e.message === "job j has no checkpoint at step 3");
+    await assert.rejects(
+      new HttpTransport("t").openDownload({ route: "downloadAdapter", params: { id: "j" }, query: { format: "gguf", step: 3 } }),
+      (e: TransportError) => e.status === 404 && e.message === "job j has no checkpoint at step 3",
+    );
   });
 
   it("reports an error chunk inside the chat stream", async () => {
     stubFetch(() => streamed([`data: {"error":{"message":"model not loaded"}}\n\n`], "text/event-stream"));
-    await assert.rejects(new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}), /model not loaded/);
+    await assert.rejects(
+      new HttpTransport("t").streamChat({ target: { kind: "base_model", name: "m" }, messages: [] }, () => {}),
+      /model not loaded/,
+    );
   });
 });
 

@@ -4,7 +4,19 @@ import { baseModelOf, hasPlaygroundAdapter, jobDurationMs, jobDurationText } fro
 import { formatDuration } from "../../../ui-shared/format.js";
 
 const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString();
-const job = (fields: Partial<Job>): Job => ({ id: "j", projectId: "p", name: "n", status: "queued", config: {}, artifactCount: 0, error: null, createdAt: at(0), startedAt: null, finishedAt: null, ...fields });
+const job = (fields: Partial<Job>): Job => ({
+  id: "j",
+  projectId: "p",
+  name: "n",
+  status: "queued",
+  config: {},
+  artifactCount: 0,
+  error: null,
+  createdAt: at(0),
+  startedAt: null,
+  finishedAt: null,
+  ...fields,
+});
 
 describe("ui-shared/jobFacts", () => {
   it("formats durations", () => {

@@ -9,8 +9,14 @@ describe("ui-shared/jobSeries", () => {
     assert.equal(series.add({ step: 10, loss: 2.3 }), true);
     assert.equal(series.add({ step: 20, loss: 2.1, evalLoss: 2.4 }), true);
     assert.equal(series.add({ step: 25, evalLoss: 2.35 }), true);
-    assert.deepEqual(series.loss.map((p) => p.step), [10, 20]);
-    assert.deepEqual(series.evalLoss.map((p) => p.step), [20, 25]);
+    assert.deepEqual(
+      series.loss.map((p) => p.step),
+      [10, 20],
+    );
+    assert.deepEqual(
+      series.evalLoss.map((p) => p.step),
+      [20, 25],
+    );
     assert.deepEqual(series.steps(), [10, 20, 25]);
   });
 
@@ -19,10 +25,20 @@ describe("ui-shared/jobSeries", () => {
     assert.equal(series.add({ step: 1, learningRate: 1e-4, tokensPerSecond: 900 }), false, "no loss: the placeholder stays");
     assert.equal(series.isEmpty, true);
     series.add({ step: 2, loss: 2, learningRate: 2e-4, tokensPerSecond: 1000, epoch: 0.1 });
-    assert.deepEqual(series.learningRate, [{ step: 1, value: 1e-4 }, { step: 2, value: 2e-4 }]);
-    assert.deepEqual(series.tokensPerSecond.map((p) => p.value), [900, 1000]);
+    assert.deepEqual(series.learningRate, [
+      { step: 1, value: 1e-4 },
+      { step: 2, value: 2e-4 },
+    ]);
+    assert.deepEqual(
+      series.tokensPerSecond.map((p) => p.value),
+      [900, 1000],
+    );
     series.add({ step: 2, loss: 1.5, learningRate: 3e-4 });
-    assert.deepEqual(series.learningRate.map((p) => p.value), [1e-4, 3e-4], "a replayed step replaces");
+    assert.deepEqual(
+      series.learningRate.map((p) => p.value),
+      [1e-4, 3e-4],
+      "a replayed step replaces",
+    );
   });
 
   it("merges steps of any number of series", () => {

@@ -42,22 +42,53 @@ describe("key rules in the UI", () => {
       usage: { requests: 12, promptTokens: 300, completionTokens: 34, minuteRequests: 3, minuteTokens: 120, budgetTokens: 334 },
     });
     assert.deepEqual(describeRules(ruled, NOW), ["expires in 60 min", "30 RPM", "5,000 TPM", "100,000 tokens / month"]);
-    assert.deepEqual(describeUse(ruled), ["3/30 requests this minute", "120/5,000 tokens this minute", "334/100,000 budget tokens", "12 requests, 334 tokens in all"]);
-    assert.deepEqual(describeRules(key({ expiresAt: "2026-11-27T09:00:00.000Z", budget: { tokens: 10, period: "total" } }), NOW), ["expired 3 h ago", "10 tokens in all"]);
+    assert.deepEqual(describeUse(ruled), [
+      "3/30 requests this minute",
+      "120/5,000 tokens this minute",
+      "334/100,000 budget tokens",
+      "12 requests, 334 tokens in all",
+    ]);
+    assert.deepEqual(describeRules(key({ expiresAt: "2026-11-27T09:00:00.000Z", budget: { tokens: 10, period: "total" } }), NOW), [
+      "expired 3 h ago",
+      "10 tokens in all",
+    ]);
     assert.deepEqual(describeRules(key(), NOW), []);
   });
 
   it("sums usage per minute over the last hour, for all keys or one", () => {
-    const row = (keyId: string, minute: string, requests: number, tokens: number): UsageRow => ({ keyId, keyPrefix: "p", minute, requests, errors: 0, promptTokens: tokens, completionTokens: 1 });
-    const rows = [row("a", "2026-11-27T12:00", 2, 10), row("b", "2026-11-27T12:00", 1, 5), row("a", "2026-11-27T11:59", 1, 4), row("a", "2026-11-27T10:00", 9, 9)];
+    const row = (keyId: string, minute: string, requests: number, tokens: number): UsageRow => ({
+      keyId,
+      keyPrefix: "p",
+      minute,
+      requests,
+      errors: 0,
+      promptTokens: tokens,
+      completionTokens: 1,
+    });
+    const rows = [
+      row("a", "2026-11-27T12:00", 2, 10),
+      row("b", "2026-11-27T12:00", 1, 5),
+      row("a", "2026-11-27T11:59", 1, 4),
+      row("a", "2026-11-27T10:00", 9, 9),
+    ];
     const all = usageSeries(rows, "hour", NOW);
     assert.equal(all.length, 60);
     assert.deepEqual(all.at(-1), { minute: "2026-11-27T12:00", requests: 3, tokens: 17 });
     assert.deepEqual(all.at(-2), { minute: "2026-11-27T11:59", requests: 1, tokens: 5 });
-    assert.equal(all.reduce((n, b) => n + b.requests, 0), 4, "the row of 10:00 is outside the hour");
-    assert.equal(usageSeries(rows, "hour", NOW, "b").reduce((n, b) => n + b.requests, 0), 1);
+    assert.equal(
+      all.reduce((n, b) => n + b.requests, 0),
+      4,
+      "the row of 10:00 is outside the hour",
+    );
+    assert.equal(
+      usageSeries(rows, "hour", NOW, "b").reduce((n, b) => n + b.requests, 0),
+      1,
+    );
     const day = usageSeries(rows, "day", NOW);
     assert.equal(day.length, 48);
-    assert.equal(day.reduce((n, b) => n + b.requests, 0), 13);
+    assert.equal(
+      day.reduce((n, b) => n + b.requests, 0),
+      13,
+    );
   });
 });

@@ -4,14 +4,24 @@ import { binText, lengthHistogram, niceWidth } from "../../../ui-shared/lengthHi
 
 describe("length histogram", () => {
   it("rounds bin widths to 1, 2 or 5 × 10^k, never below one token", () => {
-    assert.deepEqual([0.3, 1, 1.5, 3, 7, 12, 180].map((raw) => niceWidth(raw)), [1, 1, 2, 5, 10, 20, 200]);
+    assert.deepEqual(
+      [0.3, 1, 1.5, 3, 7, 12, 180].map((raw) => niceWidth(raw)),
+      [1, 1, 2, 5, 10, 20, 200],
+    );
   });
 
   it("counts every length once, in (from, to] bins, up to the limit when it is near", () => {
     const h = lengthHistogram([1, 10, 11, 80, 160, 161], 160, 17);
     assert.equal(h.binWidth, 10);
-    assert.equal(h.bins.reduce((sum, b) => sum + b.count, 0), 6);
-    assert.deepEqual(h.bins.slice(0, 2).map((b) => b.count), [2, 1], "10 is in (0, 10], 11 in (10, 20]");
+    assert.equal(
+      h.bins.reduce((sum, b) => sum + b.count, 0),
+      6,
+    );
+    assert.deepEqual(
+      h.bins.slice(0, 2).map((b) => b.count),
+      [2, 1],
+      "10 is in (0, 10], 11 in (10, 20]",
+    );
     assert.equal(h.bins.find((b) => b.from === 150)?.count, 1, "exactly the limit fits");
     assert.equal(h.bins.find((b) => b.from === 150)?.overLimit, false);
     assert.deepEqual(h.bins.at(-1), { from: 160, to: 170, count: 1, overLimit: true });

@@ -38,7 +38,7 @@ describe("ui-shared routes, window, sse, format", () => {
 
   it("parses SSE split across chunks, CRLF and multi-line data", () => {
     const parser = new SseParser();
-    assert.deepEqual(parser.feed("data: {\"a\""), []);
+    assert.deepEqual(parser.feed('data: {"a"'), []);
     // A trailing lone CR may be half of a CRLF, so the message completes with the next chunk.
     assert.deepEqual(parser.feed(":1}\r\n\r"), []);
     const got = parser.feed("\nid: 7\nevent: training.log\ndata: x\ndata: y\n\n: comment\n\ndata: [DONE]\n\n");

@@ -1,13 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import {
-  curlSample,
-  javascriptSample,
-  pythonSample,
-  quickstartSample,
-  sdkBaseUrl,
-  shellQuote,
-} from "../../../ui-shared/quickstartSamples.js";
+import { curlSample, javascriptSample, pythonSample, quickstartSample, sdkBaseUrl, shellQuote } from "../../../ui-shared/quickstartSamples.js";
 
 const url = "http://my-bot.localhost:7871";
 

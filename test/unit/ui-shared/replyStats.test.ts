@@ -32,7 +32,10 @@ describe("Playground reply stats", () => {
   });
 
   it("reads the usage of the last chunk, and of a whole completion", () => {
-    assert.deepEqual(chunkUsage(JSON.stringify({ choices: [], usage: { prompt_tokens: 4, completion_tokens: 7, total_tokens: 11 } })), { promptTokens: 4, completionTokens: 7 });
+    assert.deepEqual(chunkUsage(JSON.stringify({ choices: [], usage: { prompt_tokens: 4, completion_tokens: 7, total_tokens: 11 } })), {
+      promptTokens: 4,
+      completionTokens: 7,
+    });
     assert.equal(chunkUsage(JSON.stringify({ choices: [{ delta: { content: "x" } }], usage: null })), undefined);
     assert.equal(chunkUsage("not json"), undefined);
   });

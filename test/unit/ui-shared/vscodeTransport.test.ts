@@ -45,7 +45,9 @@ describe("webview/transport/vscode", () => {
     const request = posted[0] as RequestMessage;
     assert.deepEqual(request.params, { kind: "chat", request: { target: { kind: "adapter", jobId: "j1" }, messages: [{ role: "user", content: "hi" }] } });
     // Answered, so no request (and no 30 s timer) outlives the test.
-    events.dispatchEvent(Object.assign(new Event("message"), { data: { kind: "response", id: request.id, error: { status: 503, code: "unavailable", message: "no host" } } }));
+    events.dispatchEvent(
+      Object.assign(new Event("message"), { data: { kind: "response", id: request.id, error: { status: 503, code: "unavailable", message: "no host" } } }),
+    );
     await assert.rejects(chat, (e: unknown) => e instanceof TransportError && e.status === 503);
   });
 

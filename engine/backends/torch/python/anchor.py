@@ -9,6 +9,7 @@ Reads one JSON object on stdin:
    lora: {r, alpha, target_modules}, dtype, threads, checkpointing, device?}
 and prints one JSON line: {tokensPerSecond, stepSeconds, peakRssBytes, peakDeviceBytes, parameters, device, dtype}.
 """
+
 import json
 import resource
 import sys
@@ -62,15 +63,19 @@ def main():
     if device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
-    print(json.dumps({
-        "tokensPerSecond": tokens / seconds,
-        "stepSeconds": seconds / job["steps"],
-        "peakRssBytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "peakDeviceBytes": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else 0,
-        "parameters": sum(p.numel() for n, p in model.named_parameters() if "lora_" not in n),
-        "device": str(device),
-        "dtype": job["dtype"],
-    }))
+    print(
+        json.dumps(
+            {
+                "tokensPerSecond": tokens / seconds,
+                "stepSeconds": seconds / job["steps"],
+                "peakRssBytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                "peakDeviceBytes": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else 0,
+                "parameters": sum(p.numel() for n, p in model.named_parameters() if "lora_" not in n),
+                "device": str(device),
+                "dtype": job["dtype"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -148,10 +148,13 @@ export async function trainThroughStudio(studio: StudioServer, timeoutMs = 120_0
   const run = await studioRequest(studio, "POST", "/api/train");
   const id = /job (\S+) queued/.exec(run.text)?.[1];
   if (!id) throw new Error(`svc start printed no job id:\n${run.text}`);
-  const job = await pollUntil(async () => {
-    const current = (await studioRequest(studio, "GET", `/api/jobs/${id}`)).json as Job;
-    return current.status === "queued" || current.status === "running" ? undefined : current;
-  }, { timeoutMs, description: `job ${id} to end` });
+  const job = await pollUntil(
+    async () => {
+      const current = (await studioRequest(studio, "GET", `/api/jobs/${id}`)).json as Job;
+      return current.status === "queued" || current.status === "running" ? undefined : current;
+    },
+    { timeoutMs, description: `job ${id} to end` },
+  );
   if (job.status !== "completed") throw new Error(`job ${id} ended ${job.status}: ${job.error}`);
   return job;
 }

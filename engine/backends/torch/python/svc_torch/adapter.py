@@ -4,6 +4,7 @@ from the seam's layout (PROTOCOL.md): tensors keyed by GGUF names, `blk.N.<proj>
 [r, in] and `.lora_b` [out, r], float32, rows in the GGUF's order. PEFT's lora_A / lora_B have the
 same shapes; only a llama q/k projection's B rows differ in order (llama.cpp permuted them).
 """
+
 from __future__ import annotations
 
 from typing import Dict, List

@@ -7,6 +7,7 @@ saved gradients. Two matmuls with W per token, as plain autograd does, but the p
 logits instead of the logits, their softmax and their gradient for the whole batch.
 The output weight is frozen (LoRA), so no gradient for it is computed.
 """
+
 from __future__ import annotations
 
 import torch

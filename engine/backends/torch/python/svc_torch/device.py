@@ -1,4 +1,5 @@
 """Picks the device (cuda > mps > cpu unless told), its thread count and the base model's compute dtype."""
+
 from __future__ import annotations
 
 import os
@@ -99,6 +100,7 @@ def usable_cpus(cgroup_root: str = "/sys/fs/cgroup") -> int:
 
 def cgroup_cpu_quota(cgroup_root: str = "/sys/fs/cgroup") -> Optional[float]:
     """The cgroup's CPU limit in cores (cgroup v2 `cpu.max`, or v1 `cpu.cfs_quota_us`), None when unlimited."""
+
     def read(name: str) -> Optional[str]:
         try:
             with open(os.path.join(cgroup_root, name)) as file:

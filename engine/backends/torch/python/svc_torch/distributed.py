@@ -6,6 +6,7 @@ slice of the batch's rows. Each rank's loss is its masked sum over the whole bat
 count, so summing the LoRA gradients across ranks (one all-reduce, as DDP does) gives exactly the
 one-process gradient of the full batch, and every rank then takes the same clipped AdamW step.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -101,4 +102,3 @@ def die_with_parent() -> None:
             os._exit(1)
     except Exception:
         pass
-

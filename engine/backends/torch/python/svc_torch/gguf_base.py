@@ -5,6 +5,7 @@ permutation of llama, Gemma's norm offset); svc only streams the tensors: one at
 dequantised by gguf-py, handed to transformers' processor, and put into a model whose
 parameters were never allocated before, so peak memory is the model plus one tensor.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -139,8 +140,11 @@ def _complete_config(raw: dict, reader, architecture: str) -> None:
         freqs = next((t for t in reader.tensors if t.name == "rope_freqs.weight"), None)
         rotated = int(np.sum(np.asarray(freqs.data) == 1.0)) if freqs is not None else raw["global_head_dim"] // 2
         raw["rope_parameters"] = {
-            "full_attention": {"rope_type": "proportional", "rope_theta": float(get("rope.freq_base")),
-                               "partial_rotary_factor": 2 * rotated / raw["global_head_dim"]},
+            "full_attention": {
+                "rope_type": "proportional",
+                "rope_theta": float(get("rope.freq_base")),
+                "partial_rotary_factor": 2 * rotated / raw["global_head_dim"],
+            },
             "sliding_attention": {"rope_type": "default", "rope_theta": float(get("rope.freq_base_swa"))},
         }
         per_layer = next((t for t in reader.tensors if t.name == "per_layer_token_embd.weight"), None)
@@ -186,7 +190,12 @@ def _fill_shared_kv(model: torch.nn.Module, config, device: torch.device, dtype:
     first = int(config.num_hidden_layers) - shared
     for name, p in model.named_parameters():
         parts = name.split(".")
-        if p.device.type == "meta" and "layers" in parts and int(parts[parts.index("layers") + 1]) >= first and any(k in name for k in ("k_proj", "v_proj", "k_norm", "v_norm")):
+        if (
+            p.device.type == "meta"
+            and "layers" in parts
+            and int(parts[parts.index("layers") + 1]) >= first
+            and any(k in name for k in ("k_proj", "v_proj", "k_norm", "v_norm"))
+        ):
             set_module_tensor_to_device(model, name, device, value=torch.zeros(p.shape), dtype=dtype)
 
 
@@ -207,8 +216,7 @@ def _drop_pages(reader, tensor) -> None:
         pass
 
 
-def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attention: str,
-                   on_tensor: Callable[[str, int, int], None]) -> GgufBase:
+def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attention: str, on_tensor: Callable[[str, int, int], None]) -> GgufBase:
     """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor."""
     from accelerate import init_empty_weights
     from accelerate.utils import set_module_tensor_to_device
@@ -240,8 +248,9 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
     for tensor in reader.tensors:
         hf_name = gguf_to_hf.get(tensor.name)
         if hf_name is not None and hf_name in expected:
-            weights = processor.process(weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name,
-                                        tensor_key_mapping=gguf_to_hf, parsed_parameters={}).weights
+            weights = processor.process(
+                weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}
+            ).weights
             want = tuple(expected[hf_name].shape)
             if int(np.prod(weights.shape)) != int(np.prod(want)) or (hf_name not in buffers and tuple(weights.shape) != want):
                 raise ValueError(f"tensor {tensor.name} has shape {list(weights.shape)}, expected {list(want)} for {hf_name}")

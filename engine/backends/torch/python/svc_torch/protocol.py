@@ -2,6 +2,7 @@
 Frames on a byte stream (PROTOCOL.md): u32 little-endian header length, a UTF-8 JSON header, then
 the binary payloads the header lists in `tensors` ([{name, dtype, shape, bytes}]), back to back.
 """
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ The torch backend's process: answers framed requests on stdin with framed replie
 is pointed at stderr, so a stray print (ours or a library's, even from C) lands in the log instead
 of corrupting the stream.
 """
+
 from __future__ import annotations
 
 import os
@@ -70,10 +71,17 @@ class Server:
         import peft
         import transformers
 
-        return {"python": sys.version.split()[0], "torch": self.torch.__version__, "numpy": self.np.__version__,
-                "transformers": transformers.__version__, "peft": peft.__version__,
-                "threads": self.threads, "pid": os.getpid(), "worldSize": self.ranks.world if self.ranks else 1,
-                **self.info()}
+        return {
+            "python": sys.version.split()[0],
+            "torch": self.torch.__version__,
+            "numpy": self.np.__version__,
+            "transformers": transformers.__version__,
+            "peft": peft.__version__,
+            "threads": self.threads,
+            "pid": os.getpid(),
+            "worldSize": self.ranks.world if self.ranks else 1,
+            **self.info(),
+        }
 
     def op_load(self, req, tensors):
         from .gguf_base import load_gguf_base
@@ -94,8 +102,7 @@ class Server:
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
         self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
         parameters = sum(p.numel() for p in self.base.model.parameters())
-        return {"parameters": parameters, "architecture": self.base.architecture,
-                "projectionShapes": self.base.projection_shapes(), **self.info()}
+        return {"parameters": parameters, "architecture": self.base.architecture, "projectionShapes": self.base.projection_shapes(), **self.info()}
 
     def op_init_lora(self, req, tensors):
         from .adapter import Adapter
@@ -194,7 +201,7 @@ class Server:
             return {"loss": value, "gradNorm": None, "correctTokens": correct}
         offset = 0
         for p in params:
-            p.grad = bucket[offset:offset + p.numel()].view_as(p).to(p.dtype)
+            p.grad = bucket[offset : offset + p.numel()].view_as(p).to(p.dtype)
             offset += p.numel()
         return {"loss": value, "gradNorm": self.trainer.step(req["optimizer"]), "correctTokens": correct}
 

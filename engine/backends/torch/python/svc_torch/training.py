@@ -2,18 +2,18 @@
 The masked next-token loss of a batch on the adapted transformers model, and the optimiser step:
 torch.optim.AdamW over the LoRA parameters after global-norm clipping (clip_grad_norm_).
 """
+
 from __future__ import annotations
 
-from typing import Optional
-
 import contextlib
+from typing import Optional
 
 import torch
 import torch.nn.functional as F
 
 from .adapter import Adapter
-from .gguf_base import GgufBase
 from .chunked_loss import chunked_masked_loss_sum
+from .gguf_base import GgufBase
 
 
 class Trainer:
@@ -110,8 +110,7 @@ class Trainer:
         # Moments persist across steps; other betas, epsilon, decay or clipping start a fresh optimiser.
         if self.optimizer is None or self.optimizer_key != key:
             beta1, beta2, eps, decay, _ = key
-            self.optimizer = torch.optim.AdamW(params, lr=float(settings["learningRate"]), betas=(beta1, beta2), eps=eps,
-                                               weight_decay=decay, foreach=True)
+            self.optimizer = torch.optim.AdamW(params, lr=float(settings["learningRate"]), betas=(beta1, beta2), eps=eps, weight_decay=decay, foreach=True)
             self.optimizer_key = key
         max_norm = key[4]
         norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm > 0 else float("inf"))
