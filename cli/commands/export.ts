@@ -13,6 +13,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
+import { jobFileStem } from "../../cloud/domain/adapterDownload.js";
 import { mergeLora, type MergedWeightType } from "../../engine/gguf/merge-lora.js";
 import { readGgufHeader } from "../../engine/gguf/reader.js";
 import { fileNameOf } from "../../sdk/api/files.js";
@@ -120,18 +121,6 @@ async function projectClient(): Promise<CloudClient> {
   return session.client(state?.projectId);
 }
 
-/** The job's name made safe for any file system, with its short id: `quickstart-1a2b3c4d`. */
-function stemOf(job: Job): string {
-  const name =
-    job.name
-      .normalize("NFKD")
-      .replace(/[\u0300-\u036f]/g, "")
-      .replace(/[^\w.-]+/g, "-")
-      .replace(/^[-.]+|[-.]+$/g, "")
-      .slice(0, 60) || "job";
-  return `${name}-${job.id.slice(0, 8)}`;
-}
-
 const progressLine = (text: string) => process.stderr.write(`${text}\n`);
 
 /** Streams a download to `file`, reporting each tenth of it. */
@@ -166,7 +155,7 @@ function mergeProgress(what: string) {
 }
 
 async function exportJob(client: CloudClient, job: Job, options: ExportOptions, quantizer: string | undefined): Promise<void> {
-  const stem = stemOf(job);
+  const stem = jobFileStem(job);
   const which = options.step === undefined ? "the final adapter" : `the checkpoint at step ${options.step}`;
   if (options.format === "peft") {
     const response = await client.openJobAdapter(job.id, { format: "peft", step: options.step });

@@ -22,15 +22,20 @@ const PEFT = adapterArtifactNames();
  * `quickstart-1a2b3c4d-adapter-peft.zip`.
  */
 export function adapterDownloadName(job: { id: string; name: string }, choice: AdapterChoice): string {
-  const stem =
+  const which = choice.step === undefined ? "adapter" : `step-${choice.step}`;
+  return `${jobFileStem(job)}-${which}${choice.format === "gguf" ? ".gguf" : "-peft.zip"}`;
+}
+
+/** The job's name made safe for any file system, with its short id: `quickstart-1a2b3c4d`. */
+export function jobFileStem(job: { id: string; name: string }): string {
+  const name =
     job.name
       .normalize("NFKD")
       .replace(/[\u0300-\u036f]/g, "")
       .replace(/[^\w.-]+/g, "-")
       .replace(/^[-.]+|[-.]+$/g, "")
       .slice(0, 60) || "job";
-  const which = choice.step === undefined ? "adapter" : `step-${choice.step}`;
-  return `${stem}-${job.id.slice(0, 8)}-${which}${choice.format === "gguf" ? ".gguf" : "-peft.zip"}`;
+  return `${name}-${job.id.slice(0, 8)}`;
 }
 
 export interface AdapterDownload {

@@ -14,6 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "./harness/cloud.js";
 import { pollUntil } from "../support/poll.js";
+import { studioOf } from "../support/studioDev.js";
 import { spawnProcess, waitForExit } from "../support/processes.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { installTarball, npm, packCheckout, provideSqliteBinding, type PackResult } from "../support/installedPackage.js";
@@ -141,21 +142,7 @@ describe("svc-studio installed from its npm tarball", function () {
       name: "installed-svc-dev",
     });
     try {
-      const url = await pollUntil(
-        () =>
-          dev
-            .stdoutLines()
-            .map((line) => /^svc studio: (http:\/\/127\.0\.0\.1:\d+)\/$/.exec(line)?.[1])
-            .find(Boolean),
-        {
-          timeoutMs: 30_000,
-          description: "the studio URL line",
-          abortIf: () => (dev.exitStatus() ? dev.recentOutput() : undefined),
-        },
-      );
-      const page = await (await fetch(`${url}/`)).text();
-      const token = /<meta name="svc-studio-token" content="([^"]+)"/.exec(page)?.[1];
-      assert.ok(token && token !== "__SVC_STUDIO_TOKEN__");
+      const { url, token } = await studioOf(dev, 30_000);
       const manifest = (await (await fetch(`${url}/api/manifest`, { headers: { "X-Svc-Studio-Token": token } })).json()) as {
         status: string;
         trainer?: { name: string };

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { repoRoot } from "./harness/cloud.js";
 import { copyQuickstart } from "../e2e/browser/support/studioStack.js";
-import { pollUntil } from "../support/poll.js";
+import { studioOf } from "../support/studioDev.js";
 import { spawnProcess, waitForExit } from "../support/processes.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 
@@ -19,21 +19,7 @@ describe("svc dev", function () {
     const env = { ...process.env, SVC_HOME: path.join(tmp.path, "home"), SVC_CLOUD_URL: "http://127.0.0.1:9" };
     const dev = spawnProcess(process.execPath, [path.join(repoRoot, "dist", "cli.mjs"), "dev", "--port", "0"], { cwd: project, env, name: "svc-dev" });
     try {
-      const url = await pollUntil(
-        () =>
-          dev
-            .stdoutLines()
-            .map((line) => /^svc studio: (http:\/\/127\.0\.0\.1:\d+)\/$/.exec(line)?.[1])
-            .find(Boolean),
-        {
-          timeoutMs: 20_000,
-          description: "the studio URL line",
-          abortIf: () => (dev.exitStatus() ? dev.recentOutput() : undefined),
-        },
-      );
-      const page = await (await fetch(`${url}/`)).text();
-      const token = /<meta name="svc-studio-token" content="([^"]+)"/.exec(page)?.[1];
-      assert.ok(token && token !== "__SVC_STUDIO_TOKEN__");
+      const { url, token } = await studioOf(dev, 20_000);
       const manifest = await (await fetch(`${url}/api/manifest`, { headers: { "X-Svc-Studio-Token": token } })).json();
       assert.deepEqual(manifest, {
         status: "ok",
