@@ -22,7 +22,7 @@ export function nodeExecutable(
     }
   }
   throw new Error(
-    "svc needs Node.js 20 or later to start its local cloud, and this process is VS Code's own runtime (Electron), which cannot run it. " +
+    "svc needs Node.js 20.15 or later to start its local cloud, and this process is VS Code's own runtime (Electron), which cannot run it. " +
       "Install Node.js so `node` is on PATH, or set SVC_NODE to its path.",
   );
 }

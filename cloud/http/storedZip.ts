@@ -7,6 +7,7 @@
  * tool accepts, and the archive's exact size is known up front (a Content-Length, a progress bar).
  * No zip64: entries and the archive stay under 4 GiB, which adapters do.
  */
+import { crc32 as zlibCrc32 } from "node:zlib";
 
 export interface ZipEntry {
   /** The name inside the archive (forward slashes for folders). */
@@ -112,20 +113,7 @@ export function dosDateTime(when: Date): { time: number; date: number } {
   };
 }
 
-// Written out because zlib.crc32 arrived in Node 20.15 and package.json's engines admit every Node 20.
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
 /** CRC-32 (the zip and PNG polynomial) of `data`, continuing from `previous` for data read in pieces. */
 export function crc32(data: Uint8Array, previous = 0): number {
-  let crc = (previous ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < data.length; i++) crc = CRC_TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  return zlibCrc32(data, previous);
 }
