@@ -32,6 +32,6 @@ describe("sdk/nodeRuntime: never VS Code's Electron as Node", () => {
   });
 
   it("under Electron with no node anywhere, a clear error", () => {
-    assert.throws(() => nodeExecutable({ PATH: dir }, electron), /needs Node\.js 20 or later .* VS Code.s own runtime \(Electron\).* SVC_NODE/);
+    assert.throws(() => nodeExecutable({ PATH: dir }, electron), /needs Node\.js 20\.15 or later .* VS Code.s own runtime \(Electron\).* SVC_NODE/);
   });
 });
