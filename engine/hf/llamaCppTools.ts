@@ -12,7 +12,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 
 const run = promisify(execFile);
 
@@ -21,7 +21,7 @@ const run = promisify(execFile);
  * a user's project is usually the project's own node_modules (npm hoists it), not one inside svc's.
  */
 export function llamaCppBundle(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.resolve('node-llama-cpp')));
+  let dir = path.dirname(createRequire(import.meta.url).resolve('node-llama-cpp'));
   while (!existsSync(path.join(dir, 'llama', 'gitRelease.bundle')) && path.dirname(dir) !== dir && path.basename(dir) !== 'node-llama-cpp')
     dir = path.dirname(dir);
   return path.join(dir, 'llama', 'gitRelease.bundle');
