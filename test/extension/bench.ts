@@ -25,7 +25,7 @@ async function emptyExtensionActivation(): Promise<number> {
 }
 
 async function svcActivation(): Promise<{ ms: number; api: SvcExtensionApi }> {
-  const extension = vscode.extensions.getExtension<SvcExtensionApi>("svc.svc")!;
+  const extension = vscode.extensions.getExtension<SvcExtensionApi>("svc.svc-studio")!;
   if (extension.isActive) throw new Error("the bench workspace must not activate svc on startup");
   const t = performance.now();
   const api = await extension.activate();

@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import type { SvcExtensionApi } from "../../../extension/extension.js";
 import { pollUntil } from "../../support/poll.js";
 
-export const EXTENSION_ID = "svc.svc";
+export const EXTENSION_ID = "svc.svc-studio";
 
 export async function svcApi(): Promise<SvcExtensionApi> {
   const extension = vscode.extensions.getExtension<SvcExtensionApi>(EXTENSION_ID);
