@@ -10,6 +10,12 @@ import { fileURLToPath } from "node:url";
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const totals = { passed: 0, failed: 0, pending: 0 };
 const failures = [];
+/**
+ * Mocha's account of each failure (titles and errors, without stack frames), repeated just above the
+ * closing line, where the short tail of a log that CI keeps still shows it.
+ */
+const failureReports = [];
+const REPORT_LIMIT = 3000;
 
 /**
  * Runs a command, its output streamed live; or, when `buffered` (steps that run side by side),
@@ -57,6 +63,12 @@ async function mocha(label, globs, env = {}, extra = []) {
     failures.push(`${label}: mocha exited with ${code}`);
   } else if (failed > 0) {
     failures.push(`${label}: ${failed} failing`);
+    const report = out
+      .slice(out.lastIndexOf(`${failed} failing`))
+      .split("\n")
+      .filter((line) => line.trim() !== "" && !/^\s+at /.test(line))
+      .join("\n");
+    failureReports.push(`--- ${label}\n${report.length > REPORT_LIMIT ? `${report.slice(0, REPORT_LIMIT)}\n[... cut]` : report}`);
   }
 }
 
@@ -107,6 +119,7 @@ if (typeOk && buildOk) {
 }
 
 console.log("");
+for (const report of failureReports) console.log(report);
 for (const failure of failures) console.log(`FAILED: ${failure}`);
 const skipped = totals.pending ? `, ${totals.pending} skipped` : "";
 console.log(`Total: ${totals.passed} passed, ${totals.failed} failed${skipped}`);
