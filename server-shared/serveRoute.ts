@@ -59,13 +59,40 @@ export const contractValidation: Pick<FastifyServerOptions, "ajv" | "schemaError
     plugins: [((ajv: { addKeyword(keyword: string): unknown }) => ajv.addKeyword("errorMessage")) as never],
   },
   schemaErrorFormatter(errors, dataVar) {
-    type Annotated = (typeof errors)[number] & { parentSchema?: { errorMessage?: string } };
+    const relevant = branchNamedByKind(errors as SchemaError[]);
     // A failed union reports each branch and then the union itself; the annotated one names the field.
-    const custom = (errors as Annotated[]).find((e) => e.parentSchema?.errorMessage)?.parentSchema?.errorMessage;
+    const custom = relevant.map(annotation).find((message) => message !== undefined);
     if (custom) return new Error(custom);
-    const first = errors[0];
+    const first = relevant[0];
     const field = (first?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
     if (first?.keyword === "required") return new Error(`${(first.params as { missingProperty: string }).missingProperty} is required`);
     return new Error(`${field || dataVar} ${first?.message ?? "is invalid"}`);
   },
 };
+
+/** An ajv error as `verbose` reports it: with the failing value and the schema that holds the failed keyword. */
+type SchemaError = { keyword: string; instancePath: string; schemaPath: string; params: unknown; message?: string; data?: unknown; parentSchema?: Schema };
+type Schema = { errorMessage?: string; anyOf?: Schema[]; properties?: Record<string, Schema>; const?: unknown };
+
+/** The message a schema gives for its failure; a missing property's is that property's own. */
+function annotation(error: SchemaError): string | undefined {
+  if (error.keyword === "required") {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return error.parentSchema?.properties?.[missing]?.errorMessage ?? error.parentSchema?.errorMessage;
+  }
+  return error.parentSchema?.errorMessage;
+}
+
+/**
+ * A union of objects told apart by `kind` (a deployment target) that failed: the errors of the branch the value's kind
+ * names, the others' being noise; none such, the union's own. Other failures are left as they are.
+ */
+function branchNamedByKind(errors: SchemaError[]): SchemaError[] {
+  const union = errors[errors.length - 1];
+  const branches = union?.keyword === "anyOf" ? union.parentSchema?.anyOf : undefined;
+  if (!branches?.every((branch) => branch.properties?.kind?.const !== undefined)) return errors;
+  const kind = (union.data as { kind?: unknown } | null)?.kind;
+  const index = branches.findIndex((branch) => branch.properties?.kind?.const === kind);
+  if (index < 0) return [union];
+  return errors.filter((error) => error.schemaPath.startsWith(`${union.schemaPath}/${index}/`));
+}

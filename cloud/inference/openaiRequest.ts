@@ -7,6 +7,7 @@
  * accepts them, and reported back in `ignored` so the caller can see they had no effect.
  */
 import { unsupportedSchemaPart } from "../../engine/infer/json-schema-support.js";
+import { MAX_TOKENS_LIMIT } from "../../sdk/api/inference.js";
 import { parseTools } from "./tools.js";
 import { InferenceError, type ChatCall, type ConversationMessage, type OutputConstraint, type ToolCall } from "./types.js";
 
@@ -60,8 +61,6 @@ const KNOWN_FIELDS = new Set([
 ]);
 
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
-/** Longest generation one request may ask for; the context window usually caps it first. */
-export const MAX_TOKENS_LIMIT = 4096;
 
 /**
  * The body as a JSON object, or a 400 saying what is wrong with it. A string is what a body sent

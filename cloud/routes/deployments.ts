@@ -3,7 +3,6 @@ import type { CloudContext } from "../context.js";
 import { createDeployment, deleteDeployment, listDeployments, requireDeployment, toDeployment, updateDeployment } from "../domain/deployments.js";
 import { createKey, deploymentUsage, listKeys, revokeKey, rotateKey, ruleColumns, updateKey } from "../domain/deploymentKeys.js";
 import { badRequest } from "../http/errors.js";
-import { parseTarget } from "../http/target.js";
 import { isValidKeyLabel, normalizeKeyLabel } from "../../sdk/keyLabel.js";
 import { deploymentsApi, type ServedOn } from "../../sdk/api/deployments.js";
 import type { DeploymentTarget } from "../../sdk/wire.js";
@@ -29,7 +28,7 @@ export function deploymentRoutes(
     createDeployment: async (request) => {
       const { body } = request;
       const [projectId] = await projectScope(ctx, request, requiredProjectId(body.projectId ?? request.query.projectId));
-      const deployment = await createDeployment(ctx, projectId, { ...body, target: parseTarget(body.target) });
+      const deployment = await createDeployment(ctx, projectId, body);
       ctx.deploymentChanges.changed(deployment.slug);
       return deployment;
     },
@@ -40,8 +39,7 @@ export function deploymentRoutes(
     },
     updateDeployment: async (request) => {
       const row = await deploymentOf(request);
-      const { target, ...rest } = request.body;
-      const updated = await updateDeployment(ctx, row, { ...rest, ...(target !== undefined ? { target: parseTarget(target) } : {}) });
+      const updated = await updateDeployment(ctx, row, request.body);
       ctx.deploymentChanges.changed(row.slug);
       return updated;
     },

@@ -7,7 +7,6 @@
 import type { DeploymentTarget } from "../../sdk/wire.js";
 import type { CloudContext } from "../context.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
-import { parseTarget } from "../http/target.js";
 import { InferenceError, type InferenceService } from "../inference/index.js";
 import { parseChatRequest } from "../inference/openaiRequest.js";
 import { answerChat } from "../inference/answerChat.js";
@@ -19,7 +18,7 @@ import { serveRoute } from "../../server-shared/serveRoute.js";
 export function inferenceRoutes(app: FastifyInstance, ctx: CloudContext, inference: InferenceService): void {
   serveRoute(app, inferenceChatRoute, async (request, reply) => {
     const scope = await projectScope(ctx, request, request.body.projectId);
-    const target = parseTarget(request.body.target);
+    const { target } = request.body;
     await requireTargetInScope(ctx, scope, target);
     try {
       const chat = parseChatRequest(request.body);

@@ -5,14 +5,18 @@ import { ProjectQuery } from "./accounts.js";
 import { InferenceDevice } from "./inferenceDevice.js";
 import { route } from "./route.js";
 
-export const DeploymentTarget = T.Union([
-  T.Object({ kind: T.Literal("adapter"), jobId: T.String() }),
-  T.Object({ kind: T.Literal("checkpoint"), jobId: T.String(), step: T.Integer() }),
-  T.Object({ kind: T.Literal("base_model"), name: T.String() }),
-]);
+const TARGET_RULE = 'target.kind must be one of "adapter", "checkpoint", "base_model"';
+const jobId = T.String({ minLength: 1, errorMessage: "target.jobId must be a job id" });
+/** What a deployment (or a chat) answers with: told apart by `kind`, so a 400 names the field of the kind given. */
+export const DeploymentTarget = T.Union(
+  [
+    T.Object({ kind: T.Literal("adapter"), jobId }),
+    T.Object({ kind: T.Literal("checkpoint"), jobId, step: T.Integer({ minimum: 0, errorMessage: "target.step must be a non-negative integer" }) }),
+    T.Object({ kind: T.Literal("base_model"), name: T.String({ minLength: 1, errorMessage: "target.name must name a base model" }) }),
+  ],
+  { errorMessage: TARGET_RULE },
+);
 export type DeploymentTarget = Static<typeof DeploymentTarget>;
-/** A target in a request: only its shape is checked here, the rest by hand (cloud/http/target.ts), since ajv's messages for a failed union are unreadable. */
-export const TargetBody = T.Unsafe<DeploymentTarget>({ type: "object", properties: {}, additionalProperties: true, errorMessage: "target must be an object" });
 
 const AuthMode = T.Union([T.Literal("fixed_api_key"), T.Literal("none")], { errorMessage: 'authMode must be "fixed_api_key" or "none"' });
 export type AuthMode = Static<typeof AuthMode>;
@@ -32,11 +36,11 @@ const settings = {
 const CreateDeploymentBody = T.Object({
   projectId: T.Optional(T.String()),
   slug: T.String({ pattern: SLUG_PATTERN, errorMessage: SLUG_RULE }),
-  target: TargetBody,
+  target: DeploymentTarget,
   ...settings,
 });
 export type CreateDeploymentInput = Omit<Static<typeof CreateDeploymentBody>, "projectId">;
-const UpdateDeploymentBody = T.Object({ target: T.Optional(TargetBody), ...settings });
+const UpdateDeploymentBody = T.Object({ target: T.Optional(DeploymentTarget), ...settings });
 export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
 
 const nullableString = T.Union([T.String(), T.Null()]);

@@ -6,10 +6,10 @@ import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
 import { AdapterChoice, jobEventsRoute, jobsApi, MergedExportChoice } from "./jobs.js";
-import { deploymentsApi, TargetBody } from "./deployments.js";
+import { DeploymentTarget, deploymentsApi } from "./deployments.js";
 import { keysApi, type KeyRules } from "./keys.js";
 import { modelsApi } from "./models.js";
-import type { ChatMessage } from "./inference.js";
+import { ChatMessages, MAX_TOKENS_LIMIT } from "./inference.js";
 import type { DryRunReport } from "../trainer/dryRunReport.js";
 import { relay, route, type ParamsOf, type QueryOf } from "./route.js";
 
@@ -40,7 +40,12 @@ const CredentialsInfo = T.Object({ kind: T.Union([T.Literal("anonymous"), T.Lite
 
 /** Body of `POST /api/inference/chat` (the Playground), checked by the cloud once the studio relays it (studio/chatBody.ts). */
 const ChatRequest = T.Object(
-  { target: TargetBody, messages: T.Unsafe<ChatMessage[]>({}), temperature: T.Optional(T.Unsafe<number>({})), maxTokens: T.Optional(T.Unsafe<number>({})) },
+  {
+    target: DeploymentTarget,
+    messages: ChatMessages,
+    temperature: T.Optional(T.Number({ minimum: 0, maximum: 2, errorMessage: "temperature must be a number from 0 to 2" })),
+    maxTokens: T.Optional(T.Integer({ minimum: 1, maximum: MAX_TOKENS_LIMIT, errorMessage: `maxTokens must be an integer from 1 to ${MAX_TOKENS_LIMIT}` })),
+  },
   { additionalProperties: true },
 );
 export type ChatRequest = Static<typeof ChatRequest>;

@@ -112,6 +112,8 @@ export type ApiRequests = { [K in keyof StudioApi & string as `api/${K}`]: { par
   "stream/open": { params: StreamSpec; result: { streamId: string } };
 };
 export type ApiMethod = keyof ApiRequests;
+/** A panel's requests, each a method of `ApiRequests`: a name the contract lacks does not compile (Extract would drop it). */
+export type PanelRequests<M extends ApiMethod> = M;
 
 /** A call's parts as `api/*` params (path parameters flat, the body as `body`), and back. */
 export function apiParams({ params, body }: CallParts): Record<string, unknown> {

@@ -7,7 +7,7 @@
  * (`stream/open` `{kind:"jobEvents"}`); a job name opens its Job detail panel (`host/openJob`).
  * There is one Compare Jobs panel: comparing other jobs replaces its state.
  */
-import type { ApiMethod, NotificationMessage, ReadyCommand, RequestMessage, StreamCloseCommand } from "./common.js";
+import type { NotificationMessage, PanelRequests, ReadyCommand, RequestMessage, StreamCloseCommand } from "./common.js";
 
 /** Initial (and replacement) state of the panel. */
 export interface CompareJobsState {
@@ -20,7 +20,7 @@ export const COMPARE_JOBS_DID_CHANGE_STATE = "compareJobs/state/didChange";
 export type CompareJobsDidChangeState = NotificationMessage<typeof COMPARE_JOBS_DID_CHANGE_STATE, CompareJobsState>;
 
 /** API requests this panel sends (answered as described in `common.ts`). */
-export type CompareJobsRequestMethod = Extract<ApiMethod, "api/getJob" | "stream/open" | "host/openJob">;
+export type CompareJobsRequestMethod = PanelRequests<"api/getJob" | "stream/open" | "host/openJob">;
 
 export type CompareJobsViewToHost = ReadyCommand | RequestMessage<CompareJobsRequestMethod> | StreamCloseCommand;
 export type CompareJobsHostToView = CompareJobsDidChangeState;

@@ -8,7 +8,7 @@
  * There is one Datasets panel: running "Preview Datasets" again re-sends the state, and the view
  * reads the files again.
  */
-import type { ApiMethod, NotificationMessage, ReadyCommand, RequestMessage } from "./common.js";
+import type { NotificationMessage, PanelRequests, ReadyCommand, RequestMessage } from "./common.js";
 
 /** Initial (and replacement) state of the panel. */
 export interface DatasetsState {
@@ -21,7 +21,7 @@ export const DATASETS_DID_CHANGE_STATE = "datasets/state/didChange";
 export type DatasetsDidChangeState = NotificationMessage<typeof DATASETS_DID_CHANGE_STATE, DatasetsState>;
 
 /** API requests this panel sends (answered as described in `common.ts`). */
-export type DatasetsRequestMethod = Extract<ApiMethod, "api/getDatasetPreview" | "host/openDatasetLine">;
+export type DatasetsRequestMethod = PanelRequests<"api/getDatasetPreview" | "host/openDatasetLine">;
 
 export type DatasetsViewToHost = ReadyCommand | RequestMessage<DatasetsRequestMethod>;
 export type DatasetsHostToView = DatasetsDidChangeState;

@@ -8,7 +8,7 @@
  * deployment elsewhere (tree context menu), it sends `endpointDetail/deployment/didChange`.
  */
 import type { Deployment } from "../../sdk/wire.js";
-import type { ApiMethod, NotificationMessage, ReadyCommand, RequestMessage } from "./common.js";
+import type { NotificationMessage, PanelRequests, ReadyCommand, RequestMessage } from "./common.js";
 
 /** Initial (and replacement) state of the panel. */
 export interface EndpointDetailState {
@@ -27,8 +27,7 @@ export const ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT = "endpointDetail/deployment/
 export type EndpointDetailDidChangeDeployment = NotificationMessage<typeof ENDPOINT_DETAIL_DID_CHANGE_DEPLOYMENT, { deploymentId: string }>;
 
 /** API requests this panel sends. */
-export type EndpointDetailRequestMethod = Extract<
-  ApiMethod,
+export type EndpointDetailRequestMethod = PanelRequests<
   | "api/getDeployment"
   | "api/updateDeployment"
   | "api/deleteDeployment"

@@ -8,7 +8,7 @@
  * the server's `end` as `stream/didEnd`.
  */
 import type { Job } from "../../sdk/wire.js";
-import type { ApiMethod, NotificationMessage, ReadyCommand, RequestMessage, StreamCloseCommand } from "./common.js";
+import type { NotificationMessage, PanelRequests, ReadyCommand, RequestMessage, StreamCloseCommand } from "./common.js";
 
 /** Initial (and replacement) state of the panel. */
 export interface JobDetailState {
@@ -23,8 +23,7 @@ export const JOB_DETAIL_DID_CHANGE_STATE = "jobDetail/state/didChange";
 export type JobDetailDidChangeState = NotificationMessage<typeof JOB_DETAIL_DID_CHANGE_STATE, JobDetailState>;
 
 /** API requests this panel sends (answered as described in `common.ts`). */
-export type JobDetailRequestMethod = Extract<
-  ApiMethod,
+export type JobDetailRequestMethod = PanelRequests<
   "api/getJob" | "api/cancelJob" | "api/listArtifacts" | "stream/open" | "host/saveFile" | "host/saveDownload" | "host/openPlayground" | "host/deleteJob"
 >;
 

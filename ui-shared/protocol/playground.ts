@@ -7,7 +7,7 @@
  * through `stream/open` `{kind:"chat"}` (side by side: two streams at once), the reply's token
  * counts last. There is one Playground panel: opening it for another job replaces its state.
  */
-import type { ApiMethod, NotificationMessage, ReadyCommand, RequestMessage, StreamCloseCommand } from "./common.js";
+import type { NotificationMessage, PanelRequests, ReadyCommand, RequestMessage, StreamCloseCommand } from "./common.js";
 
 /** Initial (and replacement) state of the panel. */
 export interface PlaygroundState {
@@ -22,7 +22,7 @@ export const PLAYGROUND_DID_CHANGE_STATE = "playground/state/didChange";
 export type PlaygroundDidChangeState = NotificationMessage<typeof PLAYGROUND_DID_CHANGE_STATE, PlaygroundState>;
 
 /** API requests this panel sends (answered as described in `common.ts`). */
-export type PlaygroundRequestMethod = Extract<ApiMethod, "api/getJob" | "api/listJobs" | "api/listModels" | "api/listArtifacts" | "stream/open">;
+export type PlaygroundRequestMethod = PanelRequests<"api/getJob" | "api/listJobs" | "api/listModels" | "api/listArtifacts" | "stream/open">;
 
 export type PlaygroundViewToHost = ReadyCommand | RequestMessage<PlaygroundRequestMethod> | StreamCloseCommand;
 export type PlaygroundHostToView = PlaygroundDidChangeState;

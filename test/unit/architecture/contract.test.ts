@@ -16,7 +16,7 @@ import { studioApi, studioDownloads, type StudioApi } from "../../../sdk/api/stu
 import { CloudClient } from "../../../sdk/client.js";
 import { serveRoutes, type RouteHandlers } from "../../../server-shared/serveRoute.js";
 import type { Transport } from "../../../ui-shared/transport.js";
-import type { ApiRequests } from "../../../ui-shared/protocol/common.js";
+import type { ApiRequests, PanelRequests } from "../../../ui-shared/protocol/common.js";
 declare const app: FastifyInstance;
 declare const studioHandlers: RouteHandlers<StudioApi>;
 declare const transport: Transport;
@@ -67,6 +67,12 @@ const CASES: { name: string; good: string; defect: string; error: RegExp }[] = [
     good: `const params: ApiRequests["api/updateDeployment"]["params"] = { id: "d1", body: { enabled: false } };`,
     defect: `const params: ApiRequests["api/updateDeployment"]["params"] = { id: "d1", patch: { enabled: false } };`,
     error: /'patch' does not exist/,
+  },
+  {
+    name: "a panel's request list naming a request the contract lacks",
+    good: `type Panel = PanelRequests<"api/getJob" | "host/openJob">;`,
+    defect: `type Panel = PanelRequests<"api/getJob" | "api/renameJob">;`,
+    error: /does not satisfy the constraint/,
   },
   {
     name: "a JSON method for a route that answers a file (its body is read by hand, so it gets none)",
