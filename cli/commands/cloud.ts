@@ -1,5 +1,6 @@
 /** `svc cloud serve|start|stop|status`: the embedded cloud, in the foreground or as a daemon. */
-import { DataDirLockedError, isAlive } from "../../cloud/lock.js";
+import { DataDirLockedError } from "../../cloud/lock.js";
+import { isAlive } from "../../sdk/fileLock.js";
 import { startCloud, type RunningCloud } from "../../cloud/serve.js";
 import { parseRetention } from "../../cloud/domain/jobRetention.js";
 import { startLocalWorkers } from "../../cloud/workers/localWorkers.js";
