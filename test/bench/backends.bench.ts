@@ -43,7 +43,7 @@ import { detectTorch } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
 import { assertFits } from "../../engine/train/lora-trainer.js";
-import { repoRoot } from "../integration/harness/cloud.js";
+import { repoRoot } from "../support/cloud.js";
 import { BEFORE_ISSUE_14, timeTfjsAtCommit } from "./tfjsAtCommit.js";
 
 const D256_SHAPE: ModelConfig = llamaConfig({

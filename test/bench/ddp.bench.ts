@@ -18,7 +18,7 @@ import type { TokenBatch } from "../../engine/backends/types.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { initLoraTensors, loraSpec } from "../../engine/lora.js";
 import { llamaConfig, type ModelConfig } from "../../engine/model/config.js";
-import { repoRoot } from "../integration/harness/cloud.js";
+import { repoRoot } from "../support/cloud.js";
 
 const D256_SHAPE: ModelConfig = llamaConfig({
   name: "d256x4",

@@ -15,7 +15,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { TokenBatch } from "../../engine/backends/types.js";
 import type { ModelConfig } from "../../engine/model/config.js";
-import { repoRoot } from "../integration/harness/cloud.js";
+import { repoRoot } from "../support/cloud.js";
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { measureLoraThroughput, measureMatmulPeak } from "./loraThroughput.js";
-import { repoRoot } from "../integration/harness/cloud.js";
+import { repoRoot } from "../support/cloud.js";
 
 const peak = await measureMatmulPeak();
 for (const { size, gflops } of peak.bySize) console.log(`wasm matmul ${size}x${size}`.padEnd(44), `${gflops.toFixed(2)} GFLOP/s`);

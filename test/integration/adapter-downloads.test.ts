@@ -12,7 +12,7 @@ import { fileNameOf } from "../../sdk/api/files.js";
 import { CloudClient } from "../../sdk/client.js";
 import { ApiError } from "../../sdk/errors.js";
 import type { Job } from "../../sdk/wire.js";
-import { projectClient, startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "../e2e/browser/support/studioStack.js";
+import { projectClient, startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "../support/studioStack.js";
 
 describe("adapter downloads: cloud and studio", function () {
   this.timeout(240_000);

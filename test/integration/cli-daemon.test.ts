@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { cliPath } from "./harness/cloud.js";
+import { cliPath } from "../support/cloud.js";
 
 describe("the local cloud daemon: auto-start and svc cloud start|status|stop", function () {
   this.timeout(60_000);

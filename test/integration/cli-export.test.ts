@@ -19,8 +19,8 @@ import type { CloudClient } from "../../sdk/client.js";
 import { mergedSizeEstimate } from "../../ui-shared/adapterFiles.js";
 import { pollUntil } from "../support/poll.js";
 import type { Job } from "../../sdk/wire.js";
-import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../e2e/browser/support/studioStack.js";
-import { cliPath } from "./harness/cloud.js";
+import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../support/studioStack.js";
+import { cliPath } from "../support/cloud.js";
 
 const BASE = fileURLToPath(new URL("../../models/svc-tiny.gguf", import.meta.url));
 

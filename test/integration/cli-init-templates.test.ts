@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { templateNames } from "../../cli/project/templates.js";
 import { replaceOnce } from "../support/text.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 function svc(cwd: string, args: string[], cloud?: TestCloud): SpawnSyncReturns<string> {
   const env = cloud ? { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl } : process.env;

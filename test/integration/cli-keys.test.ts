@@ -10,8 +10,8 @@ import path from "node:path";
 import OpenAI from "openai";
 import type { Deployment } from "../../sdk/wire.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
 
 describe("svc keys", function () {
   this.timeout(60_000);

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { torchVenvDir } from "../../engine/backends/torch/venv.js";
 import { requireTorchStack } from "../support/torchStack.js";
-import { cliPath } from "./harness/cloud.js";
+import { cliPath } from "../support/cloud.js";
 
 function svc(args: string[]) {
   return spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", timeout: 240_000 });

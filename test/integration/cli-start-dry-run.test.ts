@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { CloudClient } from "../../sdk/client.js";
 import { replaceOnce } from "../support/text.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 function copyQuickstart(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-dry-"));

@@ -14,7 +14,7 @@ import { readProjectState } from "../../sdk/state.js";
 import { stopChild } from "../../sdk/platform/stop.js";
 import { createTrainer } from "../../sdk/trainer/trainer.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 function copyQuickstart(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-qs-"));

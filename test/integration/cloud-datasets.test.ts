@@ -3,9 +3,9 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { PayloadTooLargeError } from "../../sdk/errors.js";
 import { postWholeBody } from "../support/rawHttp.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount, type Account } from "./harness/api.js";
-import { withStore } from "./harness/store.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, type Account } from "../support/api.js";
+import { withStore } from "../support/store.js";
 
 const example = JSON.stringify({
   messages: [

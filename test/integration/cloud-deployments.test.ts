@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ConflictError, NotFoundError, BadRequestError } from "../../sdk/errors.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount, registerTestModel, type Account } from "./harness/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, registerTestModel, type Account } from "../support/api.js";
 
 describe("cloud API: deployments and keys", () => {
   let cloud: TestCloud;

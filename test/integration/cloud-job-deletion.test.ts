@@ -11,10 +11,10 @@ import path from "node:path";
 import { ConflictError, NotFoundError } from "../../sdk/errors.js";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { parseRetention } from "../../cloud/domain/jobRetention.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount, type Account } from "./harness/api.js";
-import { withStore } from "./harness/store.js";
-import { TestWorker } from "./harness/worker.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, type Account } from "../support/api.js";
+import { withStore } from "../support/store.js";
+import { TestWorker } from "../support/worker.js";
 import { pollUntil } from "../support/poll.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { pollUntil } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http as cloudHttp, newAccount, type Account } from "./harness/api.js";
-import { watchJobList as watch } from "./harness/jobListWatch.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http as cloudHttp, newAccount, type Account } from "../support/api.js";
+import { watchJobList as watch } from "../support/jobListWatch.js";
 
 const onPostgres = Boolean(process.env.SVC_TEST_DATABASE_URL);
 

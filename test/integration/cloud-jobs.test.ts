@@ -4,9 +4,9 @@ import type { JobEvent } from "../../sdk/wire.js";
 import { CloudClient } from "../../sdk/client.js";
 import WebSocket from "ws";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount, type Account } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, type Account } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 const isAssign = (m: CloudMessage): m is Assign => m.type === "assign";

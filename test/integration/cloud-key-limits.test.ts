@@ -10,9 +10,9 @@ import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
 import type { CreatedDeploymentKey, CreateKeyInput, Deployment } from "../../sdk/wire.js";
 import { pollUntil } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
-import { withStore } from "./harness/store.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
+import { withStore } from "../support/store.js";
 
 const QUESTION = [{ role: "user" as const, content: "What color is milk?" }];
 

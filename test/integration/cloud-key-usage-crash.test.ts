@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { CloudClient } from "../../sdk/client.js";
 import { pollUntil } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
 
 const FLUSH_MS = 500;
 /** A loaded machine may start the interval's write late: what the write itself may take. */

@@ -10,8 +10,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { BaseModel } from "../../sdk/wire.js";
 import { writeTinyModel, type TinyModel } from "../support/modelFiles.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount, type Account } from "./harness/api.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, type Account } from "../support/api.js";
 
 describe("base models: registration with facts, listing, and the job check", function () {
   this.timeout(120_000);

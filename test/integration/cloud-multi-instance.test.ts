@@ -15,10 +15,10 @@ import type { JobEvent } from "../../sdk/wire.js";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
-import { watchJobList } from "./harness/jobListWatch.js";
-import { TestWorker } from "./harness/worker.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
+import { watchJobList } from "../support/jobListWatch.js";
+import { TestWorker } from "../support/worker.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 

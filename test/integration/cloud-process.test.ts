@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 describe("svc cloud serve (real process)", () => {
   let cloud: TestCloud;

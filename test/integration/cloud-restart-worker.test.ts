@@ -12,8 +12,8 @@ import { CloudClient } from "../../sdk/client.js";
 import type { JobEvent } from "../../sdk/wire.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { freePort } from "../support/ports.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
 
 describe("cloud kill -9 and restart: the surviving worker resumes its job and finishes it", function () {
   this.timeout(240_000);

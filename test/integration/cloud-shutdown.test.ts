@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { startTestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { startTestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
 import { DRAIN_ROUTE, DRAIN_TOKEN_HEADER, requestDaemonDrain } from "../../sdk/platform/daemonDrain.js";
 import { existsSync } from "node:fs";
 import path from "node:path";

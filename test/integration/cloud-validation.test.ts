@@ -17,8 +17,8 @@ import { keysApi } from "../../sdk/api/keys.js";
 import { modelsApi } from "../../sdk/api/models.js";
 import { validateTrainerConfig } from "../../sdk/trainer/config.js";
 import { writeTinyModel } from "../support/modelFiles.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount, type Account } from "./harness/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, type Account } from "../support/api.js";
 
 type JsonType = "string" | "integer" | "number" | "boolean" | "null" | "array" | "object";
 

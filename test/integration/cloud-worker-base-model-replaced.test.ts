@@ -15,8 +15,8 @@ import { readGgufFile } from "../../engine/gguf/reader.js";
 import { writeGgufFile } from "../../engine/gguf/writer.js";
 import type { JobEvent } from "../../sdk/wire.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http, newAccount } from "./harness/api.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http, newAccount } from "../support/api.js";
 
 const MODEL = "team:base";
 const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");

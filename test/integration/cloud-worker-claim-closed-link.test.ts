@@ -16,9 +16,9 @@ import path from "node:path";
 import WebSocket from "ws";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { pollUntil } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 const ROUNDS = 10;

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { createTempDir, type TempDir } from "../support/tmp.js";
-import { cliPath } from "./harness/cloud.js";
+import { cliPath } from "../support/cloud.js";
 
 const CONTENDERS = 4;
 const ROUNDS = 50;
@@ -62,7 +62,7 @@ describe("data dir lock: racing starters", function () {
 
   it(`${CONTENDERS} processes, ${ROUNDS} rounds: exactly one holds the lock each round`, async () => {
     for (let i = 0; i < CONTENDERS; i++) {
-      const child = fork(path.join(import.meta.dirname, "harness/lockContender.ts"), [], {
+      const child = fork(path.join(import.meta.dirname, "../support/lockContender.ts"), [], {
         execArgv: ["--import", "tsx"],
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });

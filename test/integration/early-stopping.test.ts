@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { JobEvent } from "../../sdk/wire.js";
-import { repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
+import { repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
 
 describe("earlyStopping: a job whose eval metric stalls ends early, through the worker", function () {
   this.timeout(150_000);

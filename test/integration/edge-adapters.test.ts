@@ -10,8 +10,8 @@ import path from "node:path";
 import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
 import type { Job } from "../../sdk/wire.js";
-import { repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
+import { repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
 
 const QUESTIONS = ["What color is milk?", "What is the capital of Norway?", "What is the opposite of fast?"];
 const CHECKPOINT_STEP = 20;

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
-import { newAccount } from "./harness/api.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { newAccount } from "../support/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const CITIES = ["Paris", "Rome"];
 

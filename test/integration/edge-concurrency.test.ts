@@ -12,8 +12,8 @@
 import assert from "node:assert/strict";
 import type { CloudClient } from "../../sdk/client.js";
 import { END_ID } from "../../engine/tokenizer.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
 
 const POOL = 4;
 const MAX_QUEUE = 2;

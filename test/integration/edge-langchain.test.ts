@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
-import { newAccount } from "./harness/api.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { newAccount } from "../support/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const CITIES = ["Paris", "Rome"];
 const weatherTool = {

@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
 import { rawExchange } from "../support/rawHttp.js";
-import { newAccount } from "./harness/api.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { newAccount } from "../support/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const messages = [{ role: "user" as const, content: "Tell me about cats." }];
 const COLORS = ["red", "green", "blue"];

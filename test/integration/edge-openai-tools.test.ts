@@ -16,8 +16,8 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { rawExchange } from "../support/rawHttp.js";
-import { newAccount } from "./harness/api.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { newAccount } from "../support/api.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const CITIES = ["Paris", "Rome", "Oslo"];
 const weatherTool: ChatCompletionTool = {

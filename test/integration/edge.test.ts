@@ -16,8 +16,8 @@ import type { CloudClient } from "../../sdk/client.js";
 import type { Deployment } from "../../sdk/wire.js";
 import { pollUntil } from "../support/poll.js";
 import { postWholeBody } from "../support/rawHttp.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
 
 const run = promisify(execFile);
 const QUESTION = [{ role: "user" as const, content: "What color is milk?" }];

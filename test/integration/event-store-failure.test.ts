@@ -6,8 +6,8 @@ import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { WorkerLink } from "../../cloud/workers/link.js";
 import type { JobEvent } from "../../sdk/wire.js";
 import { pollUntil, withTimeout } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
 
 /**
  * One failed event write must not wedge a job. The story from the field: the disk filled up, the

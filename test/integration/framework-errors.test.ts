@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
-import { startStudioStack, type StudioStack } from "../e2e/browser/support/studioStack.js";
-import { http as cloudHttp, newAccount } from "./harness/api.js";
+import { startStudioStack, type StudioStack } from "../support/studioStack.js";
+import { http as cloudHttp, newAccount } from "../support/api.js";
 
 interface Answer {
   status: number;

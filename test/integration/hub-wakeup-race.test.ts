@@ -5,9 +5,9 @@ import { createJob } from "../../cloud/domain/jobs.js";
 import { startCloud, type RunningCloud } from "../../cloud/serve.js";
 import { pollUntil } from "../support/poll.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
-import { newAccount } from "./harness/api.js";
-import type { TestCloud } from "./harness/cloud.js";
-import { TestWorker } from "./harness/worker.js";
+import { newAccount } from "../support/api.js";
+import type { TestCloud } from "../support/cloud.js";
+import { TestWorker } from "../support/worker.js";
 
 /**
  * The queued-job wake-up race: `jobQueued()` arriving while an assignment pass runs was dropped

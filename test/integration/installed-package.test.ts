@@ -12,7 +12,7 @@ import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { repoRoot } from "./harness/cloud.js";
+import { repoRoot } from "../support/cloud.js";
 import { pollUntil } from "../support/poll.js";
 import { studioOf } from "../support/studioDev.js";
 import { spawnProcess, waitForExit } from "../support/processes.js";

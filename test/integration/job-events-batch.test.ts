@@ -9,9 +9,9 @@ import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
 import { rawText, type JobStreamEvent } from "../../ui-shared/eventLog.js";
 import { SseParser, type SseMessage } from "../../sdk/sseParser.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 const isAssign = (m: CloudMessage): m is Assign => m.type === "assign";

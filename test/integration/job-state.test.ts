@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import type { JobEvent } from "../../sdk/wire.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 import http from "node:http";
 
 const ARTIFACT_LIMIT = 64 * 1024;

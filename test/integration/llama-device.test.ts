@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { getLlamaGpuTypes } from "node-llama-cpp";
 import type { InferenceDeviceReport } from "../../sdk/api/inference.js";
 import { pollUntil } from "../support/poll.js";
-import { http, newAccount } from "./harness/api.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { http, newAccount } from "../support/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 async function readyDevice(cloud: TestCloud, until: (device: InferenceDeviceReport) => boolean = () => true): Promise<InferenceDeviceReport> {
   return pollUntil(

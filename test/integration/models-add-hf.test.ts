@@ -13,9 +13,8 @@ import { promisify } from "node:util";
 import { startTorchBackend } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { buildHfFolder } from "../support/hfFolderModels.js";
-import { requireTorchStack } from "../support/torchStack.js";
-import { torchTestPython } from "../unit/engine/torch-support.js";
-import { cliPath, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { requireTorchStack, torchTestPython } from "../support/torchStack.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const QWEN3 = {
   modelType: "qwen3",

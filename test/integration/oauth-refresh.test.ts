@@ -16,9 +16,9 @@ import os from "node:os";
 import path from "node:path";
 import { writeCredentials, type OAuthCredentials } from "../../sdk/credentials.js";
 import { ProjectSession } from "../../sdk/session.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { refresh, signIn } from "./harness/oauthFlow.js";
-import { repoRoot } from "./harness/cloud.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { refresh, signIn } from "../support/oauthFlow.js";
+import { repoRoot } from "../support/cloud.js";
 
 interface CountingProxy {
   url: string;

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { http } from "./harness/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { http } from "../support/api.js";
 import { OAUTH_CLIENT_ID } from "../../sdk/oauth.js";
 import { ownerApprovalProof, ownerKeyPath } from "../../sdk/ownerApproval.js";
 import {
@@ -24,7 +24,7 @@ import {
   refresh,
   requestDeviceCode,
   signIn,
-} from "./harness/oauthFlow.js";
+} from "../support/oauthFlow.js";
 import { pollUntil } from "../support/poll.js";
 
 const me = (cloud: TestCloud, token: string) => http(cloud, "GET", "/v1/me", { token });

@@ -19,7 +19,7 @@ import { readProjectState } from "../../sdk/state.js";
 import { buildHfFolder } from "../support/hfFolderModels.js";
 import { buildHfTestGguf } from "../support/hfTestModels.js";
 import { buildTestModel } from "../support/testModels.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const ANSWER = "The secret word is pineapple.";
 const QUESTIONS = [

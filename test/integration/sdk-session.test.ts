@@ -5,7 +5,7 @@ import path from "node:path";
 import { ProjectSession } from "../../sdk/session.js";
 import { writeCredentials } from "../../sdk/credentials.js";
 import { MissingStateError } from "../../sdk/errors.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 /** Runs fn with SVC_HOME pointing at a fresh folder, restoring the environment after. */
 async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {

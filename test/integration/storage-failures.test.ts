@@ -13,8 +13,8 @@ import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from
 import os from "node:os";
 import path from "node:path";
 import { ApiError } from "../../sdk/errors.js";
-import { newAccount, type Account } from "./harness/api.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const EXAMPLE = JSON.stringify({
   messages: [

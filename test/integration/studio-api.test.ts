@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { startStudioStack, studioRequest, type StudioStack } from "../e2e/browser/support/studioStack.js";
+import { startStudioStack, studioRequest, type StudioStack } from "../support/studioStack.js";
 import { createStudioServer } from "../../studio/index.js";
 import { TOKEN_PLACEHOLDER } from "../../studio/staticAssets.js";
-import { http as cloudHttp } from "./harness/api.js";
+import { http as cloudHttp } from "../support/api.js";
 import { streamJobEvents } from "../../extension/core/jobEventStream.js";
 
 describe("studio server API", function () {

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { createStudioServer, type StudioServer } from "../../studio/index.js";
 import { TOKEN_HEADER } from "../../studio/guard.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
 
 describe("studio configuration: the cloud URL is an option, not process.env", function () {
   this.timeout(60_000);

@@ -1,8 +1,8 @@
 /** `svc dev` as a user runs it: prints the URL, serves the studio with its token, stops on Ctrl-C. */
 import assert from "node:assert/strict";
 import path from "node:path";
-import { repoRoot } from "./harness/cloud.js";
-import { copyQuickstart } from "../e2e/browser/support/studioStack.js";
+import { repoRoot } from "../support/cloud.js";
+import { copyQuickstart } from "../support/studioStack.js";
 import { studioOf } from "../support/studioDev.js";
 import { spawnProcess, waitForExit } from "../support/processes.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";

@@ -8,11 +8,11 @@
  */
 import assert from "node:assert/strict";
 import type { CloudClient } from "../../sdk/client.js";
-import { startStudioStack, studioRequest, type StudioStack } from "../e2e/browser/support/studioStack.js";
+import { startStudioStack, studioRequest, type StudioStack } from "../support/studioStack.js";
 import { pollUntil } from "../support/poll.js";
 import { signInWithNewProject } from "../support/signedInProject.js";
-import { http as cloudHttp } from "./harness/api.js";
-import type { TestCloud } from "./harness/cloud.js";
+import { http as cloudHttp } from "../support/api.js";
+import type { TestCloud } from "../support/cloud.js";
 
 /**
  * GETs the cloud's control plane has answered so far (200 or 304), from its /metrics. The read is

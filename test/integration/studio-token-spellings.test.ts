@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { startStudioStack, type StudioStack } from "../e2e/browser/support/studioStack.js";
+import { startStudioStack, type StudioStack } from "../support/studioStack.js";
 import { createStudioServer, type StudioServer } from "../../studio/index.js";
 import { studioApi, studioDownloads, studioStreams } from "../../sdk/api/studio.js";
-import { repoRoot } from "./harness/cloud.js";
+import { repoRoot } from "../support/cloud.js";
 import { pathSpellings } from "../support/pathSpellings.js";
 
 const MISSING_ID = "00000000-0000-4000-8000-000000000000";

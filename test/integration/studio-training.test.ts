@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { BROKEN_SOURCE, NO_TRAINER_SOURCE, startStudioStack, studioRequest, writeProject, type StudioStack } from "../e2e/browser/support/studioStack.js";
+import { BROKEN_SOURCE, NO_TRAINER_SOURCE, startStudioStack, studioRequest, writeProject, type StudioStack } from "../support/studioStack.js";
 import { pollUntil } from "../support/poll.js";
 import type { Job } from "../../sdk/wire.js";
 

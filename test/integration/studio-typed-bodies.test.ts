@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { TSchema } from "@sinclair/typebox";
 import { deploymentsApi } from "../../sdk/api/deployments.js";
-import { startStudioStack, studioRequest, projectClient, type StudioStack } from "../e2e/browser/support/studioStack.js";
+import { startStudioStack, studioRequest, projectClient, type StudioStack } from "../support/studioStack.js";
 import { replaceOnce } from "../support/text.js";
 
 /** For each field of a body schema, values of JSON types it does not take (a string for a boolean, a number for a string...). */

@@ -17,9 +17,9 @@ import { jobAdapterRoute, jobBaseModelRoute, jobEventsRoute, jobListWatchRoute, 
 import { keysApi } from "../../sdk/api/keys.js";
 import { modelsApi } from "../../sdk/api/models.js";
 import { pathOf, type AnyRoute } from "../../sdk/api/route.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
-import { signIn } from "./harness/oauthFlow.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
+import { signIn } from "../support/oauthFlow.js";
 
 /** Every control-API route a user calls; the worker token must reach none of their handlers. */
 const USER_ROUTES: Record<string, AnyRoute> = {

@@ -15,7 +15,7 @@ import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { descendantPids } from "../support/processes.js";
 import { replaceOnce } from "../support/text.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 /** The quickstart, shortened: `steps` steps with a checkpoint every 4. */
 function quickstartProject(steps: number): string {

@@ -15,7 +15,7 @@ import { pollUntil } from "../support/poll.js";
 import { descendantPids } from "../support/processes.js";
 import { replaceOnce } from "../support/text.js";
 import { requireTorchStack } from "../support/torchStack.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 function quickstartProject(steps: number): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "svc-ranks-"));

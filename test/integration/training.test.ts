@@ -12,8 +12,8 @@ import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { writeTinyModel } from "../support/modelFiles.js";
 import { replaceOnce } from "../support/text.js";
-import { http } from "./harness/api.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
+import { http } from "../support/api.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const quickstart = path.join(repoRoot, "examples", "quickstart");
 

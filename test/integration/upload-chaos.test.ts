@@ -22,9 +22,9 @@ import { MANIFEST_NAME } from "../../cloud/workers/pendingUploads.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { freePort } from "../support/ports.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
-import { FaultProxy } from "./harness/faultProxy.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
+import { FaultProxy } from "../support/faultProxy.js";
 
 const SEED = Number(process.env.SVC_CHAOS_SEED) || 2026;
 const ROUNDS = Number(process.env.SVC_CHAOS_ROUNDS) || 20;

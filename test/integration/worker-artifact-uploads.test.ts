@@ -12,9 +12,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { pollUntil } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount, type Account } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, type Account } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");

@@ -6,8 +6,8 @@ import { startCloud, type RunningCloud } from "../../cloud/serve.js";
 import { runTrainerWorker } from "../../cloud/workers/trainerWorker.js";
 import { pollUntil } from "../support/poll.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
-import { newAccount } from "./harness/api.js";
-import type { TestCloud } from "./harness/cloud.js";
+import { newAccount } from "../support/api.js";
+import type { TestCloud } from "../support/cloud.js";
 
 /**
  * The worker checks a job's config by the rules the cloud applies at creation (sdk/trainer/config.ts jobConfigProblems),

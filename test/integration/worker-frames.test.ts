@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
-import { startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 
 const hello = { type: "hello", workerId: "w-raw", name: "w-raw", holding: [] };
 const event = { type: "event", jobId: "j1", claim: 1, seq: 1, eventType: "training.log", data: {} };

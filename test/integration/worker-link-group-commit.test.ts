@@ -3,9 +3,9 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import type { JobEvent } from "../../sdk/wire.js";
-import { startTestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
-import { TestWorker } from "./harness/worker.js";
+import { startTestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
+import { TestWorker } from "../support/worker.js";
 
 /**
  * The hub stores a link's events by group commit and acknowledges none before its transaction

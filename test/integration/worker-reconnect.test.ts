@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import { createTempDir } from "../support/tmp.js";
-import { cliPath } from "./harness/cloud.js";
+import { cliPath } from "../support/cloud.js";
 
 /**
  * The issue's repro as a test: a real `svc worker` process pointed at a cloud that closes every

@@ -15,9 +15,9 @@ import type { JobEvent } from "../../sdk/wire.js";
 import { MANIFEST_NAME } from "../../cloud/workers/pendingUploads.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
-import { FaultProxy } from "./harness/faultProxy.js";
+import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount } from "../support/api.js";
+import { FaultProxy } from "../support/faultProxy.js";
 
 describe("svc worker: uploads the cloud cannot store are retried, and the adapter is kept until it is acknowledged", function () {
   this.timeout(180_000);

@@ -15,7 +15,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { packageRoot } from "../../sdk/packageRoot.js";
 import { pythonFingerprint, sharedBuild } from "./sharedBuild.js";
-import { torchTestPython } from "../unit/engine/torch-support.js";
+import { torchTestPython } from "./torchStack.js";
 
 const run = promisify(execFile);
 

@@ -36,7 +36,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { torchTestPython } from "../unit/engine/torch-support.js";
+import { torchTestPython } from "./torchStack.js";
 import { llamaCppSource, ggufPyPath, vocabGguf } from "./llamaCppSource.js";
 import { pythonFingerprint, sharedBuild } from "./sharedBuild.js";
 

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { ggufPyPath } from "./llamaCppSource.js";
 import { testModelsDir } from "./testModels.js";
-import { torchTestPython } from "../unit/engine/torch-support.js";
+import { torchTestPython } from "./torchStack.js";
 
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "numpyForward.py");
 let calls = 0;

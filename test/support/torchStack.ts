@@ -4,6 +4,8 @@
  * must have made svc's venv: a missing install step never hides behind a skipped test.
  */
 import { detectTorch } from "../../engine/backends/torch/detect.js";
+import { startTorchBackend, type TorchBackend } from "../../engine/backends/torch/index.js";
+import { torchVenvPython } from "../../engine/backends/torch/venv.js";
 
 let detection: ReturnType<typeof detectTorch> | undefined;
 
@@ -21,4 +23,14 @@ export async function requireTorchStack(context: Mocha.Context): Promise<void> {
   if (process.env.CI === "true") throw new Error(`CI must have the torch backend's Python (scripts/setup-system.sh makes it): ${found.reason}`);
   console.log(`      skipped: ${found.reason}`);
   context.skip();
+}
+
+/** The Python the torch backend tests run: SVC_PYTHON when set, else svc's venv (scripts/setup-system.sh makes it). */
+export function torchTestPython(): string {
+  return process.env.SVC_PYTHON || torchVenvPython();
+}
+
+/** A torch backend for comparisons with exact references: float32, one thread (results independent of the machine). */
+export function startExactTorchBackend(): Promise<TorchBackend> {
+  return startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32" });
 }

@@ -14,7 +14,7 @@ import { readGgufHeader } from "../../../engine/gguf/reader.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
+import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "../../support/studioStack.js";
 
 describe("studio adapter downloads: job page and endpoint page (issue 12)", function () {
   this.timeout(240_000);

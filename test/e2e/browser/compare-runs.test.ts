@@ -14,7 +14,7 @@ import type { Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { copyQuickstart, projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
+import { copyQuickstart, projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../../support/studioStack.js";
 
 const STEPS_A = 30;
 const STEPS_B = 20;

@@ -12,7 +12,7 @@ import type { StudioServer } from "../../../studio/index.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { BROKEN_SOURCE, NO_TRAINER_SOURCE, copyQuickstart, startStudioStack, writeProject, type StudioStack } from "./support/studioStack.js";
+import { BROKEN_SOURCE, NO_TRAINER_SOURCE, copyQuickstart, startStudioStack, writeProject, type StudioStack } from "../../support/studioStack.js";
 
 const chat = (user: string, assistant: string) =>
   JSON.stringify({

@@ -10,7 +10,7 @@ import type { CreatedDeploymentKey, Deployment } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes } from "./support/pages.js";
-import { startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
 
 describe("studio endpoint detail: last use and delete (issue 12)", function () {
   this.timeout(120_000);

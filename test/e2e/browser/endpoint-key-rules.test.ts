@@ -11,7 +11,7 @@ import type { Deployment } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes } from "./support/pages.js";
-import { startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
 
 describe("studio endpoint: keys with expiry, limits and usage (issue 28)", function () {
   this.timeout(120_000);

@@ -10,7 +10,7 @@ import { formatBytes } from "../../../ui-shared/format.js";
 import { NotFoundError } from "../../../sdk/errors.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
+import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../../support/studioStack.js";
 
 describe("studio job page: disk used and Delete (issue 26)", function () {
   this.timeout(240_000);

@@ -13,7 +13,7 @@ import type { Job, JobEvent } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
+import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../../support/studioStack.js";
 
 const STEPS = 30;
 

@@ -12,7 +12,7 @@ import { launchChromium, type ChromiumSession } from "../../support/chromium.js"
 import { writeTinyModel } from "../../support/modelFiles.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { startStudioStack, type StudioStack } from "./support/studioStack.js";
+import { startStudioStack, type StudioStack } from "../../support/studioStack.js";
 
 describe("studio: base-model pickers show the models' facts", function () {
   this.timeout(120_000);

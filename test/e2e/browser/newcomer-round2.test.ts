@@ -12,9 +12,9 @@ import type { Page } from "playwright-core";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { replaceOnce } from "../../support/text.js";
 import { screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { copyQuickstart, projectClient, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { copyQuickstart, projectClient, startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
 import { openRoute } from "./support/pages.js";
-import { cliPath } from "../../integration/harness/cloud.js";
+import { cliPath } from "../../support/cloud.js";
 
 const STALE_LINE = "src/svc/index.ts changed since the last build: a run now trains the old build (.svc/build/index.mjs).";
 

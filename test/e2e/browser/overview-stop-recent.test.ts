@@ -14,7 +14,7 @@ import type { Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { copyQuickstart, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { copyQuickstart, startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
 import { replaceOnce } from "../../support/text.js";
 
 describe("studio in the browser: Overview's Stop and Recent jobs", function () {

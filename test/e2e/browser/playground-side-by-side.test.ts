@@ -11,7 +11,7 @@ import type { DeploymentTarget, Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "./support/studioStack.js";
+import { startStudioStack, studioRequest, trainThroughStudio, type StudioStack } from "../../support/studioStack.js";
 
 const PROMPT = "What is the opposite of loud?";
 const MAX_TOKENS = 16;

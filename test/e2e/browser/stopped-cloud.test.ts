@@ -14,8 +14,8 @@ import { freePort } from "../../support/ports.js";
 import { pollUntil } from "../../support/poll.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { copyQuickstart, studioRequest } from "./support/studioStack.js";
-import { cliPath } from "../../integration/harness/cloud.js";
+import { copyQuickstart, studioRequest } from "../../support/studioStack.js";
+import { cliPath } from "../../support/cloud.js";
 
 const START_HINT = "Is it running? Start it with `svc cloud start`.";
 

@@ -14,8 +14,8 @@ import type { Job } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
-import { BROKEN_SOURCE, copyQuickstart, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
-import { cliPath, type TestCloud } from "../../integration/harness/cloud.js";
+import { BROKEN_SOURCE, copyQuickstart, startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
+import { cliPath, type TestCloud } from "../../support/cloud.js";
 
 describe("studio in the browser: the first hour (issue 12)", function () {
   this.timeout(180_000);

@@ -1,17 +1,17 @@
 /**
  * Small UI defects of issue 12 item 10, each in a real browser (playwright-core + Debian
  * Chromium) against the real studio and a real cloud. No training worker: the test drives the
- * worker link itself (test/integration/harness/worker.ts), so a job shows exactly the events
+ * worker link itself (test/support/worker.ts), so a job shows exactly the events
  * the test sends. Screenshots go to test-results/screenshots/studio-details-*.png.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import type { CloudMessage } from "../../../cloud/workers/protocol.js";
 import type { Deployment } from "../../../sdk/wire.js";
-import { TestWorker } from "../../integration/harness/worker.js";
+import { TestWorker } from "../../support/worker.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { openRoute, screenshotBothThemes } from "./support/pages.js";
-import { projectClient, startStudioStack, studioRequest, type StudioStack } from "./support/studioStack.js";
+import { projectClient, startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
 
 type Assign = Extract<CloudMessage, { type: "assign" }>;
 

@@ -20,7 +20,7 @@ import {
   trainThroughStudio,
   writeProject,
   type StudioStack,
-} from "./support/studioStack.js";
+} from "../../support/studioStack.js";
 
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startTestCloud, type TestCloud } from "../../integration/harness/cloud.js";
+import { startTestCloud, type TestCloud } from "../../support/cloud.js";
 import { createTempDir, type TempDir } from "../../support/tmp.js";
 import { installTarball, packCheckout, provideSqliteBinding } from "../../support/installedPackage.js";
 

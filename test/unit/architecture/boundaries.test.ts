@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
-import { repoRoot } from "../../integration/harness/cloud.js";
+import { repoRoot } from "../../support/cloud.js";
 
 /** Our top-level source folders and the folders of ours each may import (itself always). Mirrors ARCHITECTURE.md. */
 const MAY_IMPORT: Record<string, readonly string[]> = {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import ts from "typescript";
-import { repoRoot } from "../../integration/harness/cloud.js";
+import { repoRoot } from "../../support/cloud.js";
 
 const HEADER = `
 import type { FastifyInstance } from "fastify";

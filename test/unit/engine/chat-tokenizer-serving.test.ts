@@ -11,7 +11,7 @@ import { loadGgufChatTokenizer } from '../../../engine/data/gguf-chat-tokenizer.
 import { LlamaCppModel, getLlamaRuntime } from '../../../engine/infer/llama-cpp.js';
 import type { ChatMessage } from '../../../engine/tokenizer.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { TEMPLATE_CASES, realTemplate, vocabWithTemplate } from './chat-tokenizer-support.js';
+import { TEMPLATE_CASES, realTemplate, vocabWithTemplate } from '../../support/chatTemplates.js';
 
 const CONVERSATION: ChatMessage[] = [
   { role: 'system', content: 'You are terse.' },

@@ -16,7 +16,7 @@ import { loadGgufChatTokenizer } from '../../../engine/data/gguf-chat-tokenizer.
 import { getLlamaRuntime } from '../../../engine/infer/llama-cpp.js';
 import { renderChat, renderGenerationPrompt, type ChatMessage } from '../../../engine/tokenizer.js';
 import { vocabGguf } from '../../support/llamaCppSource.js';
-import { TEMPLATE_CASES, realTemplate, vocabWithTemplate } from './chat-tokenizer-support.js';
+import { TEMPLATE_CASES, realTemplate, vocabWithTemplate } from '../../support/chatTemplates.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
 
 const ONE_TURN: ChatMessage[] = [

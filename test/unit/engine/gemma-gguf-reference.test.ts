@@ -17,7 +17,7 @@ import { writeAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { testModelsDir } from '../../support/testModels.js';
-import { startExactTorchBackend } from './torch-support.js';
+import { startExactTorchBackend } from '../../support/torchStack.js';
 
 // Log-probabilities over tokens llama.cpp gives at least e^-30 (compareWithReference). Both run in
 // float32 with an F32 KV cache; what is left is ggml's GELU, which looks its input up in a

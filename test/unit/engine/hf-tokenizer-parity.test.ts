@@ -14,8 +14,7 @@ import { convertHfFolder } from '../../../engine/hf/convert.js';
 import { inspectHfFolder } from '../../../engine/hf/hfFolder.js';
 import { buildHfFolder, type HfFolderOptions } from '../../support/hfFolderModels.js';
 import { testModelsDir } from '../../support/testModels.js';
-import { requireTorchStack } from '../../support/torchStack.js';
-import { torchTestPython } from './torch-support.js';
+import { requireTorchStack, torchTestPython } from '../../support/torchStack.js';
 
 const SMALL = {
   hidden_size: 32,

@@ -28,7 +28,7 @@ import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { engineGreedy, type LogitsSource } from '../../support/engineGreedy.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
 import { buildTestModel, dequantisedCopy, type TestModelOptions, type TestWeightType } from '../../support/testModels.js';
-import { startExactTorchBackend } from './torch-support.js';
+import { startExactTorchBackend } from '../../support/torchStack.js';
 
 const PROMPT = 'The quick brown fox jumps over the lazy dog, and then';
 const GREEDY_TOKENS = 8;

@@ -38,7 +38,7 @@ import { hfToGgufRows } from '../../support/hfLayout.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities } from '../../support/llamaCppReference.js';
 import { buildTestModel, dequantisedCopy, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { startExactTorchBackend } from './torch-support.js';
+import { startExactTorchBackend } from '../../support/torchStack.js';
 
 const CHATS = [
   ['Name a fruit.', 'Pineapple, of course.'],

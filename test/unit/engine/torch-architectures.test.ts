@@ -19,7 +19,7 @@ import { SeededRandom } from '../../../engine/random.js';
 import { disposeBatch, toTensors } from '../../../engine/train/batches.js';
 import { lossAndGrads } from '../../../engine/train/step.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { torchTestPython } from './torch-support.js';
+import { torchTestPython } from '../../support/torchStack.js';
 
 const SIZES = { vocabSize: 300, contextLength: 64, embeddingLength: 32, blockCount: 2, headCount: 4, feedForwardLength: 48 };
 const VARIANTS: Record<string, ModelConfig> = {

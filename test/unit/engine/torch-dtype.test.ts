@@ -11,7 +11,7 @@ import path from 'node:path';
 import { startTorchBackend } from '../../../engine/backends/torch/index.js';
 import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { torchTestPython } from './torch-support.js';
+import { torchTestPython } from '../../support/torchStack.js';
 
 function python(code: string, env: Record<string, string | undefined> = {}): unknown {
   const result = spawnSync(torchTestPython(), ['-c', `import json, os, torch\nimport svc_torch.device as d\n${code}`], {

@@ -14,7 +14,7 @@ import { writeGgufFile } from '../../../engine/gguf/writer.js';
 import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { packageRoot } from '../../../sdk/packageRoot.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { torchTestPython } from './torch-support.js';
+import { torchTestPython } from '../../support/torchStack.js';
 
 const MODEL = path.join(packageRoot(), 'models', 'svc-tiny.gguf');
 

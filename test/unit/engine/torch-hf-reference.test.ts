@@ -22,8 +22,7 @@ import { randomBatches } from '../../../engine/backends/torch/bench.js';
 import { hfToGgufRows } from '../../support/hfLayout.js';
 import { buildTestModel, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { startExactTorchBackend, torchTestPython } from './torch-support.js';
-import { requireTorchStack } from '../../support/torchStack.js';
+import { requireTorchStack, startExactTorchBackend, torchTestPython } from '../../support/torchStack.js';
 
 const run = promisify(execFile);
 const CASES: TestModelOptions[] = [

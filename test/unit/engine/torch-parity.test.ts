@@ -15,7 +15,7 @@ import { SeededRandom } from '../../../engine/random.js';
 import { lossAndGrads } from '../../../engine/train/step.js';
 import { toTensors, disposeBatch } from '../../../engine/train/batches.js';
 import { packageRoot } from '../../../sdk/packageRoot.js';
-import { torchTestPython } from './torch-support.js';
+import { torchTestPython } from '../../support/torchStack.js';
 
 const MODEL = path.join(packageRoot(), 'models', 'svc-tiny.gguf');
 const LORA = { r: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };

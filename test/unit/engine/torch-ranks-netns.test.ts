@@ -15,8 +15,7 @@ import { readChatJsonl } from '../../../engine/data/chat-jsonl.js';
 import { trainLora } from '../../../engine/train/lora-trainer.js';
 import { packageRoot } from '../../../sdk/packageRoot.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { requireTorchStack } from '../../support/torchStack.js';
-import { torchTestPython } from './torch-support.js';
+import { requireTorchStack, torchTestPython } from '../../support/torchStack.js';
 
 const MODEL = path.join(packageRoot(), 'models', 'svc-tiny.gguf');
 const QUICKSTART = path.join(packageRoot(), 'examples', 'quickstart', 'data');

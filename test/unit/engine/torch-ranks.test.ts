@@ -18,8 +18,7 @@ import { packageRoot } from '../../../sdk/packageRoot.js';
 import { pollUntil } from '../../support/poll.js';
 import { descendantPids } from '../../support/processes.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { requireTorchStack } from '../../support/torchStack.js';
-import { torchTestPython } from './torch-support.js';
+import { requireTorchStack, torchTestPython } from '../../support/torchStack.js';
 
 const MODEL = path.join(packageRoot(), 'models', 'svc-tiny.gguf');
 const QUICKSTART = path.join(packageRoot(), 'examples', 'quickstart', 'data');

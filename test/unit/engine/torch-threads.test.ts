@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { torchTestPython } from './torch-support.js';
+import { torchTestPython } from '../../support/torchStack.js';
 
 /** Runs `code` with svc_torch.device imported as `d`; returns what it printed as JSON. */
 function python(code: string, env: Record<string, string | undefined> = {}): unknown {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { nodeScriptCommand, spawnNodeCommand } from "../../../sdk/platform/nodeChild.js";
 import { stopChild } from "../../../sdk/platform/stop.js";
-import { repoRoot } from "../../integration/harness/cloud.js";
+import { repoRoot } from "../../support/cloud.js";
 
 /**
  * A child that answers stop requests through `onStopRequest` (mode "graceful": prints how it was asked and leaves), or one

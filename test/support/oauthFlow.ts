@@ -3,8 +3,8 @@
  * approval over real HTTP, and a small cookie-keeping fetch "browser" that posts the real /device pages' forms.
  */
 import assert from "node:assert/strict";
-import { OAUTH_CLIENT_ID, type DeviceCode } from "../../../sdk/oauth.js";
-import { ownerApprovalProof, readOwnerKey } from "../../../sdk/ownerApproval.js";
+import { OAUTH_CLIENT_ID, type DeviceCode } from "../../sdk/oauth.js";
+import { ownerApprovalProof, readOwnerKey } from "../../sdk/ownerApproval.js";
 import type { TestCloud } from "./cloud.js";
 
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";

@@ -3,7 +3,7 @@
  * `{ go: dir }` takes the lock with the cloud's own code and answers whether it holds it; the
  * holder keeps it until `{ release: true }`. Loaded once, so every round races only the lock.
  */
-import { acquireDataDirLock, DataDirLockedError } from "../../../cloud/lock.js";
+import { acquireDataDirLock, DataDirLockedError } from "../../cloud/lock.js";
 
 let release: (() => Promise<void>) | null = null;
 

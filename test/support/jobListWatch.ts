@@ -1,8 +1,8 @@
 /** Test helper: `GET /v1/jobs/watch` read with node:http, recording each announced version as it arrives. */
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { JobListVersion } from "../../../sdk/api/jobs.js";
-import { SseParser } from "../../../sdk/sseParser.js";
+import type { JobListVersion } from "../../sdk/api/jobs.js";
+import { SseParser } from "../../sdk/sseParser.js";
 import type { Account } from "./api.js";
 
 export interface JobListWatch {

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
-import type { CloudMessage, WorkerMessage } from "../../../cloud/workers/protocol.js";
+import type { CloudMessage, WorkerMessage } from "../../cloud/workers/protocol.js";
 import type { TestCloud } from "./cloud.js";
 
 export class TestWorker {

@@ -7,13 +7,13 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { startTestCloud, repoRoot, type TestCloud } from "../../../integration/harness/cloud.js";
-import { createStudioServer, type StudioServer } from "../../../../studio/index.js";
-import type { Job } from "../../../../sdk/wire.js";
-import { CloudClient } from "../../../../sdk/client.js";
-import { pollUntil } from "../../../support/poll.js";
-import { replaceOnce } from "../../../support/text.js";
-import { createTempDir, type TempDir } from "../../../support/tmp.js";
+import { startTestCloud, repoRoot, type TestCloud } from "./cloud.js";
+import { createStudioServer, type StudioServer } from "../../studio/index.js";
+import type { Job } from "../../sdk/wire.js";
+import { CloudClient } from "../../sdk/client.js";
+import { pollUntil } from "./poll.js";
+import { replaceOnce } from "./text.js";
+import { createTempDir, type TempDir } from "./tmp.js";
 
 export const QUICKSTART_DIR = path.join(repoRoot, "examples", "quickstart");
 

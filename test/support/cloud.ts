@@ -10,7 +10,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 
-export const repoRoot = path.resolve(import.meta.dirname, "../../..");
+export const repoRoot = path.resolve(import.meta.dirname, "../..");
 export const cliPath = path.join(repoRoot, "dist", "cli.mjs");
 
 export interface TestCloud {

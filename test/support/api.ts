@@ -1,5 +1,5 @@
 /** Small helpers for calling the real cloud over HTTP in tests. */
-import { CloudClient } from "../../../sdk/client.js";
+import { CloudClient } from "../../sdk/client.js";
 import type { TestCloud } from "./cloud.js";
 
 export interface Account {
@@ -45,7 +45,7 @@ export async function http(
 export async function registerTestModel(cloud: TestCloud, name: string): Promise<void> {
   const { readFileSync } = await import("node:fs");
   const path = await import("node:path");
-  const { writeTinyModel } = await import("../../support/modelFiles.js");
+  const { writeTinyModel } = await import("./modelFiles.js");
   const file = path.join(cloud.home, `${name}.gguf`);
   await writeTinyModel(file, { architecture: "llama", name });
   const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
