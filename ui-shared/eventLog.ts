@@ -2,20 +2,12 @@
  * Job event stream semantics of the job detail view (SPEC sections 3 and 6): the log message of
  * each event, the bounded log, and the job-status reducer.
  */
-import type { JobStatus } from "../sdk/wire.js";
+import type { JobEventType, JobStatus } from "../sdk/wire.js";
 import { logMessage as sharedLogMessage } from "../sdk/logMessage.js";
 
-/** Named SSE events of `GET /api/jobs/:id/events` that carry a payload. */
-export const JOB_EVENT_TYPES = [
-  "training.started",
-  "training.log",
-  "training.progress",
-  "checkpoint.saved",
-  "training.completed",
-  "training.failed",
-  "training.cancelled",
-] as const;
-export type JobStreamEventType = (typeof JOB_EVENT_TYPES)[number];
+/** Named SSE events of `GET /api/jobs/:id/events` that carry a payload: the cloud's, relayed. */
+export { JOB_EVENT_TYPES } from "../sdk/api/jobs.js";
+export type JobStreamEventType = JobEventType;
 
 /** One frame of the job event stream as the view receives it from either transport. */
 export interface JobStreamEvent {

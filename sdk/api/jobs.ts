@@ -27,7 +27,8 @@ export const Job = T.Object({
 });
 export type Job = Static<typeof Job>;
 
-const eventTypes = [
+/** The named events of a job's stream (`GET /v1/jobs/:id/events`), each with a payload. */
+export const JOB_EVENT_TYPES = [
   "training.started",
   "training.log",
   "training.progress",
@@ -36,11 +37,11 @@ const eventTypes = [
   "training.failed",
   "training.cancelled",
 ] as const;
-export type JobEventType = (typeof eventTypes)[number];
+export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 /** One entry of a job's append-only event log; `seq` is the SSE `id:` and starts at 1. */
 export const JobEvent = T.Object({
   seq: T.Integer(),
-  type: T.Union(eventTypes.map((type) => T.Literal(type))),
+  type: T.Union(JOB_EVENT_TYPES.map((type) => T.Literal(type))),
   data: T.Record(T.String(), T.Unknown()),
   createdAt: T.String(),
 });
