@@ -2,7 +2,6 @@
  * One attempt at sending one artifact file to the cloud (PUT, the whole body), and the cloud's
  * answer turned into an error the retry policy (transferRetry.ts) can judge.
  */
-import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stallTimeout, workerStallMs } from "./stallTimeout.js";
 import { isTransientStatus, TransferRefused } from "./transferRetry.js";
@@ -77,13 +76,6 @@ async function failure(res: Response, what: string): Promise<Error> {
   const text = `${what}: ${message}`;
   if (isTransientStatus(res.status) || code === "upload_offset_mismatch" || code === "checksum_mismatch") return new Error(text);
   return new TransferRefused(text, res.status, code);
-}
-
-/** The file's sha256 (hex): recorded before the upload, so what the cloud serves can be checked against it. */
-export async function fileSha256(file: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
 }
 
 /** The cloud's own sentence and code from its error envelope (e.g. that its disk is full), else the status and body. */
