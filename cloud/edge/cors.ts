@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { REQUEST_ID_HEADER } from "../http/requestIds.js";
-import { IGNORED_FIELDS_HEADER } from "./chatRoutes.js";
+import { IGNORED_FIELDS_HEADER } from "./generationRoute.js";
 
 const EXPOSED = [REQUEST_ID_HEADER, "retry-after", IGNORED_FIELDS_HEADER].join(", ");
 const DEFAULT_ALLOWED_HEADERS = "authorization, content-type, x-request-id, openai-organization, openai-project";

@@ -15,7 +15,6 @@ import { installEdgeErrorHandlers } from "./errors.js";
 import { KeyMeter } from "./keyMeter.js";
 import { LastUsedRecorder } from "./lastUsedRecorder.js";
 import { UsageRecorder } from "./usageRecorder.js";
-import { responsesRoutes } from "./responsesRoutes.js";
 
 export interface Edge {
   close(): Promise<void>;
@@ -72,8 +71,7 @@ export async function mountEdge(
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
   const auth = new DeploymentAuth(cache, limiter, lastUsed);
   const keyed = { meter: new KeyMeter(ctx), usage: new UsageRecorder(ctx, settings.usageFlushMs), metrics: ctx.metrics };
-  chatRoutes(app, ctx, auth, cache, inference, keyed);
-  responsesRoutes(app, ctx, auth, cache, inference, keyed);
+  chatRoutes(app, { ctx, auth, cache, inference, keyed });
   return {
     async close() {
       cache.close();
