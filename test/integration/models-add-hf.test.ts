@@ -12,7 +12,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { startTorchBackend } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
-import { buildHfFolder } from "../support/hfFolderModels.js";
+import { buildHfFolder } from "../support/hfTestModels.js";
 import { requireTorchStack, torchTestPython } from "../support/torchStack.js";
 import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 

@@ -16,8 +16,7 @@ import path from "node:path";
 import OpenAI from "openai";
 import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
-import { buildHfFolder } from "../support/hfFolderModels.js";
-import { buildHfTestGguf } from "../support/hfTestModels.js";
+import { buildHfFolder, buildHfTestGguf } from "../support/hfTestModels.js";
 import { buildTestModel } from "../support/testModels.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
 

@@ -1,7 +1,7 @@
 """
 Writes a random-weight Hugging Face model folder of a real architecture, as transformers saves
 one (config.json, bf16 model.safetensors, generation_config.json), with a real tokenizer's
-tokenizer.json and tokenizer_config.json copied in. For hfFolderModels.ts.
+tokenizer.json and tokenizer_config.json copied in. For hfTestModels.ts's buildHfFolder.
 
 usage: hfFolder.py OUT_DIR TOKENIZER_DIR CONFIG_JSON
 CONFIG_JSON: {"model_type": "qwen3" | "llama" | ..., "seed": int, ...config fields}

