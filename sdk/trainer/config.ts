@@ -2,6 +2,8 @@
  * The trainer configuration users write in `src/svc/index.ts`, validated when createTrainer is
  * called so a typo fails at once with a message naming the field, not minutes later in a worker.
  */
+import { Errors } from "@sinclair/typebox/errors";
+import * as T from "@sinclair/typebox/type";
 
 /**
  * The models shipped with svc (always registered, always trainable). Any other registered GGUF
@@ -157,89 +159,90 @@ export class TrainerConfigError extends Error {
 const HUB_DATASET = /^(hf:\/\/|https?:\/\/|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$)/;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 const isIntegerIn = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
   Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
 
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const integer = (minimum: number, maximum: number, errorMessage: string) => T.Optional(T.Integer({ minimum, maximum, errorMessage }));
+const oneOf = (values: readonly string[], errorMessage: string) =>
+  T.Union(
+    values.map((value) => T.Literal(value)),
+    { errorMessage },
+  );
+/** `{value}` in a rule: the value given, as JSON. */
+const chosenFrom = (values: readonly string[]) => oneOf(values, `must be one of ${values.join(", ")}, got {value}`);
+
 /**
- * The rules of the hyper-parameters a job trains with, shared by `createTrainer` (before anything is uploaded), the
- * cloud (`POST /v1/jobs` answers 400) and the worker (before it trains): one function, so they cannot disagree. Every
- * given field is checked, absent ones take the trainer's defaults; the problems come back all at once, in field order.
+ * The hyper-parameters a job trains with: each given field's rule (absent ones take the trainer's defaults), its
+ * message what the field must be. Property order is the order problems are listed in.
+ */
+export const TrainingConfigRules = T.Object({
+  maxSteps: integer(1, 1_000_000, "must be an integer from 1 to 1000000"),
+  numTrainEpochs: T.Optional(T.Number({ exclusiveMinimum: 0, maximum: 1000, errorMessage: "must be a number above 0 and at most 1000" })),
+  learningRate: T.Optional(T.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, errorMessage: "must be a number between 0 and 1" })),
+  batchSize: integer(1, 1024, "must be an integer from 1 to 1024"),
+  // 0 turns evaluation off (what createTrainer sends when evalSteps is unset).
+  evalSteps: integer(0, 1_000_000, "must be an integer from 0 to 1000000"),
+  saveSteps: integer(0, MAX_SAFE, "must be a non-negative integer"),
+  seed: integer(-MAX_SAFE, MAX_SAFE, "must be an integer"),
+  schedule: T.Optional(oneOf(["cosine", "linear"], 'must be "cosine" or "linear"')),
+  warmupSteps: integer(0, MAX_SAFE, "must be a non-negative integer"),
+  maxSeqLength: integer(
+    MAX_SEQ_LENGTH_RANGE.min,
+    MAX_SEQ_LENGTH_RANGE.max,
+    `must be an integer from ${MAX_SEQ_LENGTH_RANGE.min} to ${MAX_SEQ_LENGTH_RANGE.max}`,
+  ),
+  backend: T.Optional(chosenFrom(TRAINING_BACKENDS)),
+  dtype: T.Optional(chosenFrom(TRAINING_DTYPES)),
+  gradientCheckpointing: T.Optional(T.Union([T.Boolean(), T.Literal("auto")], { errorMessage: 'must be true, false or "auto"' })),
+  lora: T.Optional(
+    T.Object(
+      {
+        r: integer(1, 256, "must be an integer from 1 to 256"),
+        alpha: T.Optional(T.Number({ exclusiveMinimum: 0, errorMessage: "must be a positive number" })),
+        targetModules: T.Optional(
+          T.Array(oneOf(LORA_TARGET_MODULES, `has {value}; choose from ${LORA_TARGET_MODULES.join(", ")}`), {
+            minItems: 1,
+            errorMessage: "must be a non-empty array",
+          }),
+        ),
+      },
+      { errorMessage: "must be an object" },
+    ),
+  ),
+  earlyStopping: T.Optional(
+    T.Object(
+      {
+        patience: T.Integer({ minimum: 1, maximum: 1000, errorMessage: "must be an integer from 1 to 1000" }),
+        metric: T.Optional(oneOf(EVAL_METRICS, `must be ${EVAL_METRICS.map((m) => `"${m}"`).join(" or ")}`)),
+      },
+      { errorMessage: "must be an object: { metric, patience }" },
+    ),
+  ),
+});
+
+/**
+ * The problems of the hyper-parameters a job trains with, shared by `createTrainer` (before anything is uploaded), the
+ * cloud (`POST /v1/jobs` answers 400) and the worker (before it trains): one rule set, so they cannot disagree. Every
+ * problem comes back at once, one per field, in field order; how long a run is (exactly one of maxSteps and
+ * numTrainEpochs) is the one rule across fields.
  */
 export function trainingConfigProblems(config: Record<string, unknown>): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  const check = (field: string, ok: boolean, message: string) => {
-    if (!ok) problems.push({ field, message });
-  };
   const given = (field: string) => config[field] !== undefined;
-  if (given("maxSteps") === given("numTrainEpochs")) check("maxSteps", false, "or numTrainEpochs must be set (exactly one of them)");
-  if (given("maxSteps")) check("maxSteps", isIntegerIn(config.maxSteps, 1, 1_000_000), "must be an integer from 1 to 1000000");
-  if (given("numTrainEpochs"))
-    check(
-      "numTrainEpochs",
-      isNumber(config.numTrainEpochs) && config.numTrainEpochs > 0 && config.numTrainEpochs <= 1000,
-      "must be a number above 0 and at most 1000",
-    );
-  if (given("learningRate"))
-    check("learningRate", isNumber(config.learningRate) && config.learningRate > 0 && config.learningRate < 1, "must be a number between 0 and 1");
-  if (given("batchSize")) check("batchSize", isIntegerIn(config.batchSize, 1, 1024), "must be an integer from 1 to 1024");
-  // 0 turns evaluation off (what createTrainer sends when evalSteps is unset).
-  if (given("evalSteps")) check("evalSteps", isIntegerIn(config.evalSteps, 0, 1_000_000), "must be an integer from 0 to 1000000");
-  if (given("saveSteps")) check("saveSteps", isIntegerIn(config.saveSteps, 0), "must be a non-negative integer");
-  if (given("seed")) check("seed", Number.isSafeInteger(config.seed), "must be an integer");
-  if (given("schedule")) check("schedule", config.schedule === "cosine" || config.schedule === "linear", 'must be "cosine" or "linear"');
-  if (given("warmupSteps")) check("warmupSteps", isIntegerIn(config.warmupSteps, 0), "must be a non-negative integer");
-  const { min, max } = MAX_SEQ_LENGTH_RANGE;
-  if (given("maxSeqLength")) check("maxSeqLength", isIntegerIn(config.maxSeqLength, min, max), `must be an integer from ${min} to ${max}`);
-  if (given("backend"))
-    check(
-      "backend",
-      (TRAINING_BACKENDS as readonly unknown[]).includes(config.backend),
-      `must be one of ${TRAINING_BACKENDS.join(", ")}, got ${JSON.stringify(config.backend)}`,
-    );
-  if (given("dtype"))
-    check(
-      "dtype",
-      (TRAINING_DTYPES as readonly unknown[]).includes(config.dtype),
-      `must be one of ${TRAINING_DTYPES.join(", ")}, got ${JSON.stringify(config.dtype)}`,
-    );
-  if (given("gradientCheckpointing"))
-    check(
-      "gradientCheckpointing",
-      typeof config.gradientCheckpointing === "boolean" || config.gradientCheckpointing === "auto",
-      'must be true, false or "auto"',
-    );
-  if (given("lora")) {
-    if (!isObject(config.lora)) check("lora", false, "must be an object");
-    else problems.push(...loraProblems(config.lora));
-  }
-  if (given("earlyStopping")) {
-    const stopping = config.earlyStopping;
-    if (!isObject(stopping)) check("earlyStopping", false, "must be an object: { metric, patience }");
-    else {
-      check("earlyStopping.patience", isIntegerIn(stopping.patience, 1, 1000), "must be an integer from 1 to 1000");
-      if (stopping.metric !== undefined)
-        check(
-          "earlyStopping.metric",
-          (EVAL_METRICS as readonly unknown[]).includes(stopping.metric),
-          `must be ${EVAL_METRICS.map((m) => `"${m}"`).join(" or ")}`,
-        );
-    }
-  }
-  return problems;
-}
-
-function loraProblems(lora: Record<string, unknown>): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (lora.r !== undefined && !isIntegerIn(lora.r, 1, 256)) problems.push({ field: "lora.r", message: "must be an integer from 1 to 256" });
-  if (lora.alpha !== undefined && !(isNumber(lora.alpha) && lora.alpha > 0)) problems.push({ field: "lora.alpha", message: "must be a positive number" });
-  const modules = lora.targetModules;
-  if (modules === undefined) return problems;
-  if (!Array.isArray(modules) || modules.length === 0) problems.push({ field: "lora.targetModules", message: "must be a non-empty array" });
-  else {
-    const unknown = modules.find((m) => !(LORA_TARGET_MODULES as readonly unknown[]).includes(m));
-    if (unknown !== undefined)
-      problems.push({ field: "lora.targetModules", message: `has ${JSON.stringify(unknown)}; choose from ${LORA_TARGET_MODULES.join(", ")}` });
+  const problems: ConfigProblem[] =
+    given("maxSteps") === given("numTrainEpochs") ? [{ field: "maxSteps", message: "or numTrainEpochs must be set (exactly one of them)" }] : [];
+  const seen = new Set<string>();
+  for (const error of Errors(TrainingConfigRules, config)) {
+    // A list's item is reported as the list ("lora.targetModules"); a missing property once, by its own rule.
+    const field = error.path
+      .split("/")
+      .slice(1)
+      .filter((part) => !/^\d+$/.test(part))
+      .join(".");
+    const rule = (error.schema as { errorMessage?: string }).errorMessage;
+    if (seen.has(field) || !rule) continue;
+    seen.add(field);
+    problems.push({ field, message: rule.replace("{value}", JSON.stringify(error.value)) });
   }
   return problems;
 }
