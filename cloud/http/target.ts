@@ -15,9 +15,13 @@ export function parseTarget(value: unknown): DeploymentTarget {
     return { kind: "base_model", name: t.name };
   }
   if (typeof t.jobId !== "string" || !t.jobId) throw badRequest("target.jobId must be a job id", "unknown_target");
-  if (t.kind === "adapter") return { kind: "adapter", jobId: t.jobId };
+  if (t.baseModel !== undefined && (typeof t.baseModel !== "string" || !t.baseModel)) {
+    throw badRequest("target.baseModel must name a registered vLLM upstream model", "unknown_target");
+  }
+  const onBase = typeof t.baseModel === "string" ? { baseModel: t.baseModel } : {};
+  if (t.kind === "adapter") return { kind: "adapter", jobId: t.jobId, ...onBase };
   if (typeof t.step !== "number" || !Number.isInteger(t.step) || t.step < 0) {
     throw badRequest("target.step must be a non-negative integer", "unknown_target");
   }
-  return { kind: "checkpoint", jobId: t.jobId, step: t.step };
+  return { kind: "checkpoint", jobId: t.jobId, step: t.step, ...onBase };
 }

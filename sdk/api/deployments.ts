@@ -5,9 +5,14 @@ import { ProjectQuery } from "./accounts.js";
 import { InferenceDevice } from "./inferenceDevice.js";
 import { route } from "./route.js";
 
+/**
+ * `baseModel` on an adapter or checkpoint: a registered vLLM upstream (with a `loraDir`) that serves
+ * the adapter, loaded there at run time; without it the adapter is served by llama.cpp on the job's base.
+ */
+const onBaseModel = { baseModel: T.Optional(T.String()) };
 export const DeploymentTarget = T.Union([
-  T.Object({ kind: T.Literal("adapter"), jobId: T.String() }),
-  T.Object({ kind: T.Literal("checkpoint"), jobId: T.String(), step: T.Integer() }),
+  T.Object({ kind: T.Literal("adapter"), jobId: T.String(), ...onBaseModel }),
+  T.Object({ kind: T.Literal("checkpoint"), jobId: T.String(), step: T.Integer(), ...onBaseModel }),
   T.Object({ kind: T.Literal("base_model"), name: T.String() }),
 ]);
 export type DeploymentTarget = Static<typeof DeploymentTarget>;
@@ -40,6 +45,15 @@ const UpdateDeploymentBody = T.Object({ target: T.Optional(TargetBody), ...setti
 export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
 
 const nullableString = T.Union([T.String(), T.Null()]);
+/** An adapter loaded into a vLLM upstream at run time: its name there, its folder as vLLM reads it, and how its last load went. */
+export const UpstreamAdapter = T.Object({
+  name: T.String(),
+  path: T.String(),
+  /** "loaded"; "failed" (error says why: vLLM unreachable, the load refused); "not_loaded" before any try on this cloud instance. */
+  state: T.Union([T.Literal("loaded"), T.Literal("failed"), T.Literal("not_loaded")]),
+  error: nullableString,
+});
+export type UpstreamAdapter = Static<typeof UpstreamAdapter>;
 export const Deployment = T.Object({
   id: T.String(),
   projectId: T.String(),
@@ -65,7 +79,7 @@ export const Deployment = T.Object({
   servedOn: T.Optional(
     T.Union([
       T.Object({ engine: T.Literal("llama.cpp"), device: T.Union([InferenceDevice, T.Null()]) }),
-      T.Object({ engine: T.Literal("upstream"), url: T.String() }),
+      T.Object({ engine: T.Literal("upstream"), url: T.String(), adapter: T.Optional(UpstreamAdapter) }),
     ]),
   ),
 });
