@@ -37,9 +37,9 @@ export interface VllmStandIn {
   restart(): Promise<void>;
 }
 
-export async function startVllmStandIn(baseModel = "Qwen/Qwen3-0.6B"): Promise<VllmStandIn> {
+export async function startVllmStandIn(baseModel = "Qwen/Qwen3-0.6B", atPort = 0): Promise<VllmStandIn> {
   let server = http.createServer((req, res) => void handle(req, res));
-  await listen(server, 0);
+  await listen(server, atPort);
   const port = (server.address() as AddressInfo).port;
   const standIn: VllmStandIn = {
     url: `http://127.0.0.1:${port}/v1`,
