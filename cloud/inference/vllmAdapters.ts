@@ -91,8 +91,7 @@ export class VllmAdapters {
       });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
-      const why = e.name === "TimeoutError" ? `no answer in ${this.timeoutMs / 1000} s` : (e.cause?.code ?? e.message);
-      throw new Error(`unreachable (${why})`);
+      throw new Error(e.name === "TimeoutError" ? `no answer in ${this.timeoutMs / 1000} s` : `unreachable (${e.cause?.code ?? e.message})`);
     }
     const text = await response.text();
     if (response.status === 200) return { status: 200, message: text };
