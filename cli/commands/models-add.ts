@@ -57,7 +57,11 @@ export function registeredLine(model: BaseModel, options: Pick<AddModelOptions, 
   const via = options.upstream ? ` → ${options.upstream}${options.adapterModel ? ` as model "${options.adapterModel}"` : ""}` : "";
   const facts = [...modelFactParts(model), trainingLabel(model)].join(" · ");
   const reason = model.trainable || model.source === "upstream" ? "" : `\n  not trainable: ${model.notTrainableReason}`;
-  return `registered ${model.name}: ${facts}${via}${reason}`;
+  const lora = model.loraDir
+    ? `\n  adapters go to ${model.loraDir.cloud}${model.loraDir.server === model.loraDir.cloud ? "" : ` (${model.loraDir.server} on the server)`}` +
+      " and load at run time: start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora"
+    : "";
+  return `registered ${model.name}: ${facts}${via}${reason}${lora}`;
 }
 
 /**

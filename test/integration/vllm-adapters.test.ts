@@ -57,7 +57,8 @@ describe("vLLM upstream: adapters loaded at run time (stand-in server)", functio
     loraDir = path.join(cloud.home, "shared-lora");
     const env = { ...process.env, SVC_CLOUD_URL: cloud.cloudUrl, SVC_HOME: cloud.home };
     const add = (...args: string[]) => run(process.execPath, [cliPath, "models", "add", "--upstream", standIn.url, ...args, "--data", cloud.dataDir], { env });
-    await add("--name", "vllm-box", "--lora-dir", loraDir);
+    const { stdout } = await add("--name", "vllm-box", "--lora-dir", loraDir);
+    assert.match(stdout, new RegExp(`adapters go to ${loraDir} and load at run time: start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`));
     // The same server told to read the folder where it is not: vLLM refuses the load.
     await add("--name", "vllm-elsewhere", "--lora-dir", loraDir, "--lora-dir-on-server", "/nonexistent/lora");
   });
