@@ -18,7 +18,7 @@ import type { CloudClient } from "../../sdk/client.js";
 import type { Deployment, Job } from "../../sdk/wire.js";
 import { startVllmStandIn, type VllmStandIn } from "../support/vllmStandIn.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "./harness/cloud.js";
-import { newAccount } from "./harness/api.js";
+import { type Account, newAccount } from "./harness/api.js";
 
 const run = promisify(execFile);
 const QUESTION = [{ role: "user" as const, content: "What color is milk?" }];
@@ -28,6 +28,7 @@ describe("vLLM upstream: adapters loaded at run time (stand-in server)", functio
   let standIn: VllmStandIn;
   let cloud: TestCloud;
   let client: CloudClient;
+  let account: Account;
   let job: Job;
   let loraDir: string;
   let deployment: Deployment;
@@ -35,7 +36,8 @@ describe("vLLM upstream: adapters loaded at run time (stand-in server)", functio
   before(async () => {
     standIn = await startVllmStandIn();
     cloud = await startTestCloud({ workers: 1, env: { SVC_UPSTREAM_TIMEOUT_MS: "5000" } });
-    client = (await newAccount(cloud)).client;
+    account = await newAccount(cloud);
+    client = account.client;
     const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
     const train = await client.uploadDataset("train.jsonl", data("train.jsonl"));
     job = await client.createJob({
@@ -94,8 +96,19 @@ describe("vLLM upstream: adapters loaded at run time (stand-in server)", functio
     });
   });
 
-  it("routes chats to the adapter by name", async () => {
-    assert.equal(await ask("on-vllm"), standIn.answerFor(standIn.loras.get(finalName())!));
+  it("routes chats to the adapter by name, from the edge and from the Playground's route", async () => {
+    const expected = standIn.answerFor(standIn.loras.get(finalName())!);
+    assert.equal(await ask("on-vllm"), expected);
+    assert.equal(standIn.lastChatModel, finalName());
+    standIn.lastChatModel = null;
+    const res = await fetch(`${cloud.cloudUrl}/v1/inference/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${account.token}` },
+      body: JSON.stringify({ projectId: account.projectId, target: deployment.target, messages: QUESTION, max_tokens: 8, stream: false }),
+    });
+    const body = (await res.json()) as any;
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.choices[0].message.content, expected);
     assert.equal(standIn.lastChatModel, finalName());
   });
 
