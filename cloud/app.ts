@@ -88,7 +88,10 @@ export function buildControlPlane(
   jobRoutes(app, ctx, workers);
   jobListWatchRoutes(app, ctx);
   datasetRoutes(app, ctx);
-  deploymentRoutes(app, ctx, (target) => servedOn(options.inference, target));
+  deploymentRoutes(app, ctx, {
+    servedOn: (target) => servedOn(options.inference, target),
+    changed: (before, after) => options.inference.deploymentChanged(before, after),
+  });
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
   workerCompletionRoutes(app, ctx);

@@ -20,6 +20,9 @@ export interface AddModelOptions {
   name?: string;
   upstream?: string;
   adapterModel?: string;
+  /** A folder the cloud and a vLLM upstream share, for adapters loaded at run time. */
+  loraDir?: string;
+  loraDirOnServer?: string;
   replace?: boolean;
   dataDir?: string;
 }
@@ -30,6 +33,8 @@ export async function addModelCommand(options: AddModelOptions): Promise<number>
   if (options.upstream && !/^https?:\/\/[^/]+/.test(options.upstream))
     throw new CliError(`--upstream must be an http(s) URL such as http://gpu-box:8000/v1, not "${options.upstream}"`, 2);
   if (options.adapterModel && !options.upstream) throw new CliError("--adapter-model names the model on an --upstream server; it needs --upstream", 2);
+  if (options.loraDir && !options.upstream) throw new CliError("--lora-dir is a folder a vLLM --upstream server reads; it needs --upstream", 2);
+  if (options.loraDirOnServer && !options.loraDir) throw new CliError("--lora-dir-on-server needs --lora-dir", 2);
   if (options.upstream && !options.name) throw new CliError("--name is required with --upstream", 2);
   const dataDir = options.dataDir ?? defaultCloudDataDir();
   const file = options.target ? await resolveTarget(options.target, options, dataDir) : undefined;
@@ -40,6 +45,8 @@ export async function addModelCommand(options: AddModelOptions): Promise<number>
     path: file?.path,
     upstreamUrl: options.upstream,
     adapterModel: options.adapterModel,
+    loraDir: options.loraDir && path.resolve(options.loraDir),
+    loraDirOnServer: options.loraDirOnServer,
     replace: options.replace,
   });
   process.stdout.write(registeredLine(model, options) + "\n");
@@ -50,7 +57,11 @@ export function registeredLine(model: BaseModel, options: Pick<AddModelOptions, 
   const via = options.upstream ? ` → ${options.upstream}${options.adapterModel ? ` as model "${options.adapterModel}"` : ""}` : "";
   const facts = [...modelFactParts(model), trainingLabel(model)].join(" · ");
   const reason = model.trainable || model.source === "upstream" ? "" : `\n  not trainable: ${model.notTrainableReason}`;
-  return `registered ${model.name}: ${facts}${via}${reason}`;
+  const lora = model.loraDir
+    ? `\n  adapters go to ${model.loraDir.cloud}${model.loraDir.server === model.loraDir.cloud ? "" : ` (${model.loraDir.server} on the server)`}` +
+      " and load at run time: start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora"
+    : "";
+  return `registered ${model.name}: ${facts}${via}${reason}${lora}`;
 }
 
 /**

@@ -11,6 +11,7 @@ svc models add FILE.gguf [--name NAME] [--replace]
 svc models add HF-FOLDER | ORG/NAME [--name NAME] [--replace]
 svc models add DISCOVERED-NAME [--name NAME] [--replace]
 svc models add --upstream http://HOST:PORT/v1 --name NAME [--adapter-model NAME] [--replace]
+svc models add --upstream http://HOST:PORT/v1 --name NAME --lora-dir DIR [--lora-dir-on-server DIR]
 
 list      the registered base models: architecture, parameters, quantization, context, and
           whether svc can train them (llama, qwen2 and qwen3 GGUFs) or only serve them.
@@ -22,6 +23,10 @@ add       registers a GGUF file on this machine (named after its general.name un
           ORG/NAME in the Hugging Face cache: converted once to a GGUF in the data dir by
           llama.cpp's converter, with the torch backend's Python; --replace converts again),
           a discovered model by its listed name, or an OpenAI-compatible upstream server.
+          --lora-dir: the upstream is a vLLM server started with
+          VLLM_ALLOW_RUNTIME_LORA_UPDATING=True that reads DIR too (a shared folder; mounted
+          at --lora-dir-on-server there): an endpoint on a job's adapter with this model as its
+          base gets the adapter's PEFT files written to DIR and loaded into vLLM by name.
           Registering reads the cloud's worker token from its data dir (--data, default
           $SVC_HOME/cloud).`;
 
@@ -36,6 +41,8 @@ export const modelsCommand: Command = {
         name: { type: "string" },
         upstream: { type: "string" },
         "adapter-model": { type: "string" },
+        "lora-dir": { type: "string" },
+        "lora-dir-on-server": { type: "string" },
         replace: { type: "boolean" },
         data: { type: "string" },
         json: { type: "boolean" },
@@ -56,6 +63,8 @@ export const modelsCommand: Command = {
         name: values.name,
         upstream: values.upstream,
         adapterModel: values["adapter-model"],
+        loraDir: values["lora-dir"],
+        loraDirOnServer: values["lora-dir-on-server"],
         replace: values.replace,
         dataDir: values.data,
       });

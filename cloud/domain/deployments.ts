@@ -88,6 +88,16 @@ async function validateTarget(ctx: CloudContext, projectId: string, target: Depl
   }
   const job = await ctx.db.selectFrom("jobs").select(["id", "project_id", "status"]).where("id", "=", target.jobId).executeTakeFirst();
   if (!job || job.project_id !== projectId) throw badRequest(`target.jobId: no job ${target.jobId} in this project`, "unknown_target");
+  if (target.baseModel !== undefined) {
+    const model = await ctx.db.selectFrom("base_models").select(["lora_dir"]).where("name", "=", target.baseModel).executeTakeFirst();
+    if (!model) throw badRequest(`target.baseModel: unknown base model "${target.baseModel}"`, "unknown_target");
+    if (!model.lora_dir) {
+      throw badRequest(
+        `target.baseModel: "${target.baseModel}" loads no adapters (register it as a vLLM upstream with a shared folder: svc models add --upstream URL --name NAME --lora-dir DIR)`,
+        "unknown_target",
+      );
+    }
+  }
   if (target.kind === "adapter") {
     if (job.status !== "completed") {
       throw badRequest(`target.jobId: job ${target.jobId} is ${job.status}; only a completed job has a final adapter`, "unknown_target");
@@ -109,14 +119,16 @@ function targetColumns(target: DeploymentTarget) {
     target_kind: target.kind,
     target_job_id: target.kind === "base_model" ? null : target.jobId,
     target_step: target.kind === "checkpoint" ? target.step : null,
-    target_model: target.kind === "base_model" ? target.name : null,
+    // An adapter's or checkpoint's base model, when a vLLM upstream serves it (null: the job's own base, on llama.cpp).
+    target_model: target.kind === "base_model" ? target.name : (target.baseModel ?? null),
   };
 }
 
-export function targetOf(row: DeploymentsTable): DeploymentTarget {
+export function targetOf(row: Pick<DeploymentsTable, "target_kind" | "target_job_id" | "target_step" | "target_model">): DeploymentTarget {
   if (row.target_kind === "base_model") return { kind: "base_model", name: row.target_model ?? "" };
-  if (row.target_kind === "checkpoint") return { kind: "checkpoint", jobId: row.target_job_id ?? "", step: Number(row.target_step) };
-  return { kind: "adapter", jobId: row.target_job_id ?? "" };
+  const onBase = row.target_model ? { baseModel: row.target_model } : {};
+  if (row.target_kind === "checkpoint") return { kind: "checkpoint", jobId: row.target_job_id ?? "", step: Number(row.target_step), ...onBase };
+  return { kind: "adapter", jobId: row.target_job_id ?? "", ...onBase };
 }
 
 export function corsOriginsOf(row: Pick<DeploymentsTable, "cors_origins">): string[] | null {

@@ -4,6 +4,8 @@
  * quantization, context, trainable) are read from its header once, at registration, and stored,
  * so lists and pickers never open model files.
  */
+import { constants } from "node:fs";
+import { access, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { inspectGguf, type ModelFacts } from "../../engine/gguf/inspect.js";
 import type { BaseModel } from "../../sdk/wire.js";
@@ -32,6 +34,9 @@ export async function findModel(ctx: CloudContext, name: string): Promise<BaseMo
 export async function registerModel(ctx: CloudContext, input: RegisterModelInput): Promise<BaseModel> {
   if (Boolean(input.path) === Boolean(input.upstreamUrl)) throw badRequest("give exactly one of path (a GGUF file) or upstreamUrl");
   if (input.upstreamUrl && !/^https?:\/\/[^/]+/.test(input.upstreamUrl)) throw badRequest("upstreamUrl must be an http(s) URL");
+  if (input.loraDir && !input.upstreamUrl) throw badRequest("loraDir: only a vLLM upstream (upstreamUrl) loads adapters from a folder");
+  if (input.loraDir && !path.isAbsolute(input.loraDir)) throw badRequest("loraDir must be an absolute folder on the cloud's machine");
+  if (input.loraDirOnServer && !input.loraDir) throw badRequest("loraDirOnServer needs loraDir");
   // Everything that can fail on the file happens before the database is touched.
   const file = input.path ? path.resolve(input.path) : null;
   const facts = file ? await readFacts(file) : null;
@@ -49,7 +54,10 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
     created_at: nowIso(),
     ...(facts ? factColumns(facts) : upstreamColumns()),
     sha256,
+    lora_dir: input.loraDir ? path.resolve(input.loraDir) : null,
+    lora_dir_on_server: input.loraDirOnServer ?? null,
   };
+  if (row.lora_dir) await usableLoraDir(row.lora_dir);
   // One transaction: a replace never leaves the name missing, and two racing registrations of
   // the same new name end with one row and one 409.
   await ctx.db.transaction().execute(async (trx) => {
@@ -89,6 +97,16 @@ export async function fillMissingModelFacts(ctx: CloudContext): Promise<void> {
     if (!row.path) continue;
     const facts = await inspectGguf(row.path).catch(() => null);
     if (facts) await ctx.db.updateTable("base_models").set(factColumns(facts)).where("name", "=", row.name).execute();
+  }
+}
+
+/** The folder exists (or is made) and the cloud can write in it: deployments write adapters there later. */
+async function usableLoraDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (err) {
+    throw badRequest(`loraDir: the cloud cannot write in ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
 }
 
@@ -167,6 +185,7 @@ export function toModel(row: BaseModelsTable): BaseModel {
     contextLength: toNumber(row.context_length),
     sizeBytes: toNumber(row.size_bytes),
     hasChatTemplate: row.has_chat_template === null || row.has_chat_template === undefined ? null : Boolean(Number(row.has_chat_template)),
+    ...(row.lora_dir ? { loraDir: { cloud: row.lora_dir, server: row.lora_dir_on_server ?? row.lora_dir } } : {}),
     createdAt: row.created_at,
   };
 }

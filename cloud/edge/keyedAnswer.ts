@@ -104,6 +104,8 @@ class UsageTap {
     const tap = this;
     this.service = {
       resolve: (target) => inner.resolve(target),
+      deploymentChanged: (before, after) => inner.deploymentChanged(before, after),
+      upstreamAdapter: (backend) => inner.upstreamAdapter(backend),
       get device() {
         return inner.device;
       },

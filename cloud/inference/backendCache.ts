@@ -62,5 +62,6 @@ export class BackendCache {
 
 function targetKey(target: DeploymentTarget): string {
   if (target.kind === "base_model") return `base_model\0${target.name}`;
-  return target.kind === "adapter" ? `adapter\0${target.jobId}` : `checkpoint\0${target.jobId}\0${target.step}`;
+  const on = target.baseModel === undefined ? "" : `\0on\0${target.baseModel}`;
+  return (target.kind === "adapter" ? `adapter\0${target.jobId}` : `checkpoint\0${target.jobId}\0${target.step}`) + on;
 }

@@ -7,16 +7,19 @@
  */
 import os from "node:os";
 import type { DeploymentTarget } from "../../sdk/wire.js";
+import type { UpstreamAdapter } from "../../sdk/api/deployments.js";
 import type { InferenceDeviceReport } from "../../sdk/api/inference.js";
 import type { CloudContext } from "../context.js";
 import type { CancelSignal } from "./clientGone.js";
 import { BackendCache } from "./backendCache.js";
+import { followDeploymentAdapters } from "./deployedAdapters.js";
 import { FairQueue } from "./fairQueue.js";
 import { resolveBackend } from "./targets.js";
 import { localToolPlan } from "./tools.js";
-import type { Backend, ChatCall, ChatEvent, ChatStream, Usage } from "./types.js";
+import { type Backend, type ChatCall, type ChatEvent, type ChatStream, InferenceError, type UpstreamLora, type Usage } from "./types.js";
 import { DEFAULT_UPSTREAM_TIMEOUTS, upstreamChat, type UpstreamTimeouts } from "./upstream.js";
 import { UpstreamPool } from "./upstreamPool.js";
+import { VllmAdapters } from "./vllmAdapters.js";
 import { DEFAULT_INFERENCE_START_TIMEOUT_MS, InferenceWorkerProcess } from "./workerProcess.js";
 
 export { InferenceError } from "./types.js";
@@ -37,6 +40,13 @@ export interface InferenceService {
   resolve(target: DeploymentTarget): Promise<Backend>;
   /** Admits and starts a chat. Rejects with a 429 InferenceError when the queue is full. */
   chat(backend: Backend, params: ChatCall, options: ChatOptions): Promise<ChatStream>;
+  /**
+   * A deployment changed what it serves (before and after; null: nothing, as when deleted or
+   * disabled): adapters on a vLLM upstream are loaded and unloaded to match. Never throws.
+   */
+  deploymentChanged(before: DeploymentTarget | null, after: DeploymentTarget | null): Promise<void>;
+  /** An upstream adapter's name, folder and last load as this instance saw it, for the endpoint page. */
+  upstreamAdapter(backend: Extract<Backend, { kind: "upstream" }>): UpstreamAdapter | undefined;
   /** What the llama.cpp child decodes on; null until it has loaded llama.cpp (or while it restarts). */
   readonly device: InferenceDeviceReport | null;
   /** Process id of the llama.cpp child (for diagnostics and crash tests). */
@@ -102,6 +112,7 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
   const queue = new FairQueue(settings.concurrency, settings.maxWaiting);
   const upstreams = new UpstreamPool();
   const backends = new BackendCache((target) => resolveBackend(ctx, target), ctx.deploymentChanges, settings.backendTtlMs);
+  const adapters = new VllmAdapters(settings.upstreamTimeouts.headersMs, (line) => process.stderr.write(`svc cloud: ${line}\n`));
   // Warm the child in the background; a failure here is reported again by the first request.
   worker.start().catch(() => undefined);
 
@@ -113,16 +124,17 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
     return decode(releasing(channel, release));
   }
 
+  function proxiedChat(backend: Extract<Backend, { kind: "upstream" }>, call: ChatCall, options: ChatOptions): ChatStream {
+    const ask = () =>
+      upstreamChat(upstreams, backend.baseUrl, backend.model, call, { stream: options.stream, signal: options.signal, timeouts: settings.upstreamTimeouts });
+    return backend.lora ? upstreamLoraChat(adapters, backend.baseUrl, backend.lora, ask) : ask();
+  }
+
   return {
     resolve: (target) => backends.get(target),
-    chat: async (backend, params, options) =>
-      backend.kind === "local"
-        ? localChat(backend, params, options)
-        : upstreamChat(upstreams, backend.baseUrl, backend.model, params, {
-            stream: options.stream,
-            signal: options.signal,
-            timeouts: settings.upstreamTimeouts,
-          }),
+    chat: async (backend, params, options) => (backend.kind === "local" ? localChat(backend, params, options) : proxiedChat(backend, params, options)),
+    deploymentChanged: (before, after) => followDeploymentAdapters(ctx, adapters, (target) => backends.get(target), before, after).catch(() => undefined),
+    upstreamAdapter: (backend) => (backend.lora ? adapters.state(backend.baseUrl, backend.lora) : undefined),
     get device() {
       return worker.device;
     },
@@ -135,6 +147,26 @@ export async function startInferenceService(ctx: CloudContext, settings: Inferen
       return worker.close();
     },
   };
+}
+
+/**
+ * A chat with an adapter vLLM loads at run time: loaded first if this instance has not seen it
+ * loaded, and loaded again once when vLLM answers 404 before any output (a restarted vLLM has
+ * forgotten every run-time adapter), then asked again.
+ */
+async function* upstreamLoraChat(adapters: VllmAdapters, baseUrl: string, lora: UpstreamLora, ask: () => ChatStream): AsyncGenerator<ChatEvent> {
+  await adapters.ensureLoaded(baseUrl, lora);
+  let answered = false;
+  try {
+    for await (const event of ask()) {
+      answered = true;
+      yield event;
+    }
+  } catch (err) {
+    if (answered || !(err instanceof InferenceError && err.extra.upstreamStatus === 404)) throw err;
+    await adapters.reload(baseUrl, lora);
+    yield* ask();
+  }
 }
 
 /** Frees the queue slot when the stream ends, fails, or its consumer stops early. */

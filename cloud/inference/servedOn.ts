@@ -7,7 +7,9 @@ import type { InferenceService } from "./index.js";
 export async function servedOn(inference: InferenceService, target: DeploymentTarget): Promise<ServedOn | undefined> {
   try {
     const backend = await inference.resolve(target);
-    return backend.kind === "local" ? { engine: "llama.cpp", device: inference.device } : { engine: "upstream", url: backend.baseUrl };
+    if (backend.kind === "local") return { engine: "llama.cpp", device: inference.device };
+    const adapter = inference.upstreamAdapter(backend);
+    return { engine: "upstream", url: backend.baseUrl, ...(adapter ? { adapter } : {}) };
   } catch {
     return undefined;
   }

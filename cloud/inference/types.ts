@@ -73,7 +73,21 @@ export type ChatEvent =
 export type ChatStream = AsyncIterable<ChatEvent>;
 
 /** Where a target's tokens come from, once the deployment target has been resolved. */
-export type Backend = { kind: "local"; modelPath: string; adapterPath: string | null } | { kind: "upstream"; baseUrl: string; model: string };
+export type Backend =
+  | { kind: "local"; modelPath: string; adapterPath: string | null }
+  | { kind: "upstream"; baseUrl: string; model: string; lora?: UpstreamLora };
+
+/**
+ * An adapter a vLLM upstream loads at run time (`model` is then its name): its PEFT files in the
+ * cloud's data dir, and the shared folder they are copied into, as the cloud and as vLLM see it.
+ */
+export interface UpstreamLora {
+  name: string;
+  weightsFile: string;
+  configFile: string;
+  dir: string;
+  dirOnServer: string;
+}
 
 /** A failure with the status the client should see (429 queue full, 502/504 upstream, 503 worker died). */
 export class InferenceError extends Error {
@@ -86,6 +100,8 @@ export class InferenceError extends Error {
       retryAfter?: number;
       /** The request field at fault, for 400 answers (OpenAI's `param`). */
       param?: string;
+      /** The HTTP status an upstream answered, when it refused the request (404: it has no such model). */
+      upstreamStatus?: number;
     } = {},
   ) {
     super(message);

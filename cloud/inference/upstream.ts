@@ -146,7 +146,9 @@ function upstreamStatusError(baseUrl: string, upstreamStatus: number, statusText
   const detail = body?.error?.message ?? body?.message ?? statusText;
   // A request the upstream finds invalid is the caller's problem; anything else is the upstream's.
   const status = [400, 413, 422].includes(upstreamStatus) ? 400 : 502;
-  return new InferenceError(status, status === 400 ? "invalid_request" : "upstream_error", `upstream ${baseUrl} answered HTTP ${upstreamStatus}: ${detail}`);
+  return new InferenceError(status, status === 400 ? "invalid_request" : "upstream_error", `upstream ${baseUrl} answered HTTP ${upstreamStatus}: ${detail}`, {
+    upstreamStatus,
+  });
 }
 
 function* completionEvents(baseUrl: string, body: any): Generator<ChatEvent> {

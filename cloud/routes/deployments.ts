@@ -10,12 +10,18 @@ import { KEY_LABEL_RULE, keysApi } from "../../sdk/api/keys.js";
 import { serveRoutes } from "../../server-shared/serveRoute.js";
 import { projectScope } from "./scope.js";
 
-/** `servedOn` tells the detail route what answers a target (cloud/inference/servedOn.ts). */
-export function deploymentRoutes(
-  app: FastifyInstance,
-  ctx: CloudContext,
-  servedOn: (target: DeploymentTarget) => Promise<ServedOn | undefined> = async () => undefined,
-): void {
+/** What the routes ask of inference: what answers a target, and adapters on vLLM to load or unload as deployments change. */
+export interface DeploymentServing {
+  servedOn(target: DeploymentTarget): Promise<ServedOn | undefined>;
+  changed(before: DeploymentTarget | null, after: DeploymentTarget | null): Promise<void>;
+}
+
+const NO_SERVING: DeploymentServing = { servedOn: async () => undefined, changed: async () => undefined };
+
+/** What a deployment row serves: its target while it is enabled, nothing otherwise. */
+const servedTarget = (deployment: { enabled: boolean; target: DeploymentTarget }) => (deployment.enabled ? deployment.target : null);
+
+export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext, serving: DeploymentServing = NO_SERVING): void {
   /** The deployment `:id` names, in the request's project scope (404 outside it). */
   const deploymentOf = async (request: FastifyRequest<{ Params: { id: string }; Querystring: { projectId?: string } }>) =>
     requireDeployment(ctx, await projectScope(ctx, request, request.query.projectId), request.params.id);
@@ -30,23 +36,27 @@ export function deploymentRoutes(
       const [projectId] = await projectScope(ctx, request, requiredProjectId(body.projectId ?? request.query.projectId));
       const deployment = await createDeployment(ctx, projectId, body);
       ctx.deploymentChanges.changed(deployment.slug);
+      // An adapter on vLLM is loaded before the answer (bounded by the upstream timeout); a failure is the adapter's state, not the create's.
+      await serving.changed(null, servedTarget(deployment));
       return deployment;
     },
     getDeployment: async (request) => {
       const deployment = await toDeployment(ctx, await deploymentOf(request));
-      const served = await servedOn(deployment.target);
+      const served = await serving.servedOn(deployment.target);
       return served ? { ...deployment, servedOn: served } : deployment;
     },
     updateDeployment: async (request) => {
       const row = await deploymentOf(request);
       const updated = await updateDeployment(ctx, row, request.body);
       ctx.deploymentChanges.changed(row.slug);
+      await serving.changed(servedTarget(toDeployment(ctx, row)), servedTarget(updated));
       return updated;
     },
     deleteDeployment: async (request) => {
       const row = await deploymentOf(request);
       await deleteDeployment(ctx, row);
       ctx.deploymentChanges.changed(row.slug);
+      await serving.changed(servedTarget(toDeployment(ctx, row)), null);
     },
   });
 

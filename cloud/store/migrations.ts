@@ -294,6 +294,17 @@ const keyRules: Migration = {
   },
 };
 
+/**
+ * A vLLM upstream's shared adapter folder: where the cloud writes each deployed adapter's PEFT
+ * files (`lora_dir`) and the same folder as the vLLM server reads it (`lora_dir_on_server`).
+ */
+const upstreamLoraDir: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("base_models").addColumn("lora_dir", "text").execute();
+    await db.schema.alterTable("base_models").addColumn("lora_dir_on_server", "text").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -304,6 +315,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0006_deployment_cors": deploymentCors,
   "0007_base_model_sha256": baseModelSha256,
   "0008_key_rules": keyRules,
+  "0009_upstream_lora_dir": upstreamLoraDir,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

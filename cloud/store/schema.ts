@@ -192,6 +192,10 @@ export interface BaseModelsTable {
   not_trainable_reason: string | null;
   /** sha256 of the GGUF file, hex (null for upstream servers and rows registered before it was stored). */
   sha256: string | null;
+  /** A vLLM upstream's folder for adapters loaded at run time, on the cloud's machine (null: it loads none). */
+  lora_dir?: string | null;
+  /** The same folder as the vLLM server reads it (null: the same path). */
+  lora_dir_on_server?: string | null;
 }
 
 /** Storage of the OAuth provider (oidc-provider adapter): one row per model instance. */

@@ -7,11 +7,21 @@ import { route } from "./route.js";
 
 const TARGET_RULE = 'target.kind must be one of "adapter", "checkpoint", "base_model"';
 const jobId = T.String({ minLength: 1, errorMessage: "target.jobId must be a job id" });
+/**
+ * `baseModel` on an adapter or checkpoint: a registered vLLM upstream (with a `loraDir`) that serves
+ * the adapter, loaded there at run time; without it the adapter is served by llama.cpp on the job's base.
+ */
+const onBaseModel = { baseModel: T.Optional(T.String({ minLength: 1, errorMessage: "target.baseModel must name a registered vLLM upstream model" })) };
 /** What a deployment (or a chat) answers with: told apart by `kind`, so a 400 names the field of the kind given. */
 export const DeploymentTarget = T.Union(
   [
-    T.Object({ kind: T.Literal("adapter"), jobId }),
-    T.Object({ kind: T.Literal("checkpoint"), jobId, step: T.Integer({ minimum: 0, errorMessage: "target.step must be a non-negative integer" }) }),
+    T.Object({ kind: T.Literal("adapter"), jobId, ...onBaseModel }),
+    T.Object({
+      kind: T.Literal("checkpoint"),
+      jobId,
+      step: T.Integer({ minimum: 0, errorMessage: "target.step must be a non-negative integer" }),
+      ...onBaseModel,
+    }),
     T.Object({ kind: T.Literal("base_model"), name: T.String({ minLength: 1, errorMessage: "target.name must name a base model" }) }),
   ],
   { errorMessage: TARGET_RULE },
@@ -44,6 +54,15 @@ const UpdateDeploymentBody = T.Object({ target: T.Optional(DeploymentTarget), ..
 export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
 
 const nullableString = T.Union([T.String(), T.Null()]);
+/** An adapter loaded into a vLLM upstream at run time: its name there, its folder as vLLM reads it, and how its last load went. */
+export const UpstreamAdapter = T.Object({
+  name: T.String(),
+  path: T.String(),
+  /** "loaded"; "failed" (error says why: vLLM unreachable, the load refused); "not_loaded" before any try on this cloud instance. */
+  state: T.Union([T.Literal("loaded"), T.Literal("failed"), T.Literal("not_loaded")]),
+  error: nullableString,
+});
+export type UpstreamAdapter = Static<typeof UpstreamAdapter>;
 export const Deployment = T.Object({
   id: T.String(),
   projectId: T.String(),
@@ -69,7 +88,7 @@ export const Deployment = T.Object({
   servedOn: T.Optional(
     T.Union([
       T.Object({ engine: T.Literal("llama.cpp"), device: T.Union([InferenceDevice, T.Null()]) }),
-      T.Object({ engine: T.Literal("upstream"), url: T.String() }),
+      T.Object({ engine: T.Literal("upstream"), url: T.String(), adapter: T.Optional(UpstreamAdapter) }),
     ]),
   ),
 });

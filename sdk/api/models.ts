@@ -25,6 +25,11 @@ export const BaseModel = T.Object({
   contextLength: nullableNumber,
   sizeBytes: nullableNumber,
   hasChatTemplate: T.Union([T.Boolean(), T.Null()]),
+  /**
+   * An upstream vLLM server that loads svc's adapters at run time: the folder the cloud writes each
+   * deployed adapter's PEFT files into, and the same folder as the vLLM server reads it (a shared path).
+   */
+  loraDir: T.Optional(T.Object({ cloud: T.String(), server: T.String() })),
   createdAt: T.String(),
 });
 export type BaseModel = Static<typeof BaseModel>;
@@ -40,6 +45,14 @@ const RegisterModelBody = T.Object({
   upstreamUrl: T.Optional(T.String({ minLength: 1 })),
   /** Model name to send upstream (e.g. the vLLM LoRA module name). */
   adapterModel: T.Optional(T.String({ minLength: 1, maxLength: 200 })),
+  /**
+   * For a vLLM upstream started with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True: an absolute folder on the
+   * cloud's machine that the vLLM server can read too. Deployments of an adapter on this model write
+   * its PEFT files there and load them with /v1/load_lora_adapter.
+   */
+  loraDir: T.Optional(T.String({ minLength: 1 })),
+  /** The same folder as the vLLM server sees it, when it is mounted elsewhere there (default: loraDir). */
+  loraDirOnServer: T.Optional(T.String({ minLength: 1 })),
   replace: T.Optional(T.Boolean()),
 });
 

@@ -32,4 +32,18 @@ describe("ui-shared: what serves an endpoint", () => {
     assert.equal(servedOnSummary({ engine: "llama.cpp", device: null }), "Served by llama.cpp (loading)");
     assert.equal(servedOnSummary({ engine: "upstream", url: "http://10.0.0.5:8000/v1" }), "Served by the upstream server http://10.0.0.5:8000/v1");
   });
+
+  it("names an adapter vLLM loads at run time, and why it is not loaded", () => {
+    const adapter = { name: "svc-job1", path: "/srv/lora/svc-job1" };
+    const url = "http://gpu-box:8000/v1";
+    assert.equal(
+      servedOnSummary({ engine: "upstream", url, adapter: { ...adapter, state: "loaded", error: null } }),
+      "Served by the upstream server http://gpu-box:8000/v1; adapter svc-job1 loaded from /srv/lora/svc-job1",
+    );
+    const error = "vLLM at http://gpu-box:8000/v1 did not load adapter svc-job1 from /srv/lora/svc-job1: unreachable (ECONNREFUSED)";
+    assert.equal(
+      servedOnSummary({ engine: "upstream", url, adapter: { ...adapter, state: "failed", error } }),
+      `Served by the upstream server http://gpu-box:8000/v1; adapter svc-job1 not loaded: ${error}`,
+    );
+  });
 });

@@ -8,4 +8,9 @@ describe("ui-shared/targetSummary", () => {
     assert.equal(targetSummary({ kind: "checkpoint", jobId, step: 40 }), "Checkpoint step 40 (job 3f2a9c1e)");
     assert.equal(targetSummary({ kind: "base_model", name: "svc-tiny-base" }), "Base model: svc-tiny-base");
   });
+
+  it("names the vLLM upstream serving an adapter", () => {
+    assert.equal(targetSummary({ kind: "adapter", jobId, baseModel: "gpu-box" }), "Final adapter (job 3f2a9c1e) on gpu-box");
+    assert.equal(targetSummary({ kind: "checkpoint", jobId, step: 40, baseModel: "gpu-box" }), "Checkpoint step 40 (job 3f2a9c1e) on gpu-box");
+  });
 });
