@@ -54,8 +54,9 @@ export async function answerWithKey(
       admission = await run.meter.admit(key, reserve);
     } catch (err) {
       // Refused requests count in the key's usage as errors; nothing was generated.
-      run.usage.note(key.id, run.deploymentId, { error: true, promptTokens: 0, completionTokens: 0 });
-      run.metrics.keyRequests.inc({ ...labels, status: String(toEdgeError(err).status) });
+      const refused = toEdgeError(err).status;
+      run.usage.note(key.id, run.deploymentId, { status: refused, promptTokens: 0, completionTokens: 0, latencyMs: null, timeToFirstTokenMs: null });
+      run.metrics.keyRequests.inc({ ...labels, status: String(refused) });
       throw err;
     }
   }
@@ -69,12 +70,20 @@ export async function answerWithKey(
     status = toEdgeError(err).status;
     throw err;
   } finally {
-    run.metrics.keyLatency.observe(labels, (performance.now() - started) / 1000);
-    if (tap.firstTextAt !== null) run.metrics.keyTimeToFirstToken.observe(labels, (tap.firstTextAt - started) / 1000);
+    const latencyMs = performance.now() - started;
+    const timeToFirstTokenMs = tap.firstTextAt === null ? null : tap.firstTextAt - started;
+    run.metrics.keyLatency.observe(labels, latencyMs / 1000);
+    if (timeToFirstTokenMs !== null) run.metrics.keyTimeToFirstToken.observe(labels, timeToFirstTokenMs / 1000);
     run.metrics.keyRequests.inc({ ...labels, status: String(status) });
     // Off the request path: the answer has been sent; its cost is settled when known.
     void tap.total().then(async (usage) => {
-      run.usage.note(key.id, run.deploymentId, { error: status >= 400, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
+      run.usage.note(key.id, run.deploymentId, {
+        status,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        latencyMs,
+        timeToFirstTokenMs,
+      });
       run.metrics.keyTokens.inc({ ...labels, kind: "prompt" }, usage.promptTokens);
       run.metrics.keyTokens.inc({ ...labels, kind: "completion" }, usage.completionTokens);
       // Only a budget (its hold) and a tokens-per-minute limit need the real tokens written back.

@@ -36,6 +36,8 @@ export type EndpointDetailRequestMethod = Extract<
   | "api/issueKey"
   | "api/revokeKey"
   | "api/keyUsage"
+  | "api/usageReport"
+  | "api/updateKey"
   | "api/rotateKey"
   | "api/listArtifacts"
   | "host/copyText"
