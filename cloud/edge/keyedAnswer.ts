@@ -122,9 +122,9 @@ class UsageTap {
       close: () => inner.close(),
       async chat(backend, params, options) {
         let heard: (usage: Usage) => void = () => undefined;
+        // Its wait starts only for a generation cut short (in total()): a timer per answer would cost every request.
         const abandoned = new Promise<Usage | null>((resolve) => {
           heard = resolve;
-          setTimeout(() => resolve(null), ABANDONED_USAGE_WAIT_MS).unref();
         });
         const stream = await inner.chat(backend, params, { ...options, onAbandonedUsage: heard });
         const generation: Generation = { pieces: 0, usage: null, failed: false, abandoned };
@@ -140,7 +140,7 @@ class UsageTap {
     let completionTokens = 0;
     for (const g of this.generations) {
       // Cut short by its client: the backend reports what it decoded before it stopped (local), else the pieces count.
-      const usage = g.usage ?? (g.failed ? null : await g.abandoned);
+      const usage = g.usage ?? (g.failed ? null : await withinWait(g.abandoned));
       promptTokens = Math.max(promptTokens, usage?.promptTokens ?? 0);
       completionTokens += usage?.completionTokens ?? g.pieces;
     }
@@ -162,4 +162,14 @@ async function* counted(stream: ChatStream, generation: Generation, onText: () =
     generation.failed = true;
     throw err;
   }
+}
+
+/** The backend's final usage of a cancelled generation, or null when it does not come in time. */
+function withinWait(usage: Promise<Usage | null>): Promise<Usage | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ABANDONED_USAGE_WAIT_MS);
+    timer.unref();
+  });
+  return Promise.race([usage, late]).finally(() => clearTimeout(timer));
 }
