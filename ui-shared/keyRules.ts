@@ -1,5 +1,6 @@
 /** Words for a key's rules and its use against them, and usage summed per key, for the studio and VS Code. */
-import type { DeploymentKey, KeyRules, UsageRow } from "../sdk/wire.js";
+import type { Percentiles } from "../sdk/api/keys.js";
+import type { DeploymentKey, KeyRules, UsageRange, UsageReport } from "../sdk/wire.js";
 
 export const EXPIRY_CHOICES: readonly { label: string; ms: number | null }[] = [
   { label: "Never", ms: null },
@@ -63,32 +64,48 @@ export function describeUse(key: DeploymentKey): string[] {
   return out;
 }
 
-export type UsageRange = "hour" | "day";
+export const RANGE_CHOICES: readonly { range: UsageRange; label: string; per: string }[] = [
+  { range: "hour", label: "Last hour", per: "minute" },
+  { range: "day", label: "Last day", per: "15 minutes" },
+  { range: "month", label: "Last 30 days", per: "day" },
+];
 
-export interface UsageBucket {
-  minute: string;
+export interface UsagePoint {
+  start: string;
   requests: number;
   tokens: number;
+  errors: number;
 }
 
-/** Per minute over the range (all keys, or one), oldest first, with empty minutes filled in. */
-export function usageSeries(rows: UsageRow[], range: UsageRange, nowMs: number, keyId?: string): UsageBucket[] {
-  const minutes = range === "hour" ? 60 : 1440;
-  const step = range === "hour" ? 1 : 30;
-  const buckets: UsageBucket[] = [];
-  const index = new Map<string, UsageBucket>();
-  const first = Math.floor(nowMs / 60_000) - minutes + 1;
-  for (let m = first; m < first + minutes; m += step) {
-    const bucket = { minute: new Date(m * 60_000).toISOString().slice(0, 16), requests: 0, tokens: 0 };
-    buckets.push(bucket);
-    for (let k = 0; k < step; k++) index.set(new Date((m + k) * 60_000).toISOString().slice(0, 16), bucket);
+/** Every bucket of the report's range (the deployment's, or one key's), oldest first, with empty ones filled in. */
+export function usageSeries(report: UsageReport, keyId?: string): UsagePoint[] {
+  const fromMs = Date.parse(report.from);
+  const count = Math.round((Date.parse(report.to) - fromMs) / (report.bucketSeconds * 1000));
+  const points: UsagePoint[] = [];
+  const index = new Map<string, UsagePoint>();
+  for (let i = 0; i < count; i++) {
+    const point = { start: new Date(fromMs + i * report.bucketSeconds * 1000).toISOString(), requests: 0, tokens: 0, errors: 0 };
+    points.push(point);
+    index.set(point.start, point);
   }
-  for (const row of rows) {
-    if (keyId && row.keyId !== keyId) continue;
-    const bucket = index.get(row.minute);
-    if (!bucket) continue;
-    bucket.requests += row.requests;
-    bucket.tokens += row.promptTokens + row.completionTokens;
+  for (const row of report.rows) {
+    if (row.keyId !== (keyId ?? null)) continue;
+    const point = index.get(row.start);
+    if (!point) continue;
+    point.requests += row.requests;
+    point.tokens += row.promptTokens + row.completionTokens;
+    point.errors += row.errors;
   }
-  return buckets;
+  return points;
+}
+
+/** "429 ×3, 500 ×1"; "none" without errors. */
+export function describeErrors(errorsByStatus: Record<string, number>): string {
+  const entries = Object.entries(errorsByStatus).sort(([a], [b]) => Number(a) - Number(b));
+  return entries.length ? entries.map(([status, count]) => `${status} ×${n(count)}`).join(", ") : "none";
+}
+
+/** "120 / 340 ms" (p50 / p95); "–" when nothing was measured. */
+export function describePercentiles(p: Percentiles | null): string {
+  return p ? `${n(Math.round(p.p50))} / ${n(Math.round(p.p95))} ms` : "–";
 }

@@ -1,7 +1,9 @@
 /** `svc keys list|create|update|rotate|revoke|usage`: an endpoint's API keys and their rules, from the terminal. */
 import { ProjectSession } from "../../sdk/session.js";
 import type { CloudClient } from "../../sdk/client.js";
-import type { DeploymentKey, UsageRow } from "../../sdk/wire.js";
+import { USAGE_RANGE_RULE, USAGE_RANGES } from "../../sdk/api/keys.js";
+import { usageReportCsv } from "../../sdk/usageCsv.js";
+import type { DeploymentKey, UsageRange } from "../../sdk/wire.js";
 import { type Command, parse } from "../command.js";
 import { parseDuration, rulesFromFlags } from "../keyFlags.js";
 import { CliError } from "../output.js";
@@ -12,14 +14,16 @@ svc keys create ENDPOINT --label LABEL [--expires-in 7d | --expires-at ISO] [--r
 svc keys update ENDPOINT KEY-ID [--label LABEL] [--expires-in D | --expires-at ISO | none] [--rpm N|none] [--tpm N|none] [--budget ...|none]
 svc keys rotate ENDPOINT KEY-ID [--grace 1h]
 svc keys revoke ENDPOINT KEY-ID
-svc keys usage ENDPOINT [--format csv|json]
+svc keys usage ENDPOINT [--range hour|day|month] [--format csv|json]
 
 ENDPOINT is the endpoint's slug or id. A key's plaintext is printed once, by create and rotate.
 --rpm/--tpm   requests / tokens per minute; past them the client gets OpenAI's 429
 --budget      tokens in all (default) or per UTC day or month; past it 429 insufficient_quota
 rotate        issues a new key with the same label and rules; the old one works for --grace
               (default 1h, 0 ends it now), then is refused as expired
-usage         requests, errors and tokens per key and minute over the last day`;
+usage         requests, errors by status, tokens, latency and time to first token (p50/p95)
+              per key and for the endpoint: the last hour per minute, the last day (default)
+              per 15 minutes, the last month per day`;
 
 export const keysCommand: Command = {
   name: "keys",
@@ -38,6 +42,7 @@ export const keysCommand: Command = {
         budget: { type: "string" },
         grace: { type: "string" },
         format: { type: "string" },
+        range: { type: "string" },
       },
       USAGE,
     );
@@ -100,11 +105,12 @@ export const keysCommand: Command = {
         process.stdout.write(`revoked key ${keyId}\n`);
         return 0;
       case "usage": {
-        const rows = await client.getDeploymentUsage(deploymentId);
+        const range = values.range ?? "day";
+        if (!(USAGE_RANGES as readonly string[]).includes(range)) throw new CliError(`--${USAGE_RANGE_RULE}`, 2);
         const format = values.format ?? "csv";
-        if (format === "json") process.stdout.write(JSON.stringify(rows) + "\n");
-        else if (format === "csv") process.stdout.write(usageCsv(rows));
-        else throw new CliError(`--format must be csv or json`, 2);
+        if (format !== "csv" && format !== "json") throw new CliError(`--format must be csv or json`, 2);
+        const report = await client.getDeploymentUsageReport(deploymentId, range as UsageRange);
+        process.stdout.write(format === "json" ? JSON.stringify(report) + "\n" : usageReportCsv(report));
         return 0;
       }
       default:
@@ -147,10 +153,4 @@ function keyRow(k: DeploymentKey): string[] {
     describeRules(k).join(", ") || "-",
     `${k.usage.requests} req, ${k.usage.promptTokens + k.usage.completionTokens} tok`,
   ];
-}
-
-export function usageCsv(rows: UsageRow[]): string {
-  const lines = ["minute,key_id,key_prefix,requests,errors,prompt_tokens,completion_tokens"];
-  for (const r of rows) lines.push([r.minute, r.keyId, r.keyPrefix, r.requests, r.errors, r.promptTokens, r.completionTokens].join(","));
-  return lines.join("\n") + "\n";
 }

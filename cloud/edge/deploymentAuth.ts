@@ -19,6 +19,8 @@ export class DeploymentAuth {
     private readonly limiter: AuthFailureLimiter,
     private readonly lastUsed: LastUsedRecorder,
     private readonly now: () => number = Date.now,
+    /** Told of each request refused because its key expired: it counts in the key's usage as a 401. */
+    private readonly onExpired: (deployment: DeploymentState, key: CachedKey) => void = () => undefined,
   ) {}
 
   async authorize(request: FastifyRequest, slug: string): Promise<DeploymentState> {
@@ -48,6 +50,7 @@ export class DeploymentAuth {
       throw new EdgeError(401, "invalid_api_key", `Incorrect API key provided: ${redact(key)}`);
     }
     if (stored.expiresAtMs !== null && this.now() >= stored.expiresAtMs) {
+      this.onExpired(deployment, stored);
       throw new EdgeError(401, "expired", `This API key expired at ${new Date(stored.expiresAtMs).toISOString()}: issue a new key for this endpoint.`);
     }
     this.lastUsed.note(stored.id);

@@ -69,8 +69,11 @@ export async function mountEdge(
   );
   const limiter = new AuthFailureLimiter({ burst: settings.authFailureBurst, refillPerSecond: settings.authFailureRefillPerSecond });
   const lastUsed = new LastUsedRecorder(ctx, settings.lastUsedFlushMs);
-  const auth = new DeploymentAuth(cache, limiter, lastUsed);
   const keyed = { meter: new KeyMeter(ctx), usage: new UsageRecorder(ctx, settings.usageFlushMs), metrics: ctx.metrics };
+  const auth = new DeploymentAuth(cache, limiter, lastUsed, Date.now, (deployment, key) => {
+    keyed.usage.note(key.id, deployment.id, { status: 401, promptTokens: 0, completionTokens: 0, latencyMs: null, timeToFirstTokenMs: null });
+    keyed.metrics.keyRequests.inc({ deployment: deployment.slug, key_prefix: key.prefix, status: "401" });
+  });
   chatRoutes(app, { ctx, auth, cache, inference, keyed });
   return {
     async close() {

@@ -54,8 +54,9 @@ export async function answerWithKey(
       admission = await run.meter.admit(key, reserve);
     } catch (err) {
       // Refused requests count in the key's usage as errors; nothing was generated.
-      run.usage.note(key.id, run.deploymentId, { error: true, promptTokens: 0, completionTokens: 0 });
-      run.metrics.keyRequests.inc({ ...labels, status: String(toEdgeError(err).status) });
+      const refused = toEdgeError(err).status;
+      run.usage.note(key.id, run.deploymentId, { status: refused, promptTokens: 0, completionTokens: 0, latencyMs: null, timeToFirstTokenMs: null });
+      run.metrics.keyRequests.inc({ ...labels, status: String(refused) });
       throw err;
     }
   }
@@ -69,12 +70,20 @@ export async function answerWithKey(
     status = toEdgeError(err).status;
     throw err;
   } finally {
-    run.metrics.keyLatency.observe(labels, (performance.now() - started) / 1000);
-    if (tap.firstTextAt !== null) run.metrics.keyTimeToFirstToken.observe(labels, (tap.firstTextAt - started) / 1000);
+    const latencyMs = performance.now() - started;
+    const timeToFirstTokenMs = tap.firstTextAt === null ? null : tap.firstTextAt - started;
+    run.metrics.keyLatency.observe(labels, latencyMs / 1000);
+    if (timeToFirstTokenMs !== null) run.metrics.keyTimeToFirstToken.observe(labels, timeToFirstTokenMs / 1000);
     run.metrics.keyRequests.inc({ ...labels, status: String(status) });
     // Off the request path: the answer has been sent; its cost is settled when known.
     void tap.total().then(async (usage) => {
-      run.usage.note(key.id, run.deploymentId, { error: status >= 400, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
+      run.usage.note(key.id, run.deploymentId, {
+        status,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        latencyMs,
+        timeToFirstTokenMs,
+      });
       run.metrics.keyTokens.inc({ ...labels, kind: "prompt" }, usage.promptTokens);
       run.metrics.keyTokens.inc({ ...labels, kind: "completion" }, usage.completionTokens);
       // Only a budget (its hold) and a tokens-per-minute limit need the real tokens written back.
@@ -115,9 +124,9 @@ class UsageTap {
       close: () => inner.close(),
       async chat(backend, params, options) {
         let heard: (usage: Usage) => void = () => undefined;
+        // Its wait starts only for a generation cut short (in total()): a timer per answer would cost every request.
         const abandoned = new Promise<Usage | null>((resolve) => {
           heard = resolve;
-          setTimeout(() => resolve(null), ABANDONED_USAGE_WAIT_MS).unref();
         });
         const stream = await inner.chat(backend, params, { ...options, onAbandonedUsage: heard });
         const generation: Generation = { pieces: 0, usage: null, failed: false, abandoned };
@@ -133,7 +142,7 @@ class UsageTap {
     let completionTokens = 0;
     for (const g of this.generations) {
       // Cut short by its client: the backend reports what it decoded before it stopped (local), else the pieces count.
-      const usage = g.usage ?? (g.failed ? null : await g.abandoned);
+      const usage = g.usage ?? (g.failed ? null : await withinWait(g.abandoned));
       promptTokens = Math.max(promptTokens, usage?.promptTokens ?? 0);
       completionTokens += usage?.completionTokens ?? g.pieces;
     }
@@ -155,4 +164,14 @@ async function* counted(stream: ChatStream, generation: Generation, onText: () =
     generation.failed = true;
     throw err;
   }
+}
+
+/** The backend's final usage of a cancelled generation, or null when it does not come in time. */
+function withinWait(usage: Promise<Usage | null>): Promise<Usage | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ABANDONED_USAGE_WAIT_MS);
+    timer.unref();
+  });
+  return Promise.race([usage, late]).finally(() => clearTimeout(timer));
 }

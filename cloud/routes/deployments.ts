@@ -6,8 +6,11 @@ import { badRequest } from "../http/errors.js";
 import { isValidKeyLabel, normalizeKeyLabel } from "../../sdk/keyLabel.js";
 import { deploymentsApi, type ServedOn } from "../../sdk/api/deployments.js";
 import type { DeploymentTarget } from "../../sdk/wire.js";
-import { KEY_LABEL_RULE, keysApi } from "../../sdk/api/keys.js";
-import { serveRoutes } from "../../server-shared/serveRoute.js";
+import { KEY_LABEL_RULE, keysApi, USAGE_RANGE_RULE, USAGE_RANGES, usageExportRoute, type UsageRange } from "../../sdk/api/keys.js";
+import { contentDisposition } from "../../sdk/api/files.js";
+import { usageFileName, usageReportCsv } from "../../sdk/usageCsv.js";
+import { serveRoute, serveRoutes } from "../../server-shared/serveRoute.js";
+import { usageReport } from "../domain/usageReport.js";
 import { projectScope } from "./scope.js";
 
 /** What the routes ask of inference: what answers a target, and adapters on vLLM to load or unload as deployments change. */
@@ -92,12 +95,28 @@ export function deploymentRoutes(app: FastifyInstance, ctx: CloudContext, servin
       return key;
     },
     getDeploymentUsage: async (request) => deploymentUsage(ctx, (await deploymentOf(request)).id, Date.now() - 86_400_000),
+    getDeploymentUsageReport: async (request) => usageReport(ctx, (await deploymentOf(request)).id, usageRange(request.params.range)),
     revokeDeploymentKey: async (request) => {
       const row = await deploymentOf(request);
       await revokeKey(ctx, row.id, request.params.keyId);
       ctx.deploymentChanges.changed(row.slug);
     },
   });
+
+  // The same report as a file: CSV by default (spreadsheets), or JSON.
+  serveRoute(app, usageExportRoute, async (request, reply) => {
+    const row = await deploymentOf(request);
+    const format = request.query.format ?? "csv";
+    const report = await usageReport(ctx, row.id, usageRange(request.params.range));
+    void reply.header("content-disposition", contentDisposition(usageFileName(row.slug, report.range, format)));
+    if (format === "json") return reply.type("application/json").send(JSON.stringify(report));
+    return reply.type("text/csv; charset=utf-8").send(usageReportCsv(report));
+  });
+}
+
+function usageRange(range: string): UsageRange {
+  if (!(USAGE_RANGES as readonly string[]).includes(range)) throw badRequest(USAGE_RANGE_RULE);
+  return range as UsageRange;
 }
 
 function requiredProjectId(projectId: string | undefined): string {

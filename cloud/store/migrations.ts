@@ -305,6 +305,27 @@ const upstreamLoraDir: Migration = {
   },
 };
 
+/**
+ * What usage per key and minute holds beside its totals: answers of status 400 and up counted per status, and
+ * histograms of latency and time to first token (cloud/domain/usageHistogram.ts), one row per (key, minute, metric,
+ * bucket) so a batch adds to it with one upsert, on SQLite and PostgreSQL alike. Kept as long as the usage rows.
+ */
+const usageDetail: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("deployment_key_usage_detail")
+      .addColumn("key_id", "text", (c) => c.notNull())
+      .addColumn("deployment_id", "text", (c) => c.notNull())
+      .addColumn("minute", "text", (c) => c.notNull())
+      .addColumn("metric", "text", (c) => c.notNull())
+      .addColumn("bucket", "integer", (c) => c.notNull())
+      .addColumn("count", "bigint", (c) => c.notNull())
+      .addPrimaryKeyConstraint("deployment_key_usage_detail_pk", ["key_id", "minute", "metric", "bucket"])
+      .execute();
+    await db.schema.createIndex("deployment_key_usage_detail_deployment").on("deployment_key_usage_detail").columns(["deployment_id", "minute"]).execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -316,6 +337,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0007_base_model_sha256": baseModelSha256,
   "0008_key_rules": keyRules,
   "0009_upstream_lora_dir": upstreamLoraDir,
+  "0010_usage_detail": usageDetail,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -171,6 +171,17 @@ export interface DeploymentKeyUsageTable {
   completion_tokens: number | string;
 }
 
+/** `metric`: "status" (bucket: the HTTP status), "latency" or "ttft" (bucket: usageHistogram.ts's). */
+export interface DeploymentKeyUsageDetailTable {
+  key_id: string;
+  deployment_id: string;
+  minute: string;
+  metric: UsageDetailMetric;
+  bucket: number;
+  count: number | string;
+}
+export type UsageDetailMetric = "status" | "latency" | "ttft";
+
 export interface BaseModelsTable {
   name: string;
   source: string;
@@ -231,6 +242,7 @@ export interface Database {
   deployment_keys: DeploymentKeysTable;
   deployment_key_meters: DeploymentKeyMetersTable;
   deployment_key_usage: DeploymentKeyUsageTable;
+  deployment_key_usage_detail: DeploymentKeyUsageDetailTable;
   base_models: BaseModelsTable;
   oauth_payloads: OauthPayloadsTable;
   write_probe: WriteProbeTable;

@@ -107,6 +107,54 @@ export const UsageRow = T.Object({
 });
 export type UsageRow = Static<typeof UsageRow>;
 
+export const USAGE_RANGES = ["hour", "day", "month"] as const;
+export type UsageRange = (typeof USAGE_RANGES)[number];
+export const USAGE_RANGE_RULE = 'range must be "hour", "day" or "month"';
+export const USAGE_FORMAT_RULE = 'format must be "csv" or "json"';
+
+/** Time percentiles of a bucket in milliseconds, read from a log-scale histogram (within 5% of the exact value). */
+export const Percentiles = T.Object({ p50: T.Number(), p95: T.Number() });
+export type Percentiles = Static<typeof Percentiles>;
+
+/**
+ * One bucket of a usage report: one key's (keyId set) or the whole deployment's (keyId null, every key summed).
+ * `errorsByStatus` counts the answers of status 400 and up by status ("429": 3); latency is to the answer's last
+ * byte, time to first token to its first generated text (null when no answer in the bucket generated any).
+ */
+export const UsageBucket = T.Object({
+  start: T.String(),
+  keyId: Nullable(T.String()),
+  keyPrefix: Nullable(T.String()),
+  requests: T.Number(),
+  errors: T.Number(),
+  errorsByStatus: T.Record(T.String(), T.Number()),
+  promptTokens: T.Number(),
+  completionTokens: T.Number(),
+  latencyMs: Nullable(Percentiles),
+  timeToFirstTokenMs: Nullable(Percentiles),
+});
+export type UsageBucket = Static<typeof UsageBucket>;
+
+/**
+ * Usage of a deployment over the last hour (1-minute buckets), day (15-minute buckets) or month (30 UTC days, daily
+ * buckets): only buckets with requests are listed, oldest first; `from` is the first bucket's start, `to` the end of
+ * the last one. Requests made without a key (an endpoint open to all) are not counted.
+ */
+export const UsageReport = T.Object({
+  range: T.Union(USAGE_RANGES.map((r) => T.Literal(r))),
+  bucketSeconds: T.Integer(),
+  from: T.String(),
+  to: T.String(),
+  rows: T.Array(UsageBucket),
+  /** The whole range as one bucket (start: `from`), the deployment's first, then each key's that has requests. */
+  totals: T.Array(UsageBucket),
+});
+export type UsageReport = Static<typeof UsageReport>;
+export const UsageExportQuery = T.Object({
+  projectId: T.Optional(T.String()),
+  format: T.Optional(T.Union([T.Literal("csv"), T.Literal("json")], { errorMessage: USAGE_FORMAT_RULE })),
+});
+
 const scoped = { query: ProjectQuery, project: "query?" } as const;
 
 export const keysApi = {
@@ -152,6 +200,14 @@ export const keysApi = {
     response: T.Array(UsageRow),
     args: (deploymentId: string) => ({ params: { id: deploymentId } }),
   }),
+  /** Usage per key and per deployment over a range, bucketed (UsageReport). */
+  getDeploymentUsageReport: route({
+    method: "GET",
+    path: "/v1/deployments/:id/usage/:range",
+    ...scoped,
+    response: UsageReport,
+    args: (deploymentId: string, range: UsageRange) => ({ params: { id: deploymentId, range } }),
+  }),
   revokeDeploymentKey: route({
     method: "DELETE",
     path: "/v1/deployments/:id/keys/:keyId",
@@ -160,3 +216,12 @@ export const keysApi = {
     status: 204,
   }),
 };
+
+/** The usage report as a file to save: CSV (one line per bucket, the deployment's lines with empty key cells) or JSON. */
+export const usageExportRoute = route({
+  method: "GET",
+  path: "/v1/deployments/:id/usage/:range/export",
+  ...scoped,
+  query: UsageExportQuery,
+  produces: "file",
+});

@@ -7,7 +7,7 @@ import * as T from "@sinclair/typebox/type";
 import { Manifest } from "../manifest.js";
 import { AdapterChoice, jobEventsRoute, jobsApi, MergedExportChoice } from "./jobs.js";
 import { DeploymentTarget, deploymentsApi } from "./deployments.js";
-import { keysApi, type KeyRules } from "./keys.js";
+import { keysApi, UsageExportQuery, type KeyRules } from "./keys.js";
 import { modelsApi } from "./models.js";
 import { ChatMessages, MAX_TOKENS_LIMIT } from "./inference.js";
 import type { DryRunReport } from "../trainer/dryRunReport.js";
@@ -91,6 +91,8 @@ export const studioApi = {
     body: { label, ...rules },
   })),
   keyUsage: relay(keysApi.getDeploymentUsage, "/api/deployments/:id/usage"),
+  usageReport: relay(keysApi.getDeploymentUsageReport, "/api/deployments/:id/usage/:range"),
+  updateKey: relay(keysApi.updateDeploymentKey, "/api/deployments/:id/keys/:keyId"),
   rotateKey: relay(keysApi.rotateDeploymentKey, "/api/deployments/:id/keys/:keyId/rotate"),
   revokeKey: relay(keysApi.revokeDeploymentKey, "/api/deployments/:id/keys/:keyId"),
 };
@@ -118,6 +120,13 @@ export const studioDownloads = {
    * project): sent once the merge is done, from a temporary file removed afterwards.
    */
   downloadMergedModel: route({ method: "GET", path: "/api/jobs/:id/merged-model", query: MergedExportChoice, produces: "file" }),
+  /** An endpoint's usage report over a range (hour, day, month) as CSV or JSON (sdk/usageCsv.ts). */
+  downloadUsage: route({
+    method: "GET",
+    path: "/api/deployments/:id/usage/:range/export",
+    query: T.Object({ format: UsageExportQuery.properties.format }),
+    produces: "file",
+  }),
 };
 export type StudioDownloads = typeof studioDownloads;
 

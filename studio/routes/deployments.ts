@@ -5,6 +5,9 @@
  * credentials, while `.svc/state.json` is absent; the first create makes the state (anonymous
  * credentials only, through ProjectSession).
  */
+import { contentDisposition } from "../../sdk/api/files.js";
+import { usageFileName, usageReportCsv } from "../../sdk/usageCsv.js";
+import type { UsageRange } from "../../sdk/wire.js";
 import type { StudioContext, StudioHandlers } from "../context.js";
 
 type DeploymentRoutes =
@@ -17,6 +20,9 @@ type DeploymentRoutes =
   | "issueKey"
   | "revokeKey"
   | "keyUsage"
+  | "usageReport"
+  | "updateKey"
+  | "downloadUsage"
   | "rotateKey";
 
 export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHandlers, DeploymentRoutes> {
@@ -39,5 +45,18 @@ export function deploymentHandlers({ sessions }: StudioContext): Pick<StudioHand
       return (await sessions.clientFor()).rotateDeploymentKey(params.id, params.keyId, body.graceSeconds);
     },
     keyUsage: async ({ params }) => (await sessions.clientFor()).getDeploymentUsage(params.id),
+    usageReport: async ({ params }) => (await sessions.clientFor()).getDeploymentUsageReport(params.id, params.range as UsageRange),
+    updateKey: async ({ params, body }) => (await sessions.clientFor()).updateDeploymentKey(params.id, params.keyId, body),
+    /** Made here from the cloud's report, so the studio and the cloud's export write the same file. */
+    downloadUsage: async ({ params, query }, reply) => {
+      const client = await sessions.clientFor();
+      const report = await client.getDeploymentUsageReport(params.id, params.range as UsageRange);
+      const { slug } = await client.getDeployment(params.id);
+      const format = query.format ?? "csv";
+      void reply.header("content-disposition", contentDisposition(usageFileName(slug, report.range, format)));
+      return format === "json"
+        ? reply.type("application/json").send(JSON.stringify(report))
+        : reply.type("text/csv; charset=utf-8").send(usageReportCsv(report));
+    },
   };
 }

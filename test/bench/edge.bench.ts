@@ -149,12 +149,17 @@ try {
     budget: { tokens: 1_000_000_000_000, period: "month" },
   });
   const ruledEdge = { url: edge.url, headers: { authorization: `Bearer ${ruled.key}` } };
+  // Without limits and usage recording at all: the same upstream behind an endpoint open to all
+  // (no key: nothing admitted, nothing settled, no usage noted; its key check is skipped too).
+  await client.createDeployment({ slug: "bench-open", target: { kind: "base_model", name: "instant" }, authMode: "none" });
+  const openEdge = { url: `${cloud.edgeUrl}/d/bench-open/v1/chat/completions`, headers: {} };
   // Five rounds: requests/s swings with the shared machine's other load; CPU per request of the
   // edge's process does much less, so it is reported beside.
-  const rounds = { plain: [] as LoadResult[], ruled: [] as LoadResult[] };
-  const cpu = { plain: [] as number[], ruled: [] as number[] };
+  const rounds = { plain: [] as LoadResult[], ruled: [] as LoadResult[], open: [] as LoadResult[] };
+  const cpu = { plain: [] as number[], ruled: [] as number[], open: [] as number[] };
   for (let round = 0; round < 5; round++) {
     for (const [name, target] of [
+      ["open", openEdge],
       ["plain", edge],
       ["ruled", ruledEdge],
     ] as const) {
@@ -172,6 +177,15 @@ try {
     median(rounds.plain.map((r) => r.rps)),
   );
   report("edge CPU per request, key with RPM limit + budget (median of 5)", median(cpu.ruled), "ms", "same key without rules", median(cpu.plain), false);
+  console.log(`  goal: ratio >= 0.9`);
+  report(
+    `edge, limits + usage recording on (key with RPM limit + budget), ${CONNECTIONS} connections (median of 5)`,
+    median(rounds.ruled.map((r) => r.rps)),
+    "req/s",
+    "off (endpoint without keys)",
+    median(rounds.open.map((r) => r.rps)),
+  );
+  report("edge CPU per request, limits + usage on (median of 5)", median(cpu.ruled), "ms", "off (endpoint without keys)", median(cpu.open), false);
   console.log(`  goal: ratio >= 0.9`);
 
   // SVC_BENCH_EDGE_OVERHEAD_ONLY=1 stops here (for profiling the proxy path alone).

@@ -69,16 +69,23 @@ describe("svc keys", function () {
     });
     const csv = await pollUntil(
       () => {
-        const out = svc(["usage", "cli-keys"]);
-        return out.stdout.split("\n").length > 2 ? out.stdout : undefined;
+        const out = svc(["usage", "cli-keys", "--range", "hour"]);
+        return out.stdout.includes(keyId) ? out.stdout : undefined;
       },
-      { timeoutMs: 10_000, description: "a usage row" },
+      { timeoutMs: 10_000, description: "a usage row of the key" },
     );
-    const [header, row] = csv.trim().split("\n");
-    assert.equal(header, "minute,key_id,key_prefix,requests,errors,prompt_tokens,completion_tokens");
-    assert.equal(row.split(",").slice(1).join(","), `${keyId},${key.prefix},1,0,${answer.usage!.prompt_tokens},${answer.usage!.completion_tokens}`);
-    const json = JSON.parse(svc(["usage", "cli-keys", "--format", "json"]).stdout);
-    assert.equal(json[0].requests, 1);
+    const [header, ...rows] = csv.trim().split("\n");
+    assert.equal(
+      header,
+      "start,key_id,key_prefix,requests,errors,errors_by_status,prompt_tokens,completion_tokens,latency_p50_ms,latency_p95_ms,ttft_p50_ms,ttft_p95_ms",
+    );
+    const cells = rows.find((r) => r.includes(keyId))!.split(",");
+    assert.equal(cells.slice(1, 8).join(","), `${keyId},${key.prefix},1,0,,${answer.usage!.prompt_tokens},${answer.usage!.completion_tokens}`);
+    assert.ok(Number(cells[8]) > 0, `latency p50 in ${cells.join(",")}`);
+    const json = JSON.parse(svc(["usage", "cli-keys", "--range", "month", "--format", "json"]).stdout);
+    assert.equal(json.bucketSeconds, 86_400);
+    assert.equal(json.rows.find((r: { keyId: string | null }) => r.keyId === null).requests, 1);
+    assert.equal(svc(["usage", "cli-keys", "--range", "week"]).status, 2);
 
     const rotated = svc(["rotate", "cli-keys", keyId, "--grace", "0"]);
     assert.equal(rotated.status, 0, rotated.stderr);

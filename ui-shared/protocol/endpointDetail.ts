@@ -35,6 +35,8 @@ export type EndpointDetailRequestMethod = PanelRequests<
   | "api/issueKey"
   | "api/revokeKey"
   | "api/keyUsage"
+  | "api/usageReport"
+  | "api/updateKey"
   | "api/rotateKey"
   | "api/listArtifacts"
   | "host/copyText"

@@ -1,7 +1,7 @@
 /** Key rules in words, the issue form read into rules, and usage per minute (issue 28). */
 import assert from "node:assert/strict";
-import type { DeploymentKey, UsageRow } from "../../../sdk/wire.js";
-import { describeRules, describeUse, ruleFieldProblem, rulesFromForm, usageSeries } from "../../../ui-shared/keyRules.js";
+import type { DeploymentKey, UsageBucket, UsageReport } from "../../../sdk/wire.js";
+import { describeErrors, describePercentiles, describeRules, describeUse, ruleFieldProblem, rulesFromForm, usageSeries } from "../../../ui-shared/keyRules.js";
 
 const NOW = Date.parse("2026-11-27T12:00:30.000Z");
 const key = (over: Partial<DeploymentKey> = {}): DeploymentKey => ({
@@ -55,40 +55,51 @@ describe("key rules in the UI", () => {
     assert.deepEqual(describeRules(key(), NOW), []);
   });
 
-  it("sums usage per minute over the last hour, for all keys or one", () => {
-    const row = (keyId: string, minute: string, requests: number, tokens: number): UsageRow => ({
+  it("fills every bucket of a report's range, for the deployment or one key", () => {
+    const bucket = (start: string, keyId: string | null, requests: number, tokens: number): UsageBucket => ({
+      start,
       keyId,
-      keyPrefix: "p",
-      minute,
+      keyPrefix: keyId,
       requests,
       errors: 0,
+      errorsByStatus: {},
       promptTokens: tokens,
       completionTokens: 1,
+      latencyMs: null,
+      timeToFirstTokenMs: null,
     });
-    const rows = [
-      row("a", "2026-11-27T12:00", 2, 10),
-      row("b", "2026-11-27T12:00", 1, 5),
-      row("a", "2026-11-27T11:59", 1, 4),
-      row("a", "2026-11-27T10:00", 9, 9),
-    ];
-    const all = usageSeries(rows, "hour", NOW);
-    assert.equal(all.length, 60);
-    assert.deepEqual(all.at(-1), { minute: "2026-11-27T12:00", requests: 3, tokens: 17 });
-    assert.deepEqual(all.at(-2), { minute: "2026-11-27T11:59", requests: 1, tokens: 5 });
+    const report: UsageReport = {
+      range: "day",
+      bucketSeconds: 900,
+      from: "2026-11-26T12:15:00.000Z",
+      to: "2026-11-27T12:15:00.000Z",
+      rows: [
+        bucket("2026-11-26T12:15:00.000Z", null, 1, 4),
+        bucket("2026-11-26T12:15:00.000Z", "a", 1, 4),
+        bucket("2026-11-27T12:00:00.000Z", null, 3, 15),
+        bucket("2026-11-27T12:00:00.000Z", "a", 2, 10),
+        bucket("2026-11-27T12:00:00.000Z", "b", 1, 5),
+      ],
+      totals: [],
+    };
+    const all = usageSeries(report);
+    assert.equal(all.length, 96);
+    assert.deepEqual(all[0], { start: "2026-11-26T12:15:00.000Z", requests: 1, tokens: 5, errors: 0 });
+    assert.deepEqual(all.at(-1), { start: "2026-11-27T12:00:00.000Z", requests: 3, tokens: 16, errors: 0 });
     assert.equal(
       all.reduce((n, b) => n + b.requests, 0),
       4,
-      "the row of 10:00 is outside the hour",
     );
     assert.equal(
-      usageSeries(rows, "hour", NOW, "b").reduce((n, b) => n + b.requests, 0),
+      usageSeries(report, "b").reduce((n, b) => n + b.requests, 0),
       1,
     );
-    const day = usageSeries(rows, "day", NOW);
-    assert.equal(day.length, 48);
-    assert.equal(
-      day.reduce((n, b) => n + b.requests, 0),
-      13,
-    );
+  });
+
+  it("words errors by status and time percentiles", () => {
+    assert.equal(describeErrors({ "500": 1, "429": 3 }), "429 ×3, 500 ×1");
+    assert.equal(describeErrors({}), "none");
+    assert.equal(describePercentiles({ p50: 120.4, p95: 1340 }), "120 / 1,340 ms");
+    assert.equal(describePercentiles(null), "–");
   });
 });

@@ -35,6 +35,23 @@ describe("webview/transport/vscode", () => {
     await assert.rejects(job, (e: unknown) => e instanceof TransportError && e.status === 404 && e.message === "No such job");
   });
 
+  it("asks the host for an endpoint's usage report and its export as the studio's routes (the shared usage panel)", async () => {
+    const { transport, send, posted } = harness();
+    const report = transport.usageReport("d1", "month");
+    const request = posted[0] as RequestMessage;
+    assert.equal(request.method, "api/usageReport");
+    assert.deepEqual(request.params, { id: "d1", range: "month" });
+    const answer = { range: "month", bucketSeconds: 86_400, from: "2026-10-29T00:00:00.000Z", to: "2026-11-28T00:00:00.000Z", rows: [], totals: [] };
+    send({ kind: "response", id: request.id, result: answer });
+    assert.deepEqual(await report, answer);
+    const saved = transport.saveDownload({ route: "downloadUsage", params: { id: "d1", range: "day" }, query: { format: "csv" } });
+    const save = posted[1] as RequestMessage;
+    assert.equal(save.method, "host/saveDownload");
+    assert.deepEqual(save.params, { route: "downloadUsage", params: { id: "d1", range: "day" }, query: { format: "csv" } });
+    send({ kind: "response", id: save.id, result: { path: "/tmp/usage-bot-day.csv" } });
+    await saved;
+  });
+
   it("posts a view's reactive state (Proxies, as Svelte's $state) as plain data the webview can clone", async () => {
     const posted: unknown[] = [];
     const events = new EventTarget();
