@@ -39,14 +39,15 @@ def _q4_k_scale_min(scales: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return sc, mn
 
 
-_NIBBLE_SHIFTS: Dict[torch.device, torch.Tensor] = {}
+_SHIFTS: Dict[Tuple[Tuple[int, ...], torch.device], torch.Tensor] = {}
 
 
-def _shifts(values, device: torch.device) -> torch.Tensor:
-    key = (tuple(values), device)
-    found = _NIBBLE_SHIFTS.get(key)
+def _shifts(values: Tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """The bit shifts that spread packed values over a new axis, made once per device."""
+    key = (values, device)
+    found = _SHIFTS.get(key)
     if found is None:
-        found = _NIBBLE_SHIFTS[key] = torch.tensor(values, dtype=torch.uint8, device=device)
+        found = _SHIFTS[key] = torch.tensor(values, dtype=torch.uint8, device=device)
     return found
 
 
