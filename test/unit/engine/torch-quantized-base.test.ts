@@ -53,7 +53,7 @@ async function writeModel(options: TestModelOptions, q6kDown: boolean): Promise<
   return target;
 }
 
-async function pythonCheck(mode: 'dequant' | 'linear', files: string[]): Promise<Record<string, any>> {
+async function pythonCheck(mode: 'dequant' | 'linear' | 'slices', files: string[]): Promise<Record<string, any>> {
   const script = path.join(import.meta.dirname, 'torch-quantized.py');
   const { stdout } = await run(torchTestPython(), [script, mode, ...files], {
     env: { ...process.env, PYTHONPATH: torchPythonPath() },
@@ -81,6 +81,12 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
     console.log(`      checked ${JSON.stringify(result.checked)} values`);
     assert.deepEqual(result.mismatches, []);
     for (const type of ['Q8_0', 'Q4_K', 'Q6_K']) assert.ok(result.checked[type] > 0, `no ${type} tensor was checked`);
+  });
+
+  it('large tensors (the embeddings) dequantised a slice of rows at a time load the same model', async () => {
+    const result = await pythonCheck('slices', [files['llama Q8_0']]);
+    assert.ok(result.parameters > 0);
+    assert.deepEqual(result.differ, []);
   });
 
   for (const label of Object.keys(MODELS)) {

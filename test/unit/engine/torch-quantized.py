@@ -8,6 +8,8 @@ Checks of svc_torch/quantized.py for torch-quantized-base.test.ts, printed as on
                     nn.Linear holding its dequantised weight, each wrapped by PEFT LoRA: the
                     wrapper PEFT chose, the LoRA and input gradients of both, and the largest
                     tensor autograd saved in the quantised layer's forward
+  slices FILE       the base loaded with its large tensors dequantised a slice of rows at a time
+                    against the same load a whole tensor at a time
 """
 
 from __future__ import annotations
@@ -117,9 +119,24 @@ def check_linear(path):
     return results
 
 
+def check_slices(path):
+    """The base loaded with its large tensors dequantised a few rows at a time equals the whole-tensor load."""
+    from svc_torch import gguf_base
+
+    def load(slice_elements):
+        gguf_base.SLICE_ELEMENTS = slice_elements
+        base = gguf_base.load_gguf_base(path, torch.device("cpu"), torch.float32, "eager", lambda *_: None)
+        return {name: p.detach().clone() for name, p in base.model.named_parameters()}
+
+    whole, sliced = load(1 << 40), load(1000)
+    differ = [name for name in whole if not torch.equal(whole[name], sliced[name])]
+    return {"parameters": len(whole), "differ": differ}
+
+
 def main():
     mode, files = sys.argv[1], sys.argv[2:]
-    out = check_dequant(files) if mode == "dequant" else check_linear(files[0])
+    checks = {"dequant": lambda: check_dequant(files), "linear": lambda: check_linear(files[0]), "slices": lambda: check_slices(files[0])}
+    out = checks[mode]()
     print(json.dumps(out))
 
 

@@ -264,6 +264,43 @@ def _quantized_projections(model: torch.nn.Module, reader, gguf_to_hf: Dict[str,
     return kept
 
 
+SLICE_ELEMENTS = 1 << 24
+
+
+def _in_slices(tensor, target: torch.Tensor, is_buffer: bool) -> bool:
+    """Whether a tensor is large enough to be dequantised a slice of rows at a time (the embeddings:
+    gguf-py's dequantisers make several float32 copies of what they are given), and may be: a
+    parameter whose rows are the file's rows, and not a q/k projection, whose rows transformers
+    reorders across the whole tensor."""
+    rows = int(tensor.data.shape[0]) if len(tensor.data.shape) == 2 else 0
+    return (
+        not is_buffer
+        and int(tensor.n_elements) > SLICE_ELEMENTS
+        and len(target.shape) == 2
+        and rows == int(target.shape[0])
+        and int(target.shape[0]) * int(target.shape[1]) == int(tensor.n_elements)
+        and ".attn_q." not in tensor.name
+        and ".attn_k." not in tensor.name
+    )
+
+
+def _dequantized_in_slices(tensor, processor, gguf_to_hf: Dict[str, str], dtype: torch.dtype) -> torch.Tensor:
+    """The tensor dequantised into `dtype` a slice of rows at a time, each slice through transformers'
+    processor (row-wise for the tensors _in_slices admits), so the float32 copies are one slice's."""
+    from gguf import dequantize
+
+    rows = int(tensor.data.shape[0])
+    width = int(tensor.n_elements) // rows
+    out = torch.empty((rows, width), dtype=dtype)
+    step = max(1, SLICE_ELEMENTS // width)
+    for start in range(0, rows, step):
+        part = dequantize(tensor.data[start : start + step], tensor.tensor_type)
+        part = processor.process(weights=part, name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}).weights
+        out[start : start + step] = torch.from_numpy(np.ascontiguousarray(part, dtype=np.float32)).reshape(-1, width)
+        del part
+    return out
+
+
 def load_gguf_base(
     path: str, device: torch.device, dtype: torch.dtype, attention: str, on_tensor: Callable[[str, int, int], None], keep_quantized: bool = False
 ) -> GgufBase:
@@ -309,6 +346,10 @@ def load_gguf_base(
                 blocks = blocks[torch.from_numpy(order)]
             layer.qweight = blocks.contiguous().to(device)
             del blocks
+        elif hf_name is not None and hf_name in expected and _in_slices(tensor, expected[hf_name], hf_name in buffers):
+            value = _dequantized_in_slices(tensor, processor, gguf_to_hf, dtype)
+            set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype)
+            del value
         elif hf_name is not None and hf_name in expected:
             weights = processor.process(
                 weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}
