@@ -75,6 +75,8 @@ export class TorchBackend implements ComputeBackend {
   projectionShapes?: Record<string, [number, number]>;
   /** Elements of the loaded base model (the bench's bytes per parameter). */
   parameters = 0;
+  /** Bytes the loaded base's weights and buffers take in memory (quantised blocks as stored). */
+  baseBytes = 0;
   /** How many projections of the loaded base stay quantised in memory, and their GGUF types (Q4_K...). */
   quantizedProjections = 0;
   quantizedTypes: string[] = [];
@@ -115,6 +117,7 @@ export class TorchBackend implements ComputeBackend {
     this.info = { ...this.info, device: String(frame.header.device), dtype: String(frame.header.dtype) };
     this.projectionShapes = frame.header.projectionShapes as Record<string, [number, number]>;
     this.parameters = Number(frame.header.parameters);
+    this.baseBytes = Number(frame.header.baseBytes ?? 0);
     this.quantizedProjections = Number(frame.header.quantizedProjections ?? 0);
     this.quantizedTypes = (frame.header.quantizedTypes as string[] | undefined) ?? [];
   }

@@ -109,6 +109,7 @@ class Server:
             "parameters": self.base.parameters,
             "architecture": self.base.architecture,
             "projectionShapes": self.base.projection_shapes(),
+            "baseBytes": sum(t.numel() * t.element_size() for t in [*self.base.model.parameters(), *self.base.model.buffers()]),
             "quantizedProjections": len(self.base.quantized),
             "quantizedTypes": kept,
             **self.info(),
