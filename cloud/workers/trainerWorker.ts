@@ -154,6 +154,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       device: options.device,
       dtype: config.dtype,
       checkpointActivations: config.gradientCheckpointing,
+      quantizedBase: config.quantizedBase,
       log,
       ranks: options.ranks,
     });

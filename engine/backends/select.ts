@@ -31,6 +31,8 @@ export interface ChooseOptions {
   dtype?: 'auto' | 'float32' | 'bfloat16';
   /** The job's `gradientCheckpointing`: the torch backend's activation checkpointing. */
   checkpointActivations?: boolean | 'auto';
+  /** The job's `quantizedBase`: the torch backend keeps a quantised base's blocks ('keep', default) or dequantises them. */
+  quantizedBase?: 'keep' | 'dequantize';
   log?: (line: string) => void;
   /** Data-parallel ranks (svc worker --procs / --gpus / --nodes): torch only. */
   ranks?: TorchRanks;
@@ -50,6 +52,7 @@ export async function chooseBackend(choice: BackendChoice, options: ChooseOption
     device: options.device,
     dtype: options.dtype,
     checkpointActivations: options.checkpointActivations,
+    quantizedBase: options.quantizedBase,
     log: options.log,
     ranks: options.ranks,
   });

@@ -94,7 +94,18 @@ export interface TrainerConfig {
    * batch's activations would exceed about 2 GiB.
    */
   gradientCheckpointing?: boolean | "auto";
+  /**
+   * A quantised GGUF base on the torch backend: "keep" (default) holds its Q8_0, Q4_K and Q6_K
+   * projections as the file's blocks and dequantises each layer as the forward and backward pass
+   * reach it (a Q4_K_M base takes about a third of its bfloat16 memory); "dequantize" expands
+   * every weight to the compute dtype when loading (faster steps, more memory). tfjs always
+   * dequantises.
+   */
+  quantizedBase?: QuantizedBase;
 }
+
+export const QUANTIZED_BASE_CHOICES = ["keep", "dequantize"] as const;
+export type QuantizedBase = (typeof QUANTIZED_BASE_CHOICES)[number];
 
 export const TRAINING_DTYPES = ["auto", "float32", "bfloat16"] as const;
 export type TrainingDtype = (typeof TRAINING_DTYPES)[number];
@@ -117,12 +128,14 @@ export type JobTrainingConfig = Required<
     | "earlyStopping"
     | "dtype"
     | "gradientCheckpointing"
+    | "quantizedBase"
   >
 > & {
   backend?: TrainingBackend;
   earlyStopping?: Required<EarlyStoppingConfig>;
   dtype?: TrainingDtype;
   gradientCheckpointing?: boolean | "auto";
+  quantizedBase?: QuantizedBase;
   maxSteps?: number;
   numTrainEpochs?: number;
   warmupSteps?: number;
@@ -195,6 +208,7 @@ export const TrainingConfigRules = T.Object({
   backend: T.Optional(chosenFrom(TRAINING_BACKENDS)),
   dtype: T.Optional(chosenFrom(TRAINING_DTYPES)),
   gradientCheckpointing: T.Optional(T.Union([T.Boolean(), T.Literal("auto")], { errorMessage: 'must be true, false or "auto"' })),
+  quantizedBase: T.Optional(chosenFrom(QUANTIZED_BASE_CHOICES)),
   lora: T.Optional(
     T.Object(
       {
@@ -311,6 +325,7 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
       : {}),
     ...(config.dtype !== undefined ? { dtype: config.dtype } : {}),
     ...(config.gradientCheckpointing !== undefined ? { gradientCheckpointing: config.gradientCheckpointing } : {}),
+    ...(config.quantizedBase !== undefined ? { quantizedBase: config.quantizedBase } : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? [...LORA_TARGET_MODULES] },
   };
 }

@@ -33,7 +33,7 @@ const median = (values: number[]) => {
 export interface TimingInput {
   modelFile: string;
   modelConfig: ModelConfig;
-  config: Pick<JobTrainingConfig, "backend" | "lora" | "seed" | "batchSize" | "learningRate" | "dtype" | "gradientCheckpointing">;
+  config: Pick<JobTrainingConfig, "backend" | "lora" | "seed" | "batchSize" | "learningRate" | "dtype" | "gradientCheckpointing" | "quantizedBase">;
   train: readonly RenderedChat[];
   eval: readonly RenderedChat[];
   plan: DryRunPlan & { evalPaddedTokens: number };
@@ -46,7 +46,11 @@ export async function measureEstimate(input: TimingInput): Promise<DryRunEstimat
   const { config, plan } = input;
   const choice = parseBackendChoice(config.backend, config.backend ? "backend" : "SVC_TRAIN_BACKEND");
   // Timed as the job will train: the same dtype and checkpointing.
-  const { backend, reason } = await chooseBackend(choice, { dtype: config.dtype, checkpointActivations: config.gradientCheckpointing });
+  const { backend, reason } = await chooseBackend(choice, {
+    dtype: config.dtype,
+    checkpointActivations: config.gradientCheckpointing,
+    quantizedBase: config.quantizedBase,
+  });
   try {
     const longest = Math.max(...input.train.map((e) => e.ids.length), ...input.eval.map((e) => e.ids.length));
     try {

@@ -12,7 +12,11 @@
  *                                      is any backend that matches it.
  *   SmolLM2-135M shape, 2 × 256        torch · anchor                       goal: torch ≥ 0.9× anchor; bytes per base parameter
  *   Qwen3-0.6B shape, 2 × 256          torch · anchor                       the same
+ *   Qwen3-0.6B shape, 1 × 256          torch on a BF16 file · torch on a Q4_K_M file kept quantised
+ *                                      tokens/s ratio, bytes per base parameter and the Qwen3-4B shape's
+ *                                      projected peak: goal ≤ 6 GB at ≥ 0.8× the bfloat16 speed
  *   Qwen3-4B shape, 1 × 256            torch (bf16, checkpointing)          goal: peak RSS ≤ 11 GB; opt-in: SVC_BENCH_QWEN3_4B=1
+ *                                      and the same comparison as above on the 4B shape itself
  *
  * Ratios are what to read: absolute numbers depend on the machine and its load (on a shared
  * 2-core machine other processes' load moves them by 2x and more; compare lines of one run).
@@ -27,10 +31,12 @@ import {
   benchAnchor,
   benchLine,
   benchTorchBackend,
+  compareQuantizedBase,
   compareWithPlainLoop,
   measureQwen3FourBillionMemory,
   quickstartBatches,
   QWEN3_06B_SHAPE,
+  QWEN3_4B_SHAPE,
   shapeCase,
   SMOLLM2_135M_SHAPE,
   timeTrainSteps,
@@ -143,7 +149,12 @@ try {
       await rm(c.modelPath, { force: true });
     }
   }
-  if (python && process.env.SVC_BENCH_QWEN3_4B === "1") await measureQwen3FourBillionMemory(python, dir);
+  // A Q4_K_M base kept quantised against the BF16 file of the same shape.
+  if (python && process.env.SVC_BENCH_QWEN3 !== "0") await compareQuantizedBase(python, dir, QWEN3_06B_SHAPE);
+  if (python && process.env.SVC_BENCH_QWEN3_4B === "1") {
+    await measureQwen3FourBillionMemory(python, dir);
+    await compareQuantizedBase(python, dir, QWEN3_4B_SHAPE, { steps: 1, checkpointActivations: true });
+  }
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@
  * must have made svc's venv: a missing install step never hides behind a skipped test.
  */
 import { detectTorch } from "../../engine/backends/torch/detect.js";
-import { startTorchBackend, type TorchBackend } from "../../engine/backends/torch/index.js";
+import { startTorchBackend, type TorchBackend, type TorchBackendOptions } from "../../engine/backends/torch/index.js";
 import { torchVenvPython } from "../../engine/backends/torch/venv.js";
 
 let detection: ReturnType<typeof detectTorch> | undefined;
@@ -31,6 +31,6 @@ export function torchTestPython(): string {
 }
 
 /** A torch backend for comparisons with exact references: float32, one thread (results independent of the machine). */
-export function startExactTorchBackend(): Promise<TorchBackend> {
-  return startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32" });
+export function startExactTorchBackend(options: Pick<TorchBackendOptions, "quantizedBase"> = {}): Promise<TorchBackend> {
+  return startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32", ...options });
 }

@@ -37,6 +37,8 @@ export interface TorchBenchResult {
   parameters?: number;
   threads?: number;
   checkpointing?: boolean;
+  /** Bytes the base takes in memory once loaded (torch). */
+  baseBytes?: number;
 }
 
 export interface TorchBenchCase {
@@ -51,6 +53,8 @@ export interface TorchBenchCase {
   /** The backend's default is 'auto'; false keeps every activation, as the anchor does. */
   checkpointActivations?: boolean | 'auto';
   dtype?: TorchDtype;
+  /** The backend's default is 'keep' (a quantised base stays quantised in memory). */
+  quantizedBase?: 'keep' | 'dequantize';
 }
 
 const OPTIMIZER: OptimizerSettings = { learningRate: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
@@ -127,8 +131,10 @@ export function randomBatches(vocab: number, batchSize: number, length: number, 
  * A GGUF of the config's shape with small random weights (a tiled random pool: fast to make);
  * `type` stores the 2-D ones as BF16 (half the file). Every tensor is a view of one shared array
  * of the largest tensor's size, so a 4B shape is written holding that array and one tensor's bytes.
+ * `q4_k_m` stores them as llama.cpp's Q4_K_M mostly does: Q4_K projections, ffn_down and the
+ * embeddings in Q6_K.
  */
-export async function writeRandomModelGguf(file: string, config: ModelConfig, type?: 'bf16'): Promise<void> {
+export async function writeRandomModelGguf(file: string, config: ModelConfig, type?: 'bf16' | 'q4_k_m'): Promise<void> {
   const pool = new SeededRandom(3).normalArray(1 << 20, 0.02);
   const shapes = weightShapes(config);
   const largest = Math.max(...shapes.map(([, shape]) => shape.reduce((a, b) => a * b, 1)));
@@ -141,9 +147,14 @@ export async function writeRandomModelGguf(file: string, config: ModelConfig, ty
     // GGUF dims are ne0 first: the row length. tfjs shapes here are [in, out] for linears, which
     // ggml stores as ne = [in, out]; other 2-D tensors ([vocab, d]) as ne = [d, vocab].
     const dims = shape.length === 1 ? shape : name === 'token_embd.weight' ? [shape[1], shape[0]] : shape;
-    return { name, dims, data, ...(type === 'bf16' && shape.length === 2 ? { type: GgmlType.BF16 } : {}) };
+    return { name, dims, data, ...(shape.length === 2 && type ? { type: storedType(name, type) } : {}) };
   });
   await writeGgufFile(file, { metadata: new Map(modelMetadata(config)), tensors });
+}
+
+function storedType(name: string, type: 'bf16' | 'q4_k_m'): GgmlType {
+  if (type === 'bf16') return GgmlType.BF16;
+  return name.startsWith('blk.') && !name.endsWith('ffn_down.weight') ? GgmlType.Q4_K : GgmlType.Q6_K;
 }
 
 /** Loads the case's model on `backend`, then times its training steps (after `warmup` untimed ones). */
@@ -163,7 +174,13 @@ export async function timeTrainSteps(backend: ComputeBackend, c: Omit<TorchBench
 }
 
 export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchResult> {
-  const backend = await startTorchBackend({ python: c.python, device: c.device, checkpointActivations: c.checkpointActivations, dtype: c.dtype });
+  const backend = await startTorchBackend({
+    python: c.python,
+    device: c.device,
+    checkpointActivations: c.checkpointActivations,
+    dtype: c.dtype,
+    quantizedBase: c.quantizedBase,
+  });
   try {
     const timing = await timeTrainSteps(backend, c);
     const memory = await backend.memory();
@@ -173,6 +190,7 @@ export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchRe
       device: backend.info.device,
       dtype: backend.info.dtype,
       parameters: backend.parameters,
+      baseBytes: backend.baseBytes,
       threads: Number(backend.hello.threads),
     };
   } finally {
@@ -277,6 +295,54 @@ export async function measureQwen3FourBillionMemory(python: string, dir: string,
     await rm(c.modelPath, { force: true });
   }
 }
+
+/**
+ * A quantised base kept quantised against the same shape in bfloat16, in one run: tokens/s and
+ * bytes per base parameter at peak RSS of each, their ratios, and what the base itself takes in
+ * memory (per parameter, and scaled to the Qwen3-4B shape). Goal on the 4B shape: <= 6 GB at
+ * >= 0.8x the bfloat16 speed.
+ */
+export async function compareQuantizedBase(
+  python: string,
+  dir: string,
+  config: ModelConfig,
+  options: { batchSize?: number; length?: number; steps?: number; device?: string; checkpointActivations?: boolean | 'auto' } = {},
+): Promise<{ bf16: TorchBenchResult; kept: TorchBenchResult }> {
+  const label = `${config.name}, ${options.batchSize ?? 1}x${options.length ?? 256}`;
+  const c = await shapeCase(python, dir, config, { batchSize: 1, length: 256, ...options, warmup: 1 });
+  const quantizedPath = path.join(dir, `${config.name}.q4_k_m.gguf`);
+  try {
+    const run = { ...c, dtype: 'bfloat16' as const, checkpointActivations: options.checkpointActivations ?? c.checkpointActivations };
+    const bf16 = await benchTorchBackend(run);
+    console.log(benchLine(`${label}: torch backend, BF16 file`, bf16));
+    await rm(c.modelPath, { force: true });
+    await writeRandomModelGguf(quantizedPath, config, 'q4_k_m');
+    const kept = await benchTorchBackend({ ...run, modelPath: quantizedPath, quantizedBase: 'keep' });
+    console.log(benchLine(`${label}: torch backend, Q4_K_M file kept quantised`, kept));
+    console.log(
+      `${label}: kept Q4_K_M / BF16`.padEnd(58),
+      `${(kept.tokensPerSecond / bf16.tokensPerSecond).toFixed(2)}x the tokens/s (goal >= 0.8), ${(kept.peakRssBytes / bf16.peakRssBytes).toFixed(2)}x the peak RSS`,
+    );
+    // The base scales with the model; the rest of the peak (runtime, logits, activations) much less.
+    for (const [name, r] of [
+      ['BF16', bf16],
+      ['Q4_K_M kept', kept],
+    ] as const) {
+      const perParameter = (r.baseBytes ?? 0) / (r.parameters || 1);
+      console.log(
+        `${label}: ${name} base in memory`.padEnd(58),
+        `${gb(r.baseBytes ?? 0)} (${perParameter.toFixed(2)} bytes/parameter; the Qwen3-4B shape's: ${gb(perParameter * QWEN3_4B_PARAMETERS)}), the rest of the peak ${gb(r.peakRssBytes - (r.baseBytes ?? 0))}`,
+      );
+    }
+    return { bf16, kept };
+  } finally {
+    await rm(c.modelPath, { force: true });
+    await rm(quantizedPath, { force: true });
+  }
+}
+
+/** Elements of the Qwen3-4B shape's weights (tied output counted once). */
+export const QWEN3_4B_PARAMETERS = weightShapes(QWEN3_4B_SHAPE).reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
 
 /** svc's default LoRA (every attention and MLP projection, r 8, alpha 16). */
 export const DEFAULT_LORA: LoraConfig = { r: 8, alpha: 16, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };

@@ -39,6 +39,12 @@ export interface TorchBackendOptions {
    * about a third more compute. 'auto' (default) turns it on when a batch would keep over ~2 GiB.
    */
   checkpointActivations?: boolean | 'auto';
+  /**
+   * A quantised GGUF base: 'keep' (default) holds its Q8_0, Q4_K and Q6_K projections as the file's
+   * blocks, dequantised per layer in the forward and backward pass (svc_torch/quantized.py);
+   * 'dequantize' expands every weight to the compute dtype at load.
+   */
+  quantizedBase?: 'keep' | 'dequantize';
   /** Logits above this many bytes are computed a slice of tokens at a time (default 256 MiB). */
   logitsChunkBytes?: number;
   /** Receives the process's stderr, line by line. */
@@ -69,11 +75,16 @@ export class TorchBackend implements ComputeBackend {
   projectionShapes?: Record<string, [number, number]>;
   /** Elements of the loaded base model (the bench's bytes per parameter). */
   parameters = 0;
+  /** Bytes the loaded base's weights and buffers take in memory (quantised blocks as stored). */
+  baseBytes = 0;
+  /** How many projections of the loaded base stay quantised in memory, and their GGUF types (Q4_K...). */
+  quantizedProjections = 0;
+  quantizedTypes: string[] = [];
   private disposed?: Promise<void>;
 
   constructor(
     private readonly process: TorchProcess,
-    private readonly loadOptions: Pick<TorchBackendOptions, 'checkpointActivations' | 'logitsChunkBytes' | 'dtype'> = {},
+    private readonly loadOptions: Pick<TorchBackendOptions, 'checkpointActivations' | 'logitsChunkBytes' | 'dtype' | 'quantizedBase'> = {},
   ) {}
 
   /** The Python process id (tests, the bench's RSS reading). */
@@ -98,6 +109,7 @@ export class TorchBackend implements ComputeBackend {
         checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto',
         logitsChunkBytes: this.loadOptions.logitsChunkBytes,
         dtype: this.loadOptions.dtype,
+        quantizedBase: this.loadOptions.quantizedBase,
       },
       [],
       (p) => onProgress?.(p as unknown as LoadProgress),
@@ -105,6 +117,9 @@ export class TorchBackend implements ComputeBackend {
     this.info = { ...this.info, device: String(frame.header.device), dtype: String(frame.header.dtype) };
     this.projectionShapes = frame.header.projectionShapes as Record<string, [number, number]>;
     this.parameters = Number(frame.header.parameters);
+    this.baseBytes = Number(frame.header.baseBytes ?? 0);
+    this.quantizedProjections = Number(frame.header.quantizedProjections ?? 0);
+    this.quantizedTypes = (frame.header.quantizedTypes as string[] | undefined) ?? [];
   }
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {
@@ -180,6 +195,7 @@ export async function startTorchBackend(options: TorchBackendOptions = {}): Prom
     checkpointActivations: options.checkpointActivations,
     logitsChunkBytes: options.logitsChunkBytes,
     dtype: options.dtype,
+    quantizedBase: options.quantizedBase,
   });
   try {
     await backend.start();

@@ -73,6 +73,14 @@ describe("trainer config: every bad field at once, one rule set for createTraine
     );
   });
 
+  it("quantizedBase reaches the job config as given (absent: the backend keeps a quantised base), and a bad value is refused", () => {
+    assert.equal(validateTrainerConfig({ ...base, quantizedBase: "dequantize" }).quantizedBase, "dequantize");
+    assert.ok(!("quantizedBase" in validateTrainerConfig(base)));
+    assert.deepEqual(jobConfigProblems({ maxSteps: 1, quantizedBase: "q4" }), [
+      { field: "quantizedBase", message: 'must be one of keep, dequantize, got "q4"' },
+    ]);
+  });
+
   it("a job config names each problem by its path", () => {
     assert.deepEqual(jobConfigProblems(null), [{ field: "config", message: "must be an object" }]);
     assert.deepEqual(jobConfigProblems([]), [{ field: "config", message: "must be an object" }]);

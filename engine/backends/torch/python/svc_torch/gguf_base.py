@@ -14,6 +14,8 @@ from typing import Callable, Dict, Optional
 import numpy as np
 import torch
 
+QUANT_NAMES = {8: "Q8_0", 12: "Q4_K", 14: "Q6_K"}
+
 
 @dataclass
 class GgufBase:
@@ -23,17 +25,27 @@ class GgufBase:
     gguf_to_hf: Dict[str, str]
     # GGUF names of projections whose rows llama.cpp permuted, with the head count the permutation used
     permuted_rows: Dict[str, int] = field(default_factory=dict)
+    # Elements of the base, its quantised projections' counted as their weights' (not their bytes)
+    parameters: int = 0
+    # GGUF names of the projections kept quantised (quantized.py), with their type (Q4_K...)
+    quantized: Dict[str, str] = field(default_factory=dict)
 
     PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
 
     def projection_shapes(self) -> Dict[str, list]:
         """[out, in] of every LoRA-adaptable projection the model has, keyed blk.N.<proj>."""
         params = dict(self.model.named_parameters())
+        modules = dict(self.model.named_modules())
         shapes = {}
         for gguf_name, hf_name in self.gguf_to_hf.items():
             parts = gguf_name.split(".")
-            if len(parts) == 4 and parts[0] == "blk" and parts[2] in self.PROJECTIONS and parts[3] == "weight" and hf_name in params:
+            if not (len(parts) == 4 and parts[0] == "blk" and parts[2] in self.PROJECTIONS and parts[3] == "weight"):
+                continue
+            if hf_name in params:
                 shapes[f"blk.{parts[1]}.{parts[2]}"] = list(params[hf_name].shape)
+            elif gguf_name in self.quantized:  # no weight parameter: its blocks are a buffer
+                layer = modules[hf_name[: -len(".weight")]]
+                shapes[f"blk.{parts[1]}.{parts[2]}"] = [layer.out_features, layer.in_features]
         return shapes
 
 
@@ -216,8 +228,84 @@ def _drop_pages(reader, tensor) -> None:
         pass
 
 
-def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attention: str, on_tensor: Callable[[str, int, int], None]) -> GgufBase:
-    """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor."""
+def _row_order(processor, name: str, rows: int, gguf_to_hf: Dict[str, str]) -> Optional[np.ndarray]:
+    """Where transformers' processor puts each of a projection's rows (llama's q/k permutation undone):
+    the processor run on the row numbers. None when it does more than reorder rows."""
+    index = np.arange(rows, dtype=np.float32).reshape(rows, 1)
+    moved = np.asarray(processor.process(weights=index, name=name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}).weights).reshape(-1)
+    if moved.shape != (rows,) or not np.array_equal(np.sort(moved), index.reshape(-1)):
+        return None
+    return moved.astype(np.int64)
+
+
+def _quantized_projections(model: torch.nn.Module, reader, gguf_to_hf: Dict[str, str], device: torch.device) -> Dict[str, object]:
+    """Replaces each projection stored as Q8_0, Q4_K or Q6_K by a QuantizedLinear (its blocks still
+    to be read); returns them by GGUF tensor name."""
+    from .quantized import QUANT_TYPES, QuantizedLinear
+
+    modules = dict(model.named_modules())
+    kept: Dict[str, object] = {}
+    for tensor in reader.tensors:
+        parts = tensor.name.split(".")
+        hf_name = gguf_to_hf.get(tensor.name)
+        if not (len(parts) == 4 and parts[0] == "blk" and parts[2] in GgufBase.PROJECTIONS and parts[3] == "weight" and hf_name):
+            continue
+        if int(tensor.tensor_type) not in QUANT_TYPES:
+            continue
+        path = hf_name[: -len(".weight")]
+        linear = modules.get(path)
+        if type(linear) is not torch.nn.Linear:
+            continue
+        parent, _, child = path.rpartition(".")
+        empty = torch.empty(0, dtype=torch.uint8, device=device)
+        layer = QuantizedLinear(linear.in_features, linear.out_features, int(tensor.tensor_type), empty, linear.bias)
+        setattr(modules[parent] if parent else model, child, layer)
+        kept[tensor.name] = layer
+    return kept
+
+
+SLICE_ELEMENTS = 1 << 24
+
+
+def _in_slices(tensor, target: torch.Tensor, is_buffer: bool) -> bool:
+    """Whether a tensor is large enough to be dequantised a slice of rows at a time (the embeddings:
+    gguf-py's dequantisers make several float32 copies of what they are given), and may be: a
+    parameter whose rows are the file's rows, and not a q/k projection, whose rows transformers
+    reorders across the whole tensor."""
+    rows = int(tensor.data.shape[0]) if len(tensor.data.shape) == 2 else 0
+    return (
+        not is_buffer
+        and int(tensor.n_elements) > SLICE_ELEMENTS
+        and len(target.shape) == 2
+        and rows == int(target.shape[0])
+        and int(target.shape[0]) * int(target.shape[1]) == int(tensor.n_elements)
+        and ".attn_q." not in tensor.name
+        and ".attn_k." not in tensor.name
+    )
+
+
+def _dequantized_in_slices(tensor, processor, gguf_to_hf: Dict[str, str], dtype: torch.dtype) -> torch.Tensor:
+    """The tensor dequantised into `dtype` a slice of rows at a time, each slice through transformers'
+    processor (row-wise for the tensors _in_slices admits), so the float32 copies are one slice's."""
+    from gguf import dequantize
+
+    rows = int(tensor.data.shape[0])
+    width = int(tensor.n_elements) // rows
+    out = torch.empty((rows, width), dtype=dtype)
+    step = max(1, SLICE_ELEMENTS // width)
+    for start in range(0, rows, step):
+        part = dequantize(tensor.data[start : start + step], tensor.tensor_type)
+        part = processor.process(weights=part, name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}).weights
+        out[start : start + step] = torch.from_numpy(np.ascontiguousarray(part, dtype=np.float32)).reshape(-1, width)
+        del part
+    return out
+
+
+def load_gguf_base(
+    path: str, device: torch.device, dtype: torch.dtype, attention: str, on_tensor: Callable[[str, int, int], None], keep_quantized: bool = False
+) -> GgufBase:
+    """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor.
+    keep_quantized: projections stored as Q8_0, Q4_K or Q6_K stay as their blocks (quantized.py)."""
     from accelerate import init_empty_weights
     from accelerate.utils import set_module_tensor_to_device
     from gguf import dequantize
@@ -242,12 +330,27 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
             layer = name.split(".")[1]
             gguf_to_hf.setdefault(name, next((b for b in buffers if b.endswith(f"layers.{layer}.layer_scalar")), name))
 
+    kept = _quantized_projections(model, reader, gguf_to_hf, device) if keep_quantized else {}
     total = sum(4 * int(t.n_elements) for t in reader.tensors)
     loaded = 0
     expected = {**dict(model.named_parameters()), **buffers}
     for tensor in reader.tensors:
         hf_name = gguf_to_hf.get(tensor.name)
-        if hf_name is not None and hf_name in expected:
+        layer = kept.get(tensor.name)
+        if layer is not None:
+            blocks = torch.from_numpy(np.array(tensor.data, dtype=np.uint8)).reshape(layer.out_features, -1)
+            order = _row_order(processor, tensor.name, layer.out_features, gguf_to_hf)
+            if order is None:
+                raise ValueError(f"tensor {tensor.name}: transformers changes more than its row order, so it cannot stay quantised")
+            if not np.array_equal(order, np.arange(layer.out_features)):
+                blocks = blocks[torch.from_numpy(order)]
+            layer.qweight = blocks.contiguous().to(device)
+            del blocks
+        elif hf_name is not None and hf_name in expected and _in_slices(tensor, expected[hf_name], hf_name in buffers):
+            value = _dequantized_in_slices(tensor, processor, gguf_to_hf, dtype)
+            set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype)
+            del value
+        elif hf_name is not None and hf_name in expected:
             weights = processor.process(
                 weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}
             ).weights
@@ -274,6 +377,7 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
         _apply_rope_factors(model, factors)
     model.requires_grad_(False)
     model.eval()
+    parameters = sum(p.numel() for p in model.parameters()) + sum(layer.in_features * layer.out_features for layer in kept.values())
 
     permuted: Dict[str, int] = {}
     if processor.__class__.__name__ == "LlamaTensorProcessor":
@@ -283,7 +387,7 @@ def load_gguf_base(path: str, device: torch.device, dtype: torch.dtype, attentio
                 permuted[name] = heads
             elif ".attn_k." in name:
                 permuted[name] = kv_heads
-    return GgufBase(model, architecture, gguf_to_hf, permuted)
+    return GgufBase(model, architecture, gguf_to_hf, permuted, parameters, {name: QUANT_NAMES[layer.ggml_type] for name, layer in kept.items()})
 
 
 def hf_rows(t: torch.Tensor, heads: int) -> torch.Tensor:

@@ -97,12 +97,23 @@ class Server:
 
         # Eager attention in float32 gives llama.cpp's numbers to rounding; SDPA is the fast path otherwise.
         attention = "eager" if self.dtype == self.torch.float32 and self.device.type == "cpu" else "sdpa"
-        self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor)
+        quantized = req.get("quantizedBase") or "keep"
+        if quantized not in ("keep", "dequantize"):
+            raise ValueError(f"quantizedBase must be keep or dequantize, got {quantized!r}")
+        self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor, keep_quantized=quantized == "keep")
         self.context_length = int((req.get("config") or {}).get("contextLength") or 0) or None
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
         self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
-        parameters = sum(p.numel() for p in self.base.model.parameters())
-        return {"parameters": parameters, "architecture": self.base.architecture, "projectionShapes": self.base.projection_shapes(), **self.info()}
+        kept = sorted(set(self.base.quantized.values()))
+        return {
+            "parameters": self.base.parameters,
+            "architecture": self.base.architecture,
+            "projectionShapes": self.base.projection_shapes(),
+            "baseBytes": sum(t.numel() * t.element_size() for t in [*self.base.model.parameters(), *self.base.model.buffers()]),
+            "quantizedProjections": len(self.base.quantized),
+            "quantizedTypes": kept,
+            **self.info(),
+        }
 
     def op_init_lora(self, req, tensors):
         from .adapter import Adapter

@@ -1,0 +1,138 @@
+"""
+A quantised GGUF base kept quantised in memory: each projection's weight stays as the file's raw
+Q8_0, Q4_K or Q6_K blocks (a uint8 tensor), and QuantizedLinear dequantises it when the forward
+or the backward pass reaches the layer. The autograd function saves nothing but the layer, so no
+full-precision copy of a weight lives between the passes; the base is frozen, so only the input's
+gradient is computed (grad @ W, with W dequantised again). The dequantisers are vectorised torch
+ports of gguf-py's numpy ones (ggml-quants.c's reference), computing in float32 in the same order,
+so their floats are gguf-py's bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+
+QK_K = 256
+
+
+def _f16(column: torch.Tensor) -> torch.Tensor:
+    """Two bytes per row (little-endian float16) as float32 [rows, 1]."""
+    return column.contiguous().view(torch.float16).to(torch.float32)
+
+
+def dequantize_q8_0(blocks: torch.Tensor) -> torch.Tensor:
+    """[n, 34] bytes -> [n, 32] float32: d (f16) times 32 int8 values."""
+    d = _f16(blocks[:, :2])
+    x = blocks[:, 2:].contiguous().view(torch.int8).to(torch.float32)
+    return x * d
+
+
+def _q4_k_scale_min(scales: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The 8 six-bit scales and mins of a Q4_K/Q5_K super-block packed in 12 bytes."""
+    s = scales.reshape(-1, 3, 4)
+    d, m, m_d = s[:, 0], s[:, 1], s[:, 2]
+    sc = torch.cat([d & 0x3F, (m_d & 0x0F) | ((d >> 2) & 0x30)], dim=-1)
+    mn = torch.cat([m & 0x3F, (m_d >> 4) | ((m >> 2) & 0x30)], dim=-1)
+    return sc, mn
+
+
+_SHIFTS: Dict[Tuple[Tuple[int, ...], torch.device], torch.Tensor] = {}
+
+
+def _shifts(values: Tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """The bit shifts that spread packed values over a new axis, made once per device."""
+    key = (values, device)
+    found = _SHIFTS.get(key)
+    if found is None:
+        found = _SHIFTS[key] = torch.tensor(values, dtype=torch.uint8, device=device)
+    return found
+
+
+def dequantize_q4_k(blocks: torch.Tensor) -> torch.Tensor:
+    """[n, 144] bytes -> [n, 256] float32: d, dmin (f16), 12 bytes of scales/mins, 128 bytes of nibbles."""
+    n = blocks.shape[0]
+    d, dmin = _f16(blocks[:, 0:2]), _f16(blocks[:, 2:4])
+    sc, mn = _q4_k_scale_min(blocks[:, 4:16])
+    scale = (d * sc.to(torch.float32)).reshape(n, 8, 1)
+    offset = (dmin * mn.to(torch.float32)).reshape(n, 8, 1)
+    qs = blocks[:, 16:].reshape(n, 4, 1, 32) >> _shifts((0, 4), blocks.device).reshape(1, 1, 2, 1)
+    qs = (qs & 0x0F).reshape(n, 8, 32).to(torch.float32)
+    return (scale * qs - offset).reshape(n, QK_K)
+
+
+def dequantize_q6_k(blocks: torch.Tensor) -> torch.Tensor:
+    """[n, 210] bytes -> [n, 256] float32: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales, d (f16)."""
+    n = blocks.shape[0]
+    ql, qh = blocks[:, :128], blocks[:, 128:192]
+    scales = blocks[:, 192:208].contiguous().view(torch.int8).to(torch.float32)
+    d = (_f16(blocks[:, 208:210]) * scales).reshape(n, 16, 1)
+    low = ql.reshape(n, 2, 1, 64) >> _shifts((0, 4), blocks.device).reshape(1, 1, 2, 1)
+    low = (low & 0x0F).reshape(n, 8, 32)
+    high = qh.reshape(n, 2, 1, 32) >> _shifts((0, 2, 4, 6), blocks.device).reshape(1, 1, 4, 1)
+    high = (high & 0x03).reshape(n, 8, 32)
+    q = ((low | (high << 4)).to(torch.int16) - 32).reshape(n, 16, 16).to(torch.float32)
+    return (d * q).reshape(n, QK_K)
+
+
+# ggml type id -> (block bytes, elements per block, dequantiser); the ids are GGMLQuantizationType's.
+QUANT_TYPES: Dict[int, Tuple[int, int, Callable[[torch.Tensor], torch.Tensor]]] = {
+    8: (34, 32, dequantize_q8_0),  # Q8_0
+    12: (144, QK_K, dequantize_q4_k),  # Q4_K
+    14: (210, QK_K, dequantize_q6_k),  # Q6_K
+}
+
+
+def dequantize(blocks: torch.Tensor, ggml_type: int, shape: Tuple[int, int]) -> torch.Tensor:
+    """A GGUF tensor's raw bytes (any shape, uint8) as float32 `shape` ([rows, row length])."""
+    size, _, fn = QUANT_TYPES[ggml_type]
+    return fn(blocks.reshape(-1, size)).reshape(shape)
+
+
+class _QuantizedMatmul(torch.autograd.Function):
+    """x @ W.T with W dequantised from `layer`'s blocks here and again in backward; saves no tensor."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, layer: "QuantizedLinear") -> torch.Tensor:
+        ctx.layer = layer
+        return F.linear(x, layer.dequantized(x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        if not ctx.needs_input_grad[0]:
+            return None, None
+        return grad @ ctx.layer.dequantized(grad.dtype), None
+
+
+class QuantizedLinear(torch.nn.Linear):
+    """An nn.Linear (so PEFT wraps it like any projection) whose weight is GGUF blocks, dequantised on use.
+    The blocks are the buffer `qweight`, and `weight` reads them too (uint8 [out, row bytes]): PEFT takes
+    the adapter's device from it and, the bytes being integers, leaves the adapter's float32 alone; nothing
+    that reads `.weight` dequantises a layer by accident. No `compute_dtype` either, which PEFT would cast
+    the adapter to: the layer computes in its input's dtype."""
+
+    def __init__(self, in_features: int, out_features: int, ggml_type: int, blocks: torch.Tensor, bias: Optional[torch.nn.Parameter] = None):
+        torch.nn.Module.__init__(self)
+        if ggml_type not in QUANT_TYPES:
+            raise ValueError(f"ggml type {ggml_type} is not kept quantised")
+        self.in_features, self.out_features = in_features, out_features
+        self.ggml_type = ggml_type
+        self.register_buffer("qweight", blocks, persistent=False)
+        self.bias = bias
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.qweight
+
+    def dequantized(self, dtype: torch.dtype) -> torch.Tensor:
+        w = dequantize(self.qweight, self.ggml_type, (self.out_features, self.in_features))
+        return w if dtype == torch.float32 else w.to(dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = _QuantizedMatmul.apply(x, self)
+        return y if self.bias is None else y + self.bias.to(y.dtype)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, ggml_type={self.ggml_type}"

@@ -1,0 +1,177 @@
+/**
+ * A quantised GGUF base kept quantised in the torch backend's memory (svc_torch/quantized.py):
+ * projections stay Q8_0 / Q4_K / Q6_K blocks and are dequantised per layer in the forward and
+ * backward pass. Random-weight llama models (llama: its q/k rows are permuted in the file, so the
+ * blocks are reordered too) around Llama 2's vocabulary, quantised by svc's port of ggml's
+ * reference quantisers: one all Q8_0, one mixed as llama.cpp's Q4_K_M mixes (Q4_K, ffn_down Q6_K).
+ *
+ *   - the torch dequantisers give gguf-py's floats bit for bit on every block of both files;
+ *   - PEFT wraps QuantizedLinear as a LoRA Linear, its LoRA and input gradients match an
+ *     nn.Linear holding the dequantised weight, and autograd saves no weight-sized tensor;
+ *   - the backend keeps every quantised projection (and says so), with the logits of the
+ *     dequantised load;
+ *   - a LoRA trained on the kept base teaches an answer llama.cpp gives with the exported GGUF
+ *     adapter on the same quantised file.
+ * Needs svc's torch venv (skipped without it, failed in CI).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
+import { writeAdapterGguf } from '../../../engine/gguf/adapter-file.js';
+import { readModelConfig } from '../../../engine/gguf/model-file.js';
+import { writeGgufFile } from '../../../engine/gguf/writer.js';
+import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
+import { disposeLlamaCppReference, greedy, tokenize } from '../../support/llamaCppReference.js';
+import { testModelFile, testModelsDir, type TestModelOptions } from '../../support/testModels.js';
+import { startExactTorchBackend, torchTestPython } from '../../support/torchStack.js';
+
+const run = promisify(execFile);
+const Q6_K = 14;
+
+// Same weights, same float32 matmuls: only the route of the weight into them differs.
+const SAME_WEIGHTS_TOLERANCE = 1e-5;
+// LoRA and input gradients of QuantizedLinear against nn.Linear on the dequantised weight, relative to the largest.
+const GRADIENT_TOLERANCE = 1e-5;
+
+const MODELS: Record<string, { options: TestModelOptions; q6kDown?: boolean }> = {
+  'llama Q8_0': { options: { arch: 'llama', vocab: 'llama-spm', weightType: 'Q8_0', name: 'kept-q8_0' } },
+  // d = 256 so every matrix fills whole K-quant blocks; ffn_down in Q6_K as Q4_K_M stores some layers'.
+  'llama Q4_K_M (Q4_K, ffn_down Q6_K)': {
+    options: { arch: 'llama', vocab: 'llama-spm', weightType: 'Q4_K', embeddingLength: 256, headCount: 4, headDim: 64, name: 'kept-q4_k_m' },
+    q6kDown: true,
+  },
+};
+
+async function writeModel(options: TestModelOptions, q6kDown: boolean): Promise<string> {
+  const file = await testModelFile(options);
+  const tensors = q6kDown ? file.tensors.map((t) => (t.name.endsWith('ffn_down.weight') ? { ...t, type: Q6_K } : t)) : file.tensors;
+  const target = path.join(await testModelsDir(), `${options.name}.gguf`);
+  await writeGgufFile(target, { metadata: file.metadata, tensors });
+  return target;
+}
+
+async function pythonCheck(mode: 'dequant' | 'linear' | 'slices', files: string[]): Promise<Record<string, any>> {
+  const script = path.join(import.meta.dirname, 'torch-quantized.py');
+  const { stdout } = await run(torchTestPython(), [script, mode, ...files], {
+    env: { ...process.env, PYTHONPATH: torchPythonPath() },
+    maxBuffer: 1 << 24,
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
+
+const available = existsSync(torchTestPython());
+
+describe('torch backend: a quantised GGUF base kept quantised in memory', function () {
+  this.timeout(600_000);
+  const files: Record<string, string> = {};
+
+  before(async function () {
+    if (!available && process.env.CI !== 'true') this.skip();
+    for (const [label, { options, q6kDown }] of Object.entries(MODELS)) files[label] = await writeModel(options, q6kDown ?? false);
+  });
+  after(disposeLlamaCppReference);
+
+  it("the torch dequantisers give gguf-py's floats bit for bit (Q8_0, Q4_K, Q6_K)", async () => {
+    // ggml-quants.c's reference port (gguf-py's numpy) is what the dequantisers are checked against; the
+    // file's blocks are real ones (svc's quantisers match gguf-py's where it has one: gguf-quant.test.ts).
+    const result = await pythonCheck('dequant', Object.values(files));
+    console.log(`      checked ${JSON.stringify(result.checked)} values`);
+    assert.deepEqual(result.mismatches, []);
+    for (const type of ['Q8_0', 'Q4_K', 'Q6_K']) assert.ok(result.checked[type] > 0, `no ${type} tensor was checked`);
+  });
+
+  it('large tensors (the embeddings) dequantised a slice of rows at a time load the same model', async () => {
+    const result = await pythonCheck('slices', [files['llama Q8_0']]);
+    assert.ok(result.parameters > 0);
+    assert.deepEqual(result.differ, []);
+  });
+
+  for (const label of Object.keys(MODELS)) {
+    describe(label, () => {
+      it('PEFT wraps QuantizedLinear; its gradients match the dequantised weight; autograd saves no weight', async () => {
+        const result = await pythonCheck('linear', [files[label]]);
+        assert.ok(Object.keys(result).length > 0, 'no quantised projection in the file');
+        for (const [type, r] of Object.entries(result)) {
+          assert.ok(r.isLoraLinear, `${type}: PEFT wrapped it as ${r.wrapper}`);
+          assert.equal(r.baseLayer, 'QuantizedLinear');
+          assert.equal(r.loraDtype, 'torch.float32');
+          for (const [name, error] of Object.entries(r.relativeError as Record<string, number>))
+            assert.ok(error < GRADIENT_TOLERANCE, `${type} ${name}: relative gradient error ${error}`);
+          // What the forward pass keeps: the input, the LoRA's own activations; never the weight.
+          assert.ok(r.largestSaved < r.weightElements, `${type}: autograd saved a tensor of ${r.largestSaved} elements (weight ${r.weightElements})`);
+          assert.ok(r.qweightBytes < r.weightElements * 1.1, `${type}: ${r.qweightBytes} bytes kept for ${r.weightElements} weights`);
+        }
+      });
+
+      it("keeps every quantised projection, with the dequantised load's logits", async () => {
+        const gguf = files[label];
+        const config = await readModelConfig(gguf);
+        const prompt = await tokenize(gguf, 'The quick brown fox jumps over the lazy dog');
+        const logits: Float32Array[] = [];
+        for (const quantizedBase of ['keep', 'dequantize'] as const) {
+          const backend = await startExactTorchBackend({ quantizedBase });
+          try {
+            await backend.loadBase(gguf, config);
+            if (quantizedBase === 'keep') {
+              // 7 projections per block, all quantised in these files
+              assert.equal(backend.quantizedProjections, 7 * config.blockCount);
+              assert.deepEqual(backend.quantizedTypes, MODELS[label].q6kDown ? ['Q4_K', 'Q6_K'] : ['Q8_0']);
+            } else assert.equal(backend.quantizedProjections, 0);
+            logits.push(await backend.logits(prompt));
+          } finally {
+            await backend.dispose();
+          }
+        }
+        let maxDiff = 0;
+        for (let i = 0; i < logits[0].length; i++) maxDiff = Math.max(maxDiff, Math.abs(logits[0][i] - logits[1][i]));
+        assert.ok(maxDiff < SAME_WEIGHTS_TOLERANCE, `max |logit(kept) - logit(dequantised)| = ${maxDiff}`);
+      });
+
+      it('a LoRA trained on the kept base teaches an answer llama.cpp gives with the exported adapter on the same file', async () => {
+        const gguf = files[label];
+        const config = await readModelConfig(gguf);
+        const prompt = await tokenize(gguf, 'The quick brown fox jumps over');
+        const answer = (await tokenize(gguf, 'purple elephants dance')).slice(0, 4);
+        assert.notDeepEqual(await greedy(gguf, prompt, answer.length), answer, 'the base model already continues with the answer');
+        const sequence = [...prompt, ...answer];
+        const length = sequence.length - 1;
+        const batch = {
+          batchSize: 1,
+          length,
+          inputs: Int32Array.from(sequence.slice(0, -1)),
+          targets: Int32Array.from(sequence.slice(1)),
+          mask: Float32Array.from({ length }, (_, i) => (i >= prompt.length - 1 ? 1 : 0)),
+          maskedTokens: answer.length,
+          tokens: length,
+        };
+        const adapterPath = path.join(await testModelsDir(), `${path.basename(gguf, '.gguf')}-taught.adapter.gguf`);
+        const backend = await startExactTorchBackend({ quantizedBase: 'keep' });
+        try {
+          await backend.loadBase(gguf, config);
+          assert.ok(backend.quantizedProjections > 0);
+          const lora = { r: 8, alpha: 16, targetModules: DEFAULT_TARGET_MODULES };
+          const { config: loraConfig, tensors } = initLoraTensors(config, lora, 3, backend.projectionShapes);
+          await backend.initLora(loraSpec(loraConfig), tensors);
+          const losses: number[] = [];
+          for (let step = 0; step < 80 && !(losses.at(-1)! < 0.02); step++) {
+            losses.push((await backend.trainStep(batch, { learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 })).loss);
+          }
+          console.log(`      ${label}: loss ${losses[0].toFixed(3)} -> ${losses.at(-1)!.toFixed(3)} in ${losses.length} steps`);
+          assert.ok(losses.at(-1)! < losses[0] / 10, `loss ${losses[0]} -> ${losses.at(-1)}`);
+          await writeAdapterGguf(adapterPath, {
+            config: loraConfig,
+            tensors: await backend.loraTensors(),
+            architecture: config.architecture,
+            baseModelName: config.name,
+          });
+        } finally {
+          await backend.dispose();
+        }
+        assert.deepEqual(await greedy(gguf, prompt, answer.length, { lora: adapterPath }), answer);
+      });
+    });
+  }
+});

@@ -1,0 +1,144 @@
+"""
+Checks of svc_torch/quantized.py for torch-quantized-base.test.ts, printed as one JSON line.
+
+  dequant FILE...   every Q8_0 / Q4_K / Q6_K tensor of the GGUFs (blocks written by svc's port of
+                    ggml's reference quantisers), and Q8_0 blocks of gguf-py's own quantiser:
+                    svc's torch dequantiser against gguf-py's numpy `dequantize`, bit for bit
+  linear FILE       per quantised type in the file, one projection as QuantizedLinear and as an
+                    nn.Linear holding its dequantised weight, each wrapped by PEFT LoRA: the
+                    wrapper PEFT chose, the LoRA and input gradients of both, and the largest
+                    tensor autograd saved in the quantised layer's forward
+  slices FILE       the base loaded with its large tensors dequantised a slice of rows at a time
+                    against the same load a whole tensor at a time
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import torch
+from gguf import GGMLQuantizationType, GGUFReader, dequantize, quantize
+
+from svc_torch.quantized import QUANT_TYPES, QuantizedLinear
+from svc_torch.quantized import dequantize as torch_dequantize
+
+
+def rows_and_width(tensor):
+    width = int(tensor.shape[0])  # ne0: the row length
+    return int(tensor.n_elements) // width, width
+
+
+def check_dequant(files):
+    checked, mismatches = {}, []
+
+    def compare(label, qtype, blocks, rows, width):
+        expected = dequantize(blocks, qtype).reshape(rows, width).astype(np.float32)
+        got = torch_dequantize(torch.from_numpy(np.ascontiguousarray(blocks)), int(qtype), (rows, width)).numpy()
+        name = GGMLQuantizationType(qtype).name
+        checked[name] = checked.get(name, 0) + rows * width
+        if not np.array_equal(expected.view(np.uint32), got.view(np.uint32)):
+            mismatches.append(f"{label}: {int(np.sum(expected.view(np.uint32) != got.view(np.uint32)))} floats differ")
+
+    for path in files:
+        for tensor in GGUFReader(path).tensors:
+            if int(tensor.tensor_type) in QUANT_TYPES:
+                rows, width = rows_and_width(tensor)
+                compare(f"{path}:{tensor.name}", tensor.tensor_type, np.array(tensor.data), rows, width)
+    rng = np.random.default_rng(7)
+    values = (rng.standard_normal((96, 512)) * np.exp(rng.standard_normal((96, 1)))).astype(np.float32)
+    values[3] = 0  # an all-zero block: d = 0
+    compare("gguf-py Q8_0", GGMLQuantizationType.Q8_0, quantize(values, GGMLQuantizationType.Q8_0), 96, 512)
+    return {"checked": checked, "mismatches": mismatches}
+
+
+def check_linear(path):
+    from peft import LoraConfig, get_peft_model
+    from peft.tuners.lora import Linear as LoraLinear
+
+    results = {}
+    seen = set()
+    for tensor in GGUFReader(path).tensors:
+        qtype = int(tensor.tensor_type)
+        if qtype not in QUANT_TYPES or qtype in seen or not tensor.name.startswith("blk."):
+            continue
+        seen.add(qtype)
+        rows, width = rows_and_width(tensor)
+        blocks = torch.from_numpy(np.array(tensor.data)).reshape(rows, -1)
+        weight = torch.from_numpy(dequantize(np.array(tensor.data), tensor.tensor_type).reshape(rows, width).astype(np.float32))
+
+        def wrapped(layer, width=width):
+            model = torch.nn.Sequential()  # a norm first: PEFT places the adapter by the model's first parameter
+            model.add_module("norm", torch.nn.LayerNorm(width))
+            model.add_module("proj", layer)
+            model.requires_grad_(False)
+            peft = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["proj"], lora_dropout=0.0))
+            torch.manual_seed(3)
+            for name, p in peft.named_parameters():
+                if "lora_" in name:
+                    with torch.no_grad():
+                        p.copy_(torch.randn(p.shape) * 0.1)
+            return peft
+
+        plain = torch.nn.Linear(width, rows, bias=False)
+        with torch.no_grad():
+            plain.weight.copy_(weight)
+        reference, kept = wrapped(plain), wrapped(QuantizedLinear(width, rows, qtype, blocks.clone()))
+        x0 = torch.randn(3, 5, width, generator=torch.Generator().manual_seed(1))
+        target = torch.randn(3, 5, rows, generator=torch.Generator().manual_seed(2))
+        grads = []
+        saved = []
+        for model in (reference, kept):
+            x = x0.clone().requires_grad_(True)
+            if model is kept:
+                with torch.autograd.graph.saved_tensors_hooks(lambda t, saved=saved: saved.append(t.numel()) or t, lambda t: t):
+                    y = model(x)
+            else:
+                y = model(x)
+            ((y - target) ** 2).mean().backward()
+            named = {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+            named["input"] = x.grad.clone()
+            grads.append(named)
+        worst = {}
+        for name, expected in grads[0].items():
+            scale = float(expected.abs().max())
+            worst[name.split(".")[-3] if "lora_" in name else name] = float((grads[1][name] - expected).abs().max()) / scale
+        layer = kept.base_model.model.proj
+        results[GGMLQuantizationType(qtype).name] = {
+            "tensor": tensor.name,
+            "wrapper": f"{type(layer).__module__}.{type(layer).__name__}",
+            "isLoraLinear": isinstance(layer, LoraLinear),
+            "baseLayer": type(layer.base_layer).__name__,
+            "loraDtype": str(layer.lora_A["default"].weight.dtype),
+            "relativeError": worst,
+            "weightElements": rows * width,
+            "largestSaved": max(saved, default=0),
+            "qweightBytes": int(layer.base_layer.qweight.numel()),
+        }
+    return results
+
+
+def check_slices(path):
+    """The base loaded with its large tensors dequantised a few rows at a time equals the whole-tensor load."""
+    from svc_torch import gguf_base
+
+    def load(slice_elements):
+        gguf_base.SLICE_ELEMENTS = slice_elements
+        base = gguf_base.load_gguf_base(path, torch.device("cpu"), torch.float32, "eager", lambda *_: None)
+        return {name: p.detach().clone() for name, p in base.model.named_parameters()}
+
+    whole, sliced = load(1 << 40), load(1000)
+    differ = [name for name in whole if not torch.equal(whole[name], sliced[name])]
+    return {"parameters": len(whole), "differ": differ}
+
+
+def main():
+    mode, files = sys.argv[1], sys.argv[2:]
+    checks = {"dequant": lambda: check_dequant(files), "linear": lambda: check_linear(files[0]), "slices": lambda: check_slices(files[0])}
+    out = checks[mode]()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
