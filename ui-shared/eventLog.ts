@@ -11,6 +11,7 @@ export const JOB_EVENT_TYPES = [
   "training.log",
   "training.progress",
   "checkpoint.saved",
+  "samples.graded",
   "training.completed",
   "training.failed",
   "training.cancelled",

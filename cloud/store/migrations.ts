@@ -294,6 +294,24 @@ const keyRules: Migration = {
   },
 };
 
+/**
+ * A job's samples: per step, the eval prompts' answers and their grades (the `samples.graded`
+ * event's data, JSON), kept apart from the event log because custom grades arrive later, from
+ * the process that runs the trainer (possibly after the job ended, when its log takes nothing).
+ */
+const jobSamples: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("job_samples")
+      .addColumn("job_id", "text", (c) => c.notNull().references("jobs.id"))
+      .addColumn("step", "integer", (c) => c.notNull())
+      .addColumn("data", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("job_samples_pk", ["job_id", "step"])
+      .execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -304,6 +322,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0006_deployment_cors": deploymentCors,
   "0007_base_model_sha256": baseModelSha256,
   "0008_key_rules": keyRules,
+  "0009_job_samples": jobSamples,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -10,6 +10,9 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { BackendChoice } from "../../engine/backends/select.js";
+import type { ChatExample } from "../../engine/data/chat-jsonl.js";
+import type { SampleAnswerer } from "../../engine/infer/sampleAnswers.js";
+import { checkpointSampler } from "./checkpointSamples.js";
 import type { TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { resolveBaseModel } from "./baseModelCache.js";
 import { loadProgressReporter } from "./loadProgress.js";
@@ -156,6 +159,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       log,
       ranks: options.ranks,
     });
+    let samples: JobSamples | undefined;
     try {
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {
@@ -169,6 +173,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
+      samples = await openJobSamples(config, evalSet, modelPath, emit, log, job.id);
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
         const sha256 = await fileSha256(artifact.file);
@@ -229,6 +234,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
             return;
           }
           void emit("checkpoint.saved", { step });
+          await samples?.at(step, file);
         },
       });
       if (result.stoppedEarly) {
@@ -242,6 +248,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         return;
       }
       const final = result.artifacts.find((a) => a.kind === "adapter")!;
+      // The final adapter's answers, unless a checkpoint at that step already gave them.
+      await samples?.at(final.step, final.path);
+      await samples?.dispose();
       const names = adapterArtifactNames();
       const finalFiles: ArtifactToUpload[] = [
         { file: final.path, name: names.gguf, kind: "adapter", step: final.step },
@@ -284,6 +293,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       }
       await emit("training.completed", manifest.completed);
     } finally {
+      await samples?.dispose();
       await backend.dispose();
     }
   } catch (err) {
@@ -321,4 +331,60 @@ async function download(options: TrainerWorkerOptions, url: string | null, what:
     const message = `downloading the ${what} failed: HTTP ${res.status}`;
     throw isTransientStatus(res.status) ? new Error(message) : new TransferRefused(message, res.status, undefined);
   });
+}
+
+/** The samples of one job: answered and graded at a step once, then sent as a `samples.graded` event. */
+interface JobSamples {
+  at(step: number, adapterPath?: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Loads the base for sampling and answers checkpoint 0 (the base model) at once. None when the job
+ * has no eval set or asks for no samples. A sampling failure is a warning: training goes on.
+ */
+async function openJobSamples(
+  config: Record<string, any>,
+  evalSet: ChatExample[] | undefined,
+  modelPath: string,
+  emit: (type: "samples.graded" | "training.progress", data: Record<string, unknown>) => Promise<void>,
+  log: (line: string) => void,
+  jobId: string,
+): Promise<JobSamples | undefined> {
+  const count = config.samples?.count ?? 0;
+  if (!evalSet?.length || count === 0) return undefined;
+  const warn = (err: unknown) => {
+    const message = `samples were not answered (${(err as Error).message}); training continues`;
+    log(`job ${jobId}: ${message}`);
+    void emit("training.progress", { message, level: "warning" });
+  };
+  let answerer: SampleAnswerer;
+  try {
+    const { openSampleAnswerer } = await import("../../engine/infer/sampleAnswers.js");
+    answerer = await openSampleAnswerer(modelPath);
+  } catch (err) {
+    warn(err);
+    return undefined;
+  }
+  const sample = checkpointSampler({ answerer, evalSet, count, maxTokens: config.samples.maxTokens, graders: config.graders ?? [] });
+  const done = new Set<number>();
+  let disposed = false;
+  const samples: JobSamples = {
+    async at(step, adapterPath) {
+      if (disposed || done.has(step)) return;
+      done.add(step);
+      try {
+        await emit("samples.graded", { ...(await sample(step, adapterPath)) });
+      } catch (err) {
+        warn(err);
+      }
+    },
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      await answerer.dispose();
+    },
+  };
+  await samples.at(0);
+  return samples;
 }
