@@ -70,11 +70,12 @@ describe("studio job page: samples, pass rate and the best checkpoint (issue 27)
     const { checkpoints } = await projectClient(stack).listJobSamples(job.id);
     await page.getByTestId("samples-step").first().click();
     const table = page.getByTestId("samples-table");
-    await pollUntil(async () => ((await table.getAttribute("data-step")) === "0" ? true : undefined), { description: "step 0's table" });
+    await pollUntil(async () => ((await table.getAttribute("data-step")) === "0" ? true : undefined), { timeoutMs: 10_000, description: "step 0's table" });
     assert.match((await page.getByTestId("samples-summary").textContent()) ?? "", /Step 0 \(base model\): 0% of 8 pass/);
     assert.deepEqual(await page.getByTestId("sample-change").allTextContents(), Array(8).fill(""), "nothing before the base model");
     await page.locator(`[data-testid="pass-rate-point"][data-step="${checkpoints[1].step}"] circle`).click();
     await pollUntil(async () => ((await table.getAttribute("data-step")) === String(checkpoints[1].step) ? true : undefined), {
+      timeoutMs: 10_000,
       description: "the clicked point's table",
     });
     const changes = await page.getByTestId("sample-change").allTextContents();
