@@ -173,7 +173,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
-      samples = await openJobSamples(config, evalSet, modelPath, emit, log, job.id);
+      samples = openJobSamples(config, evalSet, modelPath, emit, log, job.id);
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
         const sha256 = await fileSha256(artifact.file);
@@ -234,7 +234,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
             return;
           }
           void emit("checkpoint.saved", { step });
-          await samples?.at(step, file);
+          samples?.at(step, file);
         },
       });
       if (result.stoppedEarly) {
@@ -249,8 +249,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       }
       const final = result.artifacts.find((a) => a.kind === "adapter")!;
       // The final adapter's answers, unless a checkpoint at that step already gave them.
-      await samples?.at(final.step, final.path);
-      await samples?.dispose();
+      samples?.at(final.step, final.path);
+      await samples?.finish();
       const names = adapterArtifactNames();
       const finalFiles: ArtifactToUpload[] = [
         { file: final.path, name: names.gguf, kind: "adapter", step: final.step },
@@ -293,7 +293,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       }
       await emit("training.completed", manifest.completed);
     } finally {
-      await samples?.dispose();
+      await samples?.finish();
       await backend.dispose();
     }
   } catch (err) {
@@ -333,24 +333,30 @@ async function download(options: TrainerWorkerOptions, url: string | null, what:
   });
 }
 
-/** The samples of one job: answered and graded at a step once, then sent as a `samples.graded` event. */
+/**
+ * The samples of one job: each step answered and graded once, in order, then sent as a
+ * `samples.graded` event. `at` only queues the work: llama.cpp answers on its own thread while
+ * training goes on (the torch backend trains in another process; tfjs yields between steps), and
+ * `finish` waits for the queue before the job completes.
+ */
 interface JobSamples {
-  at(step: number, adapterPath?: string): Promise<void>;
-  dispose(): Promise<void>;
+  at(step: number, adapterPath?: string): void;
+  /** Waits for every queued step, then frees llama.cpp's model. */
+  finish(): Promise<void>;
 }
 
 /**
- * Loads the base for sampling and answers checkpoint 0 (the base model) at once. None when the job
+ * Starts loading the base for sampling and queues checkpoint 0 (the base model). None when the job
  * has no eval set or asks for no samples. A sampling failure is a warning: training goes on.
  */
-async function openJobSamples(
+function openJobSamples(
   config: Record<string, any>,
   evalSet: ChatExample[] | undefined,
   modelPath: string,
   emit: (type: "samples.graded" | "training.progress", data: Record<string, unknown>) => Promise<void>,
   log: (line: string) => void,
   jobId: string,
-): Promise<JobSamples | undefined> {
+): JobSamples | undefined {
   const count = config.samples?.count ?? 0;
   if (!evalSet?.length || count === 0) return undefined;
   const warn = (err: unknown) => {
@@ -358,33 +364,40 @@ async function openJobSamples(
     log(`job ${jobId}: ${message}`);
     void emit("training.progress", { message, level: "warning" });
   };
-  let answerer: SampleAnswerer;
-  try {
+  const opening = (async (): Promise<SampleAnswerer> => {
     const { openSampleAnswerer } = await import("../../engine/infer/sampleAnswers.js");
-    answerer = await openSampleAnswerer(modelPath);
-  } catch (err) {
-    warn(err);
-    return undefined;
-  }
-  const sample = checkpointSampler({ answerer, evalSet, count, maxTokens: config.samples.maxTokens, graders: config.graders ?? [] });
+    return openSampleAnswerer(modelPath);
+  })();
+  const sampler = opening.then((answerer) =>
+    checkpointSampler({ answerer, evalSet, count, maxTokens: config.samples.maxTokens, graders: config.graders ?? [] }),
+  );
+  // One warning if the model cannot be loaded, not one per step.
+  sampler.catch(warn);
   const done = new Set<number>();
-  let disposed = false;
+  let queue: Promise<void> = Promise.resolve();
+  let finished = false;
   const samples: JobSamples = {
-    async at(step, adapterPath) {
-      if (disposed || done.has(step)) return;
+    at(step, adapterPath) {
+      if (finished || done.has(step)) return;
       done.add(step);
-      try {
-        await emit("samples.graded", { ...(await sample(step, adapterPath)) });
-      } catch (err) {
-        warn(err);
-      }
+      queue = queue.then(async () => {
+        const sample = await sampler.catch(() => undefined);
+        if (!sample) return;
+        try {
+          await emit("samples.graded", { ...(await sample(step, adapterPath)) });
+        } catch (err) {
+          warn(err);
+        }
+      });
     },
-    async dispose() {
-      if (disposed) return;
-      disposed = true;
-      await answerer.dispose();
+    async finish() {
+      if (finished) return;
+      finished = true;
+      await queue;
+      const answerer = await opening.catch(() => undefined);
+      await answerer?.dispose();
     },
   };
-  await samples.at(0);
+  samples.at(0);
   return samples;
 }

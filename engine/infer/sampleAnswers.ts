@@ -5,7 +5,6 @@
  * judges tfjs and torch runs, and the answers are the ones the served endpoint would give.
  * The base loads once per run; each checkpoint gets a small context of its own.
  */
-import { availableParallelism } from 'node:os';
 import type { ChatMessage } from './chat-template.js';
 import { loadLlamaCppModel, type LlamaCppModel } from './llama-cpp.js';
 
@@ -20,9 +19,13 @@ export interface SampleAnswerer {
   dispose(): Promise<void>;
 }
 
-/** Loads the base GGUF for sampling; threads default to the machine's cores (training is paused while it answers). */
+/**
+ * Loads the base GGUF for sampling. One llama.cpp thread by default, as serving uses
+ * (SVC_INFERENCE_THREADS): more than one per context collapses on a busy CPU, where threads then
+ * wait on each other, and a training machine's CPU is busy.
+ */
 export async function openSampleAnswerer(basePath: string, options: { threads?: number } = {}): Promise<SampleAnswerer> {
-  const model: LlamaCppModel = await loadLlamaCppModel({ modelPath: basePath, threads: options.threads ?? Math.min(8, availableParallelism()) });
+  const model: LlamaCppModel = await loadLlamaCppModel({ modelPath: basePath, threads: options.threads ?? 1 });
   return {
     async answer(prompts, { adapterPath, maxTokens }) {
       const longest = Math.max(1, ...prompts.map((p) => model.chatPromptTokens(p.messages).length));
