@@ -5,6 +5,7 @@
  * no Python). Everything is written under a temporary name beside the target and renamed into
  * place at the end, so a failure leaves nothing half-written.
  */
+import { bestSavedStep } from "./exportBestStep.js";
 import { execFile } from "node:child_process";
 import { createWriteStream, existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -42,7 +43,7 @@ lmstudio     the merged GGUF in LM Studio's models folder: <models>/svc/<job>-<i
 peft         the adapter as PEFT's pair (adapter_model.safetensors, adapter_config.json), zipped
              (--out: the file; default ./<job>-<id>-adapter-peft.zip)
 
---checkpoint STEP  the checkpoint saved at STEP instead of the final adapter
+--checkpoint STEP  the checkpoint saved at STEP (default: the best saved adapter, by the job's eval metric)
 --quant            the merged model's weights: q8_0 (default), f16, or q4_k_m (needs llama.cpp's
                    llama-quantize on PATH, or its path in SVC_LLAMA_QUANTIZE)`;
 
@@ -67,6 +68,10 @@ export const exportCommand: Command = {
     const quantize = options.quant === "q4_k_m" ? llamaQuantize() : undefined;
     const client = await projectClient();
     const job = await client.getJob(jobId);
+    if (options.step === undefined) {
+      options.step = await bestSavedStep(client, job);
+      if (options.step !== undefined) progressLine(`the checkpoint at step ${options.step} is the job's best; --checkpoint chooses another`);
+    }
     await exportJob(client, job, options, quantize);
     return 0;
   },
