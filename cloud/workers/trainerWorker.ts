@@ -221,6 +221,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
           await new Promise((resolve) => setImmediate(resolve));
         },
         onCheckpoint: async ({ step, path: file, configPath, safetensorsPath }) => {
+          // Its answers come from the file on this worker: queued now, whether or not the upload succeeds.
+          samples?.at(step, file);
           const names = adapterArtifactNames(step);
           try {
             await uploadCheckpointFile({ file, name: names.gguf, kind: "checkpoint", step });
@@ -234,7 +236,6 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
             return;
           }
           void emit("checkpoint.saved", { step });
-          samples?.at(step, file);
         },
       });
       if (result.stoppedEarly) {
