@@ -173,7 +173,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
-      samples = openJobSamples(config, evalSet, modelPath, emit, log, job.id);
+      samples = openJobSamples(config, evalSet, modelPath, emit, log, job.id, signal);
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
         const sha256 = await fileSha256(artifact.file);
@@ -357,6 +357,7 @@ function openJobSamples(
   emit: (type: "samples.graded" | "training.progress", data: Record<string, unknown>) => Promise<void>,
   log: (line: string) => void,
   jobId: string,
+  signal: AbortSignal,
 ): JobSamples | undefined {
   const count = config.samples?.count ?? 0;
   if (!evalSet?.length || count === 0) return undefined;
@@ -382,7 +383,8 @@ function openJobSamples(
       if (finished || done.has(step)) return;
       done.add(step);
       queue = queue.then(async () => {
-        const sample = await sampler.catch(() => undefined);
+        // A cancelled job takes no more events: what is still queued is dropped.
+        const sample = signal.aborted ? undefined : await sampler.catch(() => undefined);
         if (!sample) return;
         try {
           await emit("samples.graded", { ...(await sample(step, adapterPath)) });
