@@ -76,6 +76,9 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
   const pending = await findPendingUploads(options.workDir ?? os.tmpdir(), options.name);
   for (const { manifest } of pending) running.set(manifest.jobId, new AbortController());
   await link.connect();
+  // llama.cpp's runtime (its native library, the device probe: seconds) loads once per process:
+  // loaded now, while the worker waits for work, a job's first samples do not wait for it.
+  void import("../../engine/infer/llamaRuntime.js").then(({ getLlamaRuntime }) => getLlamaRuntime()).catch(() => undefined);
   for (const { dir, manifest } of pending) {
     await finishPendingUpload(options, dir, manifest, log);
     running.delete(manifest.jobId);
