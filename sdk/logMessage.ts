@@ -31,6 +31,11 @@ export function logMessage(type: string, data: Record<string, unknown>, options:
     }
     case "checkpoint.saved":
       return `step=${data.step}`;
+    case "samples.graded": {
+      const samples = Array.isArray(data.samples) ? data.samples.length : 0;
+      const rate = isNumber(data.passRate) ? `, ${Math.round(data.passRate * 100)}% pass` : "";
+      return `samples at step ${data.step}: ${samples} answered${rate}`;
+    }
     case "training.progress":
       return typeof data.message === "string" ? data.message : JSON.stringify(data);
     case "training.completed": {

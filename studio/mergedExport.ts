@@ -36,7 +36,9 @@ export async function sendMergedModel(
       choice.quant,
       "--out",
       dir,
-      ...(choice.step === undefined ? [] : ["--checkpoint", String(choice.step)]),
+      // The row's own adapter: without --checkpoint, svc export would take the job's best.
+      "--checkpoint",
+      choice.step === undefined ? "final" : String(choice.step),
     ];
     const output = await runSvcToEnd(ctx.svcCommand, args, ctx.projectDir, ctx.childEnv, { timeoutMs: EXPORT_TIMEOUT_MS, stdoutLimit: 1 << 20 });
     if (output.kind === "failed") throw new StudioError(500, "export_failed", output.error);

@@ -5,6 +5,7 @@
  * no Python). Everything is written under a temporary name beside the target and renamed into
  * place at the end, so a failure leaves nothing half-written.
  */
+import { bestSavedStep } from "./exportBestStep.js";
 import { execFile } from "node:child_process";
 import { createWriteStream, existsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -42,7 +43,7 @@ lmstudio     the merged GGUF in LM Studio's models folder: <models>/svc/<job>-<i
 peft         the adapter as PEFT's pair (adapter_model.safetensors, adapter_config.json), zipped
              (--out: the file; default ./<job>-<id>-adapter-peft.zip)
 
---checkpoint STEP  the checkpoint saved at STEP instead of the final adapter
+--checkpoint STEP  the checkpoint saved at STEP, or "final" (default: the best saved adapter, by the job's eval metric)
 --quant            the merged model's weights: q8_0 (default), f16, or q4_k_m (needs llama.cpp's
                    llama-quantize on PATH, or its path in SVC_LLAMA_QUANTIZE)`;
 
@@ -67,6 +68,10 @@ export const exportCommand: Command = {
     const quantize = options.quant === "q4_k_m" ? llamaQuantize() : undefined;
     const client = await projectClient();
     const job = await client.getJob(jobId);
+    if (options.step === undefined && !options.final) {
+      options.step = await bestSavedStep(client, job);
+      if (options.step !== undefined) progressLine(`the checkpoint at step ${options.step} is the job's best; --checkpoint chooses another`);
+    }
     await exportJob(client, job, options, quantize);
     return 0;
   },
@@ -76,6 +81,8 @@ interface ExportOptions {
   format: ExportFormat;
   quant: Quant;
   step?: number;
+  /** --checkpoint final: the final adapter, not the best. */
+  final?: boolean;
   out?: string;
 }
 
@@ -89,10 +96,12 @@ function exportOptions(values: { format?: string; quant?: string; checkpoint?: s
     throw new CliError(`--quant applies to the merged formats (gguf-merged, lmstudio); ${format} keeps the base model as it is`, 2);
   }
   let step: number | undefined;
+  // "final": the final adapter even where a checkpoint scored better (the job page's Final adapter row).
+  if (values.checkpoint === "final") return { format, quant, final: true, out: values.out };
   if (values.checkpoint !== undefined) {
     step = Number(values.checkpoint);
     if (!/^\d+$/.test(values.checkpoint) || !Number.isSafeInteger(step))
-      throw new CliError("--checkpoint must be a step number (the job page lists its checkpoints)", 2);
+      throw new CliError('--checkpoint must be a step number (the job page lists its checkpoints) or "final"', 2);
   }
   return { format, quant, step, out: values.out };
 }

@@ -47,6 +47,7 @@ async function servingDeployments(trx: Transaction<Database>, jobId: string): Pr
 async function removeRows(trx: Transaction<Database>, job: JobsTable): Promise<{ files: string[]; versions: Map<string, number> }> {
   const artifacts = await trx.selectFrom("artifacts").select("path").where("job_id", "=", job.id).execute();
   await trx.deleteFrom("job_events").where("job_id", "=", job.id).execute();
+  await trx.deleteFrom("job_samples").where("job_id", "=", job.id).execute();
   await trx.deleteFrom("artifacts").where("job_id", "=", job.id).execute();
   await trx.deleteFrom("jobs").where("id", "=", job.id).execute();
   const files = artifacts.map((row) => row.path);

@@ -15,6 +15,7 @@ import type { JobsTable } from "../store/schema.js";
 import { nowIso } from "./ids.js";
 import { bumpJobListVersions } from "./jobListVersion.js";
 import { statusAfter } from "./jobState.js";
+import { storeSamples } from "./jobSamples.js";
 
 /** Who wrote an event: the cloud itself (cancel, orphan failure), or a worker's claim of the job. */
 export type EventOrigin = { kind: "cloud" } | { kind: "worker"; claim: number; seq: number };
@@ -125,6 +126,8 @@ export async function appendJobEvents(ctx: CloudContext, items: readonly EventTo
         .insertInto("job_events")
         .values(rows.slice(i, i + INSERT_CHUNK))
         .execute();
+    // A step's samples are also kept by step, where custom grades are merged in later (jobSamples.ts).
+    for (const row of rows) if (row.type === "samples.graded") await storeSamples(trx, row.job_id, Number(JSON.parse(row.data).step), row.data, now);
     return { outcomes, listVersions };
   });
   // Only after the commit: a live reader must never see an event that could still roll back.

@@ -7,6 +7,7 @@ import { deleteJob, jobDiskBytes } from "../domain/jobDeletion.js";
 import { JobListCache } from "../domain/jobListCache.js";
 import { jobListEtag } from "../domain/jobListVersion.js";
 import { listArtifacts } from "../domain/artifacts.js";
+import { gradeJobSamples, listJobSamples } from "../domain/jobSamples.js";
 import { findModel, listModels } from "../domain/models.js";
 import { requireUser } from "../http/auth.js";
 import { requireProject } from "../domain/accounts.js";
@@ -69,6 +70,13 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
       await deleteJob(ctx, job.id);
     },
     listArtifacts: async (request) => listArtifacts(ctx, (await jobOf(request)).job.id),
+    listJobSamples: async (request) => ({ checkpoints: await listJobSamples(ctx, (await jobOf(request)).job.id) }),
+    gradeJobSamples: async (request) => {
+      const { job } = await jobOf(request);
+      const step = Number(request.params.step);
+      if (!Number.isSafeInteger(step) || step < 0) throw badRequest("step must be a non-negative integer");
+      return gradeJobSamples(ctx, job.id, JSON.parse(job.config), step, request.body.grades);
+    },
     cancelJob: async (request) => {
       const { scope, job } = await jobOf(request);
       // The cloud ends the job itself, so cancel works with the worker gone or wedged; then the

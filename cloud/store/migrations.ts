@@ -326,6 +326,24 @@ const usageDetail: Migration = {
   },
 };
 
+/**
+ * A job's samples: per step, the eval prompts' answers and their grades (the `samples.graded`
+ * event's data, JSON), kept apart from the event log because custom grades arrive later, from
+ * the process that runs the trainer (possibly after the job ended, when its log takes nothing).
+ */
+const jobSamples: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("job_samples")
+      .addColumn("job_id", "text", (c) => c.notNull().references("jobs.id"))
+      .addColumn("step", "integer", (c) => c.notNull())
+      .addColumn("data", "text", (c) => c.notNull())
+      .addColumn("created_at", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("job_samples_pk", ["job_id", "step"])
+      .execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -338,6 +356,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0008_key_rules": keyRules,
   "0009_upstream_lora_dir": upstreamLoraDir,
   "0010_usage_detail": usageDetail,
+  "0011_job_samples": jobSamples,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -67,6 +67,14 @@ export interface JobsTable {
   finished_at: string | null;
 }
 
+/** One step's samples of a job (migration 0009): `data` is the JSON of a `samples.graded` event, custom grades merged in. */
+export interface JobSamplesTable {
+  job_id: string;
+  step: number;
+  data: string;
+  created_at: string;
+}
+
 export interface JobEventsTable {
   job_id: string;
   seq: number;
@@ -236,6 +244,7 @@ export interface Database {
   job_list_versions: JobListVersionsTable;
   jobs: JobsTable;
   job_events: JobEventsTable;
+  job_samples: JobSamplesTable;
   datasets: DatasetsTable;
   artifacts: ArtifactsTable;
   deployments: DeploymentsTable;

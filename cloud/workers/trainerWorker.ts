@@ -10,6 +10,9 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { BackendChoice } from "../../engine/backends/select.js";
+import type { ChatExample } from "../../engine/data/chat-jsonl.js";
+import type { SampleAnswerer } from "../../engine/infer/sampleAnswers.js";
+import { checkpointSampler } from "./checkpointSamples.js";
 import type { TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { resolveBaseModel } from "./baseModelCache.js";
 import { loadProgressReporter } from "./loadProgress.js";
@@ -74,6 +77,9 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
   const pending = await findPendingUploads(options.workDir ?? os.tmpdir(), options.name);
   for (const { manifest } of pending) running.set(manifest.jobId, new AbortController());
   await link.connect();
+  // llama.cpp's runtime (its native library, the device probe: seconds) loads once per process:
+  // loaded now, while the worker waits for work, a job's first samples do not wait for it.
+  void import("../../engine/infer/llamaRuntime.js").then(({ getLlamaRuntime }) => getLlamaRuntime()).catch(() => undefined);
   for (const { dir, manifest } of pending) {
     await finishPendingUpload(options, dir, manifest, log);
     running.delete(manifest.jobId);
@@ -158,6 +164,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       log,
       ranks: options.ranks,
     });
+    let samples: JobSamples | undefined;
     try {
       log(`job ${job.id}: ${reason}`);
       await emit("training.started", {
@@ -171,6 +178,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
+      samples = openJobSamples(config, evalSet, modelPath, emit, log, job.id, signal);
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
         const sha256 = await fileSha256(artifact.file);
@@ -218,6 +226,8 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
           await new Promise((resolve) => setImmediate(resolve));
         },
         onCheckpoint: async ({ step, path: file, configPath, safetensorsPath }) => {
+          // Its answers come from the file on this worker: queued now, whether or not the upload succeeds.
+          samples?.at(step, file);
           const names = adapterArtifactNames(step);
           try {
             await uploadCheckpointFile({ file, name: names.gguf, kind: "checkpoint", step });
@@ -244,6 +254,9 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         return;
       }
       const final = result.artifacts.find((a) => a.kind === "adapter")!;
+      // The final adapter's answers, unless a checkpoint at that step already gave them.
+      samples?.at(final.step, final.path);
+      await samples?.finish();
       const names = adapterArtifactNames();
       const finalFiles: ArtifactToUpload[] = [
         { file: final.path, name: names.gguf, kind: "adapter", step: final.step },
@@ -286,6 +299,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       }
       await emit("training.completed", manifest.completed);
     } finally {
+      await samples?.finish();
       await backend.dispose();
     }
   } catch (err) {
@@ -323,4 +337,75 @@ async function download(options: TrainerWorkerOptions, url: string | null, what:
     const message = `downloading the ${what} failed: HTTP ${res.status}`;
     throw isTransientStatus(res.status) ? new Error(message) : new TransferRefused(message, res.status, undefined);
   });
+}
+
+/**
+ * The samples of one job: each step answered and graded once, in order, then sent as a
+ * `samples.graded` event. `at` only queues the work: llama.cpp answers on its own thread while
+ * training goes on (the torch backend trains in another process; tfjs yields between steps), and
+ * `finish` waits for the queue before the job completes.
+ */
+interface JobSamples {
+  at(step: number, adapterPath?: string): void;
+  /** Waits for every queued step, then frees llama.cpp's model. */
+  finish(): Promise<void>;
+}
+
+/**
+ * Starts loading the base for sampling and queues checkpoint 0 (the base model). None when the job
+ * has no eval set or asks for no samples. A sampling failure is a warning: training goes on.
+ */
+function openJobSamples(
+  config: Record<string, any>,
+  evalSet: ChatExample[] | undefined,
+  modelPath: string,
+  emit: (type: "samples.graded" | "training.progress", data: Record<string, unknown>) => Promise<void>,
+  log: (line: string) => void,
+  jobId: string,
+  signal: AbortSignal,
+): JobSamples | undefined {
+  const count = config.samples?.count ?? 0;
+  if (!evalSet?.length || count === 0) return undefined;
+  const warn = (err: unknown) => {
+    const message = `samples were not answered (${(err as Error).message}); training continues`;
+    log(`job ${jobId}: ${message}`);
+    void emit("training.progress", { message, level: "warning" });
+  };
+  const opening = (async (): Promise<SampleAnswerer> => {
+    const { openSampleAnswerer } = await import("../../engine/infer/sampleAnswers.js");
+    return openSampleAnswerer(modelPath);
+  })();
+  const sampler = opening.then((answerer) =>
+    checkpointSampler({ answerer, evalSet, count, maxTokens: config.samples.maxTokens, graders: config.graders ?? [] }),
+  );
+  // One warning if the model cannot be loaded, not one per step.
+  sampler.catch(warn);
+  const done = new Set<number>();
+  let queue: Promise<void> = Promise.resolve();
+  let finished = false;
+  const samples: JobSamples = {
+    at(step, adapterPath) {
+      if (finished || done.has(step)) return;
+      done.add(step);
+      queue = queue.then(async () => {
+        // A cancelled job takes no more events: what is still queued is dropped.
+        const sample = signal.aborted ? undefined : await sampler.catch(() => undefined);
+        if (!sample) return;
+        try {
+          await emit("samples.graded", { ...(await sample(step, adapterPath)) });
+        } catch (err) {
+          warn(err);
+        }
+      });
+    },
+    async finish() {
+      if (finished) return;
+      finished = true;
+      await queue;
+      const answerer = await opening.catch(() => undefined);
+      await answerer?.dispose();
+    },
+  };
+  samples.at(0);
+  return samples;
 }

@@ -33,6 +33,7 @@ export const JOB_EVENT_TYPES = [
   "training.log",
   "training.progress",
   "checkpoint.saved",
+  "samples.graded",
   "training.completed",
   "training.failed",
   "training.cancelled",
@@ -59,6 +60,36 @@ export const Artifact = T.Object({
   createdAt: T.String(),
 });
 export type Artifact = Static<typeof Artifact>;
+
+/** One eval prompt answered at a step: its grades by grader name (null: a custom grader that has not run, or threw). */
+export const SampleRow = T.Object({
+  prompt: T.String(),
+  reference: T.String(),
+  answer: T.String(),
+  grades: T.Record(T.String(), T.Union([T.Boolean(), T.Null()])),
+});
+export type SampleRow = Static<typeof SampleRow>;
+
+/** A step's samples (step 0: the base model), graded by the job's graders. */
+export const SampleCheckpoint = T.Object({
+  step: T.Integer(),
+  /** The graders' names, in the trainer's order. */
+  graders: T.Array(T.String()),
+  samples: T.Array(SampleRow),
+  /** Share of graded samples that pass every grader that ran; null with none graded. */
+  passRate: T.Union([T.Number(), T.Null()]),
+  /** Seconds the worker spent answering and grading them. */
+  seconds: T.Number(),
+});
+export type SampleCheckpoint = Static<typeof SampleCheckpoint>;
+
+const SampleGradesBody = T.Object({
+  /** Per custom grader name, one grade per sample in the checkpoint's order (null: it threw). */
+  grades: T.Record(T.String({ pattern: "^[A-Za-z0-9_.-]{1,40}$" }), T.Array(T.Union([T.Boolean(), T.Null()]), { maxItems: 64 }), {
+    errorMessage: "grades must map each custom grader's name to one grade per sample",
+  }),
+});
+export type SampleGrades = Static<typeof SampleGradesBody>["grades"];
 
 const CreateJobBody = T.Object({
   projectId: T.String({ errorMessage: "projectId is required" }),
@@ -94,6 +125,22 @@ export const jobsApi = {
    */
   deleteJob: route({ method: "DELETE", path: "/v1/jobs/:id", ...scoped, status: 204 }),
   listArtifacts: route({ method: "GET", path: "/v1/jobs/:id/artifacts", ...scoped, response: T.Array(Artifact) }),
+  /** The job's samples, by step: checkpoint 0 (the base model), each checkpoint and the end. */
+  listJobSamples: route({ method: "GET", path: "/v1/jobs/:id/samples", ...scoped, response: T.Object({ checkpoints: T.Array(SampleCheckpoint) }) }),
+  /**
+   * A custom grader's grades of one step's samples, posted by the process that runs the trainer
+   * (`svc start`, where the function lives). Only graders the job config names as custom; 404
+   * `not_found` for a step without samples.
+   */
+  gradeJobSamples: route({
+    method: "POST",
+    path: "/v1/jobs/:id/samples/:step/grades",
+    query: ProjectQuery,
+    project: "query?",
+    body: SampleGradesBody,
+    args: (jobId: string, step: number, grades: SampleGrades) => ({ params: { id: jobId, step: String(step) }, body: { grades } }),
+    response: SampleCheckpoint,
+  }),
 };
 
 /**

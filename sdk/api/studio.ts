@@ -79,6 +79,7 @@ export const studioApi = {
   cancelJob: relay(jobsApi.cancelJob, "/api/jobs/:id/cancel"),
   deleteJob: relay(jobsApi.deleteJob, "/api/jobs/:id"),
   listArtifacts: relay(jobsApi.listArtifacts, "/api/jobs/:id/artifacts"),
+  listJobSamples: relay(jobsApi.listJobSamples, "/api/jobs/:id/samples"),
   listModels: relay(modelsApi.listModels, "/api/models"),
   listDeployments: relay(deploymentsApi.listDeployments, "/api/deployments"),
   createDeployment: relay(deploymentsApi.createDeployment, "/api/deployments"),

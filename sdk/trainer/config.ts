@@ -5,6 +5,10 @@
 import { Errors } from "@sinclair/typebox/errors";
 import * as T from "@sinclair/typebox/type";
 
+import { DEFAULT_SAMPLES, graderProblems, samplesProblems, toJobGraders, type GraderConfig, type JobGrader, type SamplesConfig } from "./graders.js";
+
+export type { CustomGrader, GraderConfig, GradedSample, JobGrader, SamplesConfig } from "./graders.js";
+
 /**
  * The models shipped with svc (always registered, always trainable). Any other registered GGUF
  * of a trainable architecture (llama, qwen2, qwen3; gemma3 and gemma4 on the torch backend) can be trained too: `svc models add FILE.gguf`,
@@ -102,6 +106,19 @@ export interface TrainerConfig {
    * dequantises.
    */
   quantizedBase?: QuantizedBase;
+  /**
+   * At the start (checkpoint 0, the base model), at each checkpoint and at the end, the model
+   * answers the first `samples.count` eval prompts (default 8, greedy, at most `samples.maxTokens`
+   * tokens), shown on the job page; needs evalDataset.
+   */
+  samples?: SamplesConfig;
+  /**
+   * How each sample answer is judged against the eval row's reference (its last assistant
+   * message): "exact" (default), "contains", "json_valid", { type: "regex", pattern },
+   * { type: "json_schema", schema }, or { name, grade({ prompt, reference, answer }) } (run by
+   * `svc start`, which follows the job). A sample passes when every grader says yes.
+   */
+  graders?: GraderConfig[];
 }
 
 export const QUANTIZED_BASE_CHOICES = ["keep", "dequantize"] as const;
@@ -129,8 +146,12 @@ export type JobTrainingConfig = Required<
     | "dtype"
     | "gradientCheckpointing"
     | "quantizedBase"
+    | "samples"
+    | "graders"
   >
 > & {
+  samples?: Required<SamplesConfig>;
+  graders?: JobGrader[];
   backend?: TrainingBackend;
   earlyStopping?: Required<EarlyStoppingConfig>;
   dtype?: TrainingDtype;
@@ -258,6 +279,8 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
     seen.add(field);
     problems.push({ field, message: rule.replace("{value}", JSON.stringify(error.value)) });
   }
+  if (given("samples")) problems.push(...samplesProblems(config.samples));
+  if (given("graders")) problems.push(...graderProblems(config.graders, { functions: false }));
   return problems;
 }
 
@@ -303,7 +326,9 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
   if (fromEnvironment !== undefined && !(TRAINING_BACKENDS as readonly string[]).includes(fromEnvironment)) {
     fail("backend (from SVC_TRAIN_BACKEND)", `must be one of ${TRAINING_BACKENDS.join(", ")}, got "${fromEnvironment}"`);
   }
-  problems.push(...trainingConfigProblems({ ...config, evalSteps: undefined } as unknown as Record<string, unknown>));
+  // Custom graders are functions here; the job config carries them by name.
+  if (config.graders !== undefined) problems.push(...graderProblems(config.graders, { functions: true }));
+  problems.push(...trainingConfigProblems({ ...config, evalSteps: undefined, graders: undefined } as unknown as Record<string, unknown>));
   if (problems.length > 0) throw new TrainerConfigError(problems);
   const backend = config.backend ?? fromEnvironment;
   const lora = config.lora ?? {};
@@ -326,6 +351,12 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
     ...(config.dtype !== undefined ? { dtype: config.dtype } : {}),
     ...(config.gradientCheckpointing !== undefined ? { gradientCheckpointing: config.gradientCheckpointing } : {}),
     ...(config.quantizedBase !== undefined ? { quantizedBase: config.quantizedBase } : {}),
+    ...(config.evalDataset !== undefined
+      ? {
+          samples: { count: config.samples?.count ?? DEFAULT_SAMPLES.count, maxTokens: config.samples?.maxTokens ?? DEFAULT_SAMPLES.maxTokens },
+          graders: toJobGraders(config.graders ?? ["exact"]),
+        }
+      : {}),
     lora: { r: lora.r ?? 8, alpha: lora.alpha ?? 16, targetModules: lora.targetModules ?? [...LORA_TARGET_MODULES] },
   };
 }

@@ -18,6 +18,7 @@ import { ensureLocalDaemon } from "../daemon.js";
 import { validateChatJsonl } from "../jsonl.js";
 import type { Job, JobEvent, TrainingLogData } from "../wire.js";
 import { validateTrainerConfig, type JobTrainingConfig, type TrainerConfig } from "./config.js";
+import type { CustomGrader, GradedSample, GraderConfig } from "./graders.js";
 import { checkTrainerModel, effectiveMaxSeqLength } from "./modelCheck.js";
 import { SVC_TINY } from "../../engine/model/config.js";
 import type { DryRunOptions } from "./dryRun.js";
@@ -133,6 +134,7 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
         await callbacks.onEvent?.(event);
         if (event.type === "training.started") await callbacks.onStarted?.({ job, data: event.data });
         else if (event.type === "training.log") await callbacks.onLog?.(event.data as unknown as TrainingLogData);
+        else if (event.type === "samples.graded") await gradeWithCustomGraders(c, job.id, options.graders ?? [], event.data);
         else if (event.type === "checkpoint.saved") {
           const step = Number(event.data.step);
           await callbacks.onCheckpoint?.({ step, infer: inferAt(c, job.id, step) });
@@ -154,6 +156,34 @@ export function createTrainer(options: CreateTrainerOptions): Trainer {
     },
   };
   return trainer;
+}
+
+/**
+ * Runs the trainer's custom graders on one step's samples and posts their grades: the functions
+ * live in this process only (the worker sends their grades as null). A grader that throws grades
+ * that sample null, and says why on stderr; a refused post is reported the same way, not fatal.
+ */
+async function gradeWithCustomGraders(client: CloudClient, jobId: string, graders: readonly GraderConfig[], data: Record<string, unknown>): Promise<void> {
+  const custom = graders.filter((g): g is CustomGrader => typeof g === "object" && "grade" in g);
+  const samples = Array.isArray(data.samples) ? (data.samples as GradedSample[]) : [];
+  if (custom.length === 0 || samples.length === 0) return;
+  const grades: Record<string, (boolean | null)[]> = {};
+  for (const grader of custom) {
+    grades[grader.name] = [];
+    for (const sample of samples) {
+      try {
+        grades[grader.name].push((await grader.grade({ prompt: sample.prompt, reference: sample.reference, answer: sample.answer })) === true);
+      } catch (err) {
+        process.stderr.write(`grader ${grader.name} threw on a sample at step ${data.step}: ${(err as Error).message}\n`);
+        grades[grader.name].push(null);
+      }
+    }
+  }
+  try {
+    await client.gradeJobSamples(jobId, Number(data.step), grades);
+  } catch (err) {
+    process.stderr.write(`the custom grades at step ${data.step} were not saved: ${(err as Error).message}\n`);
+  }
 }
 
 /** start() was stopped (its signal aborted) before the job existed; nothing was left in the cloud but uploaded datasets. */

@@ -9,7 +9,10 @@ import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
 
 export function jobHandlers(
   ctx: StudioContext,
-): Pick<StudioHandlers, "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "jobEvents" | "downloadAdapter" | "downloadMergedModel"> {
+): Pick<
+  StudioHandlers,
+  "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "listJobSamples" | "jobEvents" | "downloadAdapter" | "downloadMergedModel"
+> {
   const { sessions, jobList } = ctx;
   return {
     /**
@@ -27,6 +30,7 @@ export function jobHandlers(
     cancelJob: async ({ params }) => (await sessions.clientFor()).cancelJob(params.id),
     deleteJob: async ({ params }) => (await sessions.clientFor()).deleteJob(params.id),
     listArtifacts: async ({ params }) => (await sessions.clientFor()).listArtifacts(params.id),
+    listJobSamples: async ({ params }) => (await sessions.clientFor()).listJobSamples(params.id),
     /** The adapter's bytes as the cloud sends them (its 404s and 400s keep their status and message). */
     downloadAdapter: async ({ params, query }, reply) => {
       const abort = new AbortController();

@@ -149,6 +149,12 @@ describe("svc export", function () {
     const estimate = mergedSizeEstimate(model.parameters, "f16")!;
     assert.ok(Math.abs(estimate - bytes.length) / bytes.length < 0.2, `estimate ${estimate} for ${bytes.length} bytes`);
 
+    // The Final adapter row (no step) exports the final adapter, even where a checkpoint scored better.
+    const final = await get("quant=q8_0");
+    assert.equal(final.status, 200, await final.clone().text());
+    assert.doesNotMatch(fileNameOf(final.headers.get("content-disposition")) ?? "", /step-/);
+    await final.body?.cancel();
+
     const badQuant = await get("quant=q5_0");
     assert.equal(badQuant.status, 400);
     assert.match((await badQuant.json()).error.message, /quant must be "q8_0", "f16" or "q4_k_m"/);

@@ -24,7 +24,15 @@ export type JobDetailDidChangeState = NotificationMessage<typeof JOB_DETAIL_DID_
 
 /** API requests this panel sends (answered as described in `common.ts`). */
 export type JobDetailRequestMethod = PanelRequests<
-  "api/getJob" | "api/cancelJob" | "api/listArtifacts" | "stream/open" | "host/saveFile" | "host/saveDownload" | "host/openPlayground" | "host/deleteJob"
+  | "api/getJob"
+  | "api/cancelJob"
+  | "api/listArtifacts"
+  | "api/listJobSamples"
+  | "stream/open"
+  | "host/saveFile"
+  | "host/saveDownload"
+  | "host/openPlayground"
+  | "host/deleteJob"
 >;
 
 export type JobDetailViewToHost = ReadyCommand | RequestMessage<JobDetailRequestMethod> | StreamCloseCommand;
