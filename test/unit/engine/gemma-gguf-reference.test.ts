@@ -13,11 +13,10 @@ import { existsSync } from 'node:fs';
 import { buildHfTestGguf, buildHfTestModel, hfTestPython, transformersLogits, type HfTestArch } from '../../support/hfTestModels.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
 import path from 'node:path';
-import { writeAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
-import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { testModelsDir } from '../../support/testModels.js';
 import { startExactTorchBackend } from '../../support/torchStack.js';
+import { teachAnswerOnTorch } from '../../support/torchTeach.js';
 
 // Log-probabilities over tokens llama.cpp gives at least e^-30 (compareWithReference). Both run in
 // float32 with an F32 KV cache; what is left is ggml's GELU, which looks its input up in a
@@ -81,41 +80,14 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
       });
 
       it('a LoRA trained on torch teaches a continuation that llama.cpp gives with the exported GGUF adapter', async () => {
-        const config = await readModelConfig(gguf);
         const answer = (await tokenize(gguf, ' purple elephants dance')).slice(0, 4);
         const prompt = tokens.slice(0, 12);
         const before = await greedy(gguf, prompt, answer.length);
         assert.notDeepEqual(before, answer, 'the base model already continues with the answer');
-        const sequence = [...prompt, ...answer];
-        const length = sequence.length - 1;
-        const batch = {
-          batchSize: 1,
-          length,
-          inputs: Int32Array.from(sequence.slice(0, -1)),
-          targets: Int32Array.from(sequence.slice(1)),
-          mask: Float32Array.from({ length }, (_, i) => (i >= prompt.length - 1 ? 1 : 0)),
-          maskedTokens: answer.length,
-          tokens: length,
-        };
         const backend = await startExactTorchBackend();
         const adapterPath = path.join(await testModelsDir(), `${arch}-taught.adapter.gguf`); // not beside the GGUF: that folder is shared
         try {
-          await backend.loadBase(gguf, config);
-          const lora = { r: 8, alpha: 16, targetModules: DEFAULT_TARGET_MODULES };
-          const { config: loraConfig, tensors } = initLoraTensors(config, lora, 3, backend.projectionShapes);
-          await backend.initLora(loraSpec(loraConfig), tensors);
-          const losses: number[] = [];
-          for (let step = 0; step < 60 && !(losses.at(-1)! < 0.05); step++) {
-            losses.push((await backend.trainStep(batch, { learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 })).loss);
-          }
-          console.log(`      ${arch}: loss ${losses[0].toFixed(3)} -> ${losses.at(-1)!.toFixed(3)} in ${losses.length} steps`);
-          assert.ok(losses.at(-1)! < losses[0] / 10, `loss ${losses[0]} -> ${losses.at(-1)}`);
-          await writeAdapterGguf(adapterPath, {
-            config: loraConfig,
-            tensors: await backend.loraTensors(),
-            architecture: config.architecture,
-            baseModelName: config.name,
-          });
+          await teachAnswerOnTorch(backend, gguf, { prompt, answer, adapterPath, label: arch, maxSteps: 60, stopBelow: 0.05 });
         } finally {
           await backend.dispose();
         }

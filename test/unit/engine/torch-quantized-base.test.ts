@@ -20,13 +20,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
-import { writeAdapterGguf } from '../../../engine/gguf/adapter-file.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { writeGgufFile } from '../../../engine/gguf/writer.js';
-import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { disposeLlamaCppReference, greedy, tokenize } from '../../support/llamaCppReference.js';
 import { testModelFile, testModelsDir, type TestModelOptions } from '../../support/testModels.js';
 import { startExactTorchBackend, torchTestPython } from '../../support/torchStack.js';
+import { teachAnswerOnTorch } from '../../support/torchTeach.js';
 
 const run = promisify(execFile);
 const Q6_K = 14;
@@ -132,41 +131,14 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
 
       it('a LoRA trained on the kept base teaches an answer llama.cpp gives with the exported adapter on the same file', async () => {
         const gguf = files[label];
-        const config = await readModelConfig(gguf);
         const prompt = await tokenize(gguf, 'The quick brown fox jumps over');
         const answer = (await tokenize(gguf, 'purple elephants dance')).slice(0, 4);
         assert.notDeepEqual(await greedy(gguf, prompt, answer.length), answer, 'the base model already continues with the answer');
-        const sequence = [...prompt, ...answer];
-        const length = sequence.length - 1;
-        const batch = {
-          batchSize: 1,
-          length,
-          inputs: Int32Array.from(sequence.slice(0, -1)),
-          targets: Int32Array.from(sequence.slice(1)),
-          mask: Float32Array.from({ length }, (_, i) => (i >= prompt.length - 1 ? 1 : 0)),
-          maskedTokens: answer.length,
-          tokens: length,
-        };
         const adapterPath = path.join(await testModelsDir(), `${path.basename(gguf, '.gguf')}-taught.adapter.gguf`);
         const backend = await startExactTorchBackend({ quantizedBase: 'keep' });
         try {
-          await backend.loadBase(gguf, config);
+          await teachAnswerOnTorch(backend, gguf, { prompt, answer, adapterPath, label, maxSteps: 80, stopBelow: 0.02 });
           assert.ok(backend.quantizedProjections > 0);
-          const lora = { r: 8, alpha: 16, targetModules: DEFAULT_TARGET_MODULES };
-          const { config: loraConfig, tensors } = initLoraTensors(config, lora, 3, backend.projectionShapes);
-          await backend.initLora(loraSpec(loraConfig), tensors);
-          const losses: number[] = [];
-          for (let step = 0; step < 80 && !(losses.at(-1)! < 0.02); step++) {
-            losses.push((await backend.trainStep(batch, { learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 })).loss);
-          }
-          console.log(`      ${label}: loss ${losses[0].toFixed(3)} -> ${losses.at(-1)!.toFixed(3)} in ${losses.length} steps`);
-          assert.ok(losses.at(-1)! < losses[0] / 10, `loss ${losses[0]} -> ${losses.at(-1)}`);
-          await writeAdapterGguf(adapterPath, {
-            config: loraConfig,
-            tensors: await backend.loraTensors(),
-            architecture: config.architecture,
-            baseModelName: config.name,
-          });
         } finally {
           await backend.dispose();
         }
