@@ -39,7 +39,7 @@ export function jobRoutes(app: FastifyInstance, ctx: CloudContext, workers: JobC
     createJob: async (request) => {
       const userId = await requireUser(ctx, request);
       const { projectId, name, config, datasetId, evalDatasetId } = request.body;
-      // The trainer's own rules (sdk/trainer/config.ts), every bad field at once: a job it would refuse is never queued.
+      // The contract's JobConfig rules (sdk/api/jobConfig.ts), every bad field at once: a job the trainer would refuse is never queued.
       const problems = jobConfigProblems(config);
       if (problems.length > 0) throw badRequest(describeConfigProblems(problems, "config."));
       await requireProject(ctx, userId, projectId);

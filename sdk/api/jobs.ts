@@ -2,6 +2,7 @@
 import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { ProjectQuery } from "./accounts.js";
+import { GRADER_NAME_PATTERN, JobConfig } from "./jobConfig.js";
 import { route } from "./route.js";
 
 const JobStatus = T.Union([T.Literal("queued"), T.Literal("running"), T.Literal("completed"), T.Literal("failed"), T.Literal("cancelled")]);
@@ -13,8 +14,8 @@ export const Job = T.Object({
   projectId: T.String(),
   name: T.String(),
   status: JobStatus,
-  /** The trainer configuration the job runs with (model, hyper-parameters, dataset ids). */
-  config: T.Record(T.String(), T.Unknown()),
+  /** The trainer configuration the job runs with (model, hyper-parameters, samples and graders). */
+  config: JobConfig,
   /** Number of artifacts the job produced (checkpoints and the final adapter). */
   artifactCount: T.Integer(),
   /** Set when the job failed: the readable reason. */
@@ -43,6 +44,7 @@ export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 export const JobEvent = T.Object({
   seq: T.Integer(),
   type: T.Union(JOB_EVENT_TYPES.map((type) => T.Literal(type))),
+  // Typed-only: each event type has its own payload (its writer, the worker, and its readers know which).
   data: T.Record(T.String(), T.Unknown()),
   createdAt: T.String(),
 });
@@ -85,7 +87,7 @@ export type SampleCheckpoint = Static<typeof SampleCheckpoint>;
 
 const SampleGradesBody = T.Object({
   /** Per custom grader name, one grade per sample in the checkpoint's order (null: it threw). */
-  grades: T.Record(T.String({ pattern: "^[A-Za-z0-9_.-]{1,40}$" }), T.Array(T.Union([T.Boolean(), T.Null()]), { maxItems: 64 }), {
+  grades: T.Record(T.String({ pattern: GRADER_NAME_PATTERN }), T.Array(T.Union([T.Boolean(), T.Null()]), { maxItems: 64 }), {
     errorMessage: "grades must map each custom grader's name to one grade per sample",
   }),
 });
@@ -94,7 +96,8 @@ export type SampleGrades = Static<typeof SampleGradesBody>["grades"];
 const CreateJobBody = T.Object({
   projectId: T.String({ errorMessage: "projectId is required" }),
   name: T.String({ minLength: 1, maxLength: 120, errorMessage: "name must be 1 to 120 characters" }),
-  config: T.Record(T.String(), T.Unknown(), { errorMessage: "config must be an object" }),
+  // The route checks that config is an object; the handler lists every bad field at once by JobConfig (ajv stops at the first).
+  config: T.Unsafe<JobConfig>({ type: "object", errorMessage: "config must be an object" }),
   datasetId: T.Optional(T.String()),
   evalDatasetId: T.Optional(T.String()),
 });

@@ -56,7 +56,7 @@ export type ChatRequest = Static<typeof ChatRequest>;
  * `none` when the project registers no trainer; `error` when the dry run could not finish (a build error, a missing file).
  */
 export type DatasetPreview = { status: "ok"; report: DryRunReport } | { status: "none" } | { status: "error"; error: string };
-/** Typed by DryRunReport (sdk/trainer/dryRunReport.ts), which the CLI writes: answers are not serialised through schemas. */
+/** Typed only: the CLI writes it (DryRunReport, about 200 lines of nested types) and no answer is validated or serialised by schema. */
 const DatasetPreviewAnswer = T.Unsafe<DatasetPreview>({ type: "object" });
 
 /** The JSON routes: one Transport method each, named by its key. */

@@ -3,24 +3,19 @@
  * called so a typo fails at once with a message naming the field, not minutes later in a worker.
  */
 import { Errors } from "@sinclair/typebox/errors";
-import * as T from "@sinclair/typebox/type";
-
-import { DEFAULT_SAMPLES, graderProblems, samplesProblems, toJobGraders, type GraderConfig, type JobGrader, type SamplesConfig } from "./graders.js";
+import {
+  JobConfig,
+  LORA_TARGET_MODULES,
+  TRAINING_BACKENDS,
+  type EvalMetric,
+  type QuantizedBase,
+  type TrainingBackend,
+  type TrainingDtype,
+} from "../api/jobConfig.js";
+import { DEFAULT_SAMPLES, graderProblems, toJobGraders, type GraderConfig, type JobGrader, type SamplesConfig } from "./graders.js";
 
 export type { CustomGrader, GraderConfig, GradedSample, JobGrader, SamplesConfig } from "./graders.js";
-
-/**
- * The models shipped with svc (always registered, always trainable). Any other registered GGUF
- * of a trainable architecture (llama, qwen2, qwen3; gemma3 and gemma4 on the torch backend) can be trained too: `svc models add FILE.gguf`,
- * then `model: "<its name>"`; `svc start` checks the name against the cloud before uploading.
- */
-export const SUPPORTED_MODELS = ["svc-tiny"] as const;
-export type SupportedModel = (typeof SUPPORTED_MODELS)[number];
-
-/** Bounds of maxSeqLength: below 16 tokens a chat template alone does not fit; above 32768 no GPU here holds the activations. */
-export const MAX_SEQ_LENGTH_RANGE = { min: 16, max: 32768 } as const;
-
-export const LORA_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"] as const;
+export { SUPPORTED_MODELS, type EvalMetric, type QuantizedBase, type TrainingBackend, type TrainingDtype } from "../api/jobConfig.js";
 
 export interface LoraConfig {
   /** Rank of the low-rank update (default 8). */
@@ -30,10 +25,6 @@ export interface LoraConfig {
   /** Projections that get an adapter, PEFT names (default: all seven attention and MLP projections). */
   targetModules?: (typeof LORA_TARGET_MODULES)[number][];
 }
-
-/** The eval metrics early stopping and "best checkpoint" can go by: lower eval loss, or higher eval token accuracy. */
-export const EVAL_METRICS = ["evalLoss", "evalTokenAccuracy"] as const;
-export type EvalMetric = (typeof EVAL_METRICS)[number];
 
 export interface EarlyStoppingConfig {
   /** What must improve: "evalLoss" (lower is better, the default) or "evalTokenAccuracy" (higher is better). */
@@ -121,15 +112,6 @@ export interface TrainerConfig {
   graders?: GraderConfig[];
 }
 
-export const QUANTIZED_BASE_CHOICES = ["keep", "dequantize"] as const;
-export type QuantizedBase = (typeof QUANTIZED_BASE_CHOICES)[number];
-
-export const TRAINING_DTYPES = ["auto", "float32", "bfloat16"] as const;
-export type TrainingDtype = (typeof TRAINING_DTYPES)[number];
-
-export const TRAINING_BACKENDS = ["auto", "torch", "tfjs"] as const;
-export type TrainingBackend = (typeof TRAINING_BACKENDS)[number];
-
 /** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
 export type JobTrainingConfig = Required<
   Omit<
@@ -196,78 +178,20 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 const isIntegerIn = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
   Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
 
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-const integer = (minimum: number, maximum: number, errorMessage: string) => T.Optional(T.Integer({ minimum, maximum, errorMessage }));
-const oneOf = (values: readonly string[], errorMessage: string) =>
-  T.Union(
-    values.map((value) => T.Literal(value)),
-    { errorMessage },
-  );
-/** `{value}` in a rule: the value given, as JSON. */
-const chosenFrom = (values: readonly string[]) => oneOf(values, `must be one of ${values.join(", ")}, got {value}`);
-
 /**
- * The hyper-parameters a job trains with: each given field's rule (absent ones take the trainer's defaults), its
- * message what the field must be. Property order is the order problems are listed in.
+ * The problems of a job's config (createTrainer's output, a JobTrainingConfig) by the contract's rules (JobConfig in
+ * sdk/api/jobConfig.ts), shared by `createTrainer` (before anything is uploaded), the cloud (`POST /v1/jobs` answers 400)
+ * and the worker (before it trains), so they cannot disagree. Every problem comes back at once, one per field, in field
+ * order; how long a run is (exactly one of maxSteps and numTrainEpochs) is the one rule across fields. Which models
+ * exist is the cloud's to check.
  */
-export const TrainingConfigRules = T.Object({
-  maxSteps: integer(1, 1_000_000, "must be an integer from 1 to 1000000"),
-  numTrainEpochs: T.Optional(T.Number({ exclusiveMinimum: 0, maximum: 1000, errorMessage: "must be a number above 0 and at most 1000" })),
-  learningRate: T.Optional(T.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, errorMessage: "must be a number between 0 and 1" })),
-  batchSize: integer(1, 1024, "must be an integer from 1 to 1024"),
-  // 0 turns evaluation off (what createTrainer sends when evalSteps is unset).
-  evalSteps: integer(0, 1_000_000, "must be an integer from 0 to 1000000"),
-  saveSteps: integer(0, MAX_SAFE, "must be a non-negative integer"),
-  seed: integer(-MAX_SAFE, MAX_SAFE, "must be an integer"),
-  schedule: T.Optional(oneOf(["cosine", "linear"], 'must be "cosine" or "linear"')),
-  warmupSteps: integer(0, MAX_SAFE, "must be a non-negative integer"),
-  maxSeqLength: integer(
-    MAX_SEQ_LENGTH_RANGE.min,
-    MAX_SEQ_LENGTH_RANGE.max,
-    `must be an integer from ${MAX_SEQ_LENGTH_RANGE.min} to ${MAX_SEQ_LENGTH_RANGE.max}`,
-  ),
-  backend: T.Optional(chosenFrom(TRAINING_BACKENDS)),
-  dtype: T.Optional(chosenFrom(TRAINING_DTYPES)),
-  gradientCheckpointing: T.Optional(T.Union([T.Boolean(), T.Literal("auto")], { errorMessage: 'must be true, false or "auto"' })),
-  quantizedBase: T.Optional(chosenFrom(QUANTIZED_BASE_CHOICES)),
-  lora: T.Optional(
-    T.Object(
-      {
-        r: integer(1, 256, "must be an integer from 1 to 256"),
-        alpha: T.Optional(T.Number({ exclusiveMinimum: 0, errorMessage: "must be a positive number" })),
-        targetModules: T.Optional(
-          T.Array(oneOf(LORA_TARGET_MODULES, `has {value}; choose from ${LORA_TARGET_MODULES.join(", ")}`), {
-            minItems: 1,
-            errorMessage: "must be a non-empty array",
-          }),
-        ),
-      },
-      { errorMessage: "must be an object" },
-    ),
-  ),
-  earlyStopping: T.Optional(
-    T.Object(
-      {
-        patience: T.Integer({ minimum: 1, maximum: 1000, errorMessage: "must be an integer from 1 to 1000" }),
-        metric: T.Optional(oneOf(EVAL_METRICS, `must be ${EVAL_METRICS.map((m) => `"${m}"`).join(" or ")}`)),
-      },
-      { errorMessage: "must be an object: { metric, patience }" },
-    ),
-  ),
-});
-
-/**
- * The problems of the hyper-parameters a job trains with, shared by `createTrainer` (before anything is uploaded), the
- * cloud (`POST /v1/jobs` answers 400) and the worker (before it trains): one rule set, so they cannot disagree. Every
- * problem comes back at once, one per field, in field order; how long a run is (exactly one of maxSteps and
- * numTrainEpochs) is the one rule across fields.
- */
-export function trainingConfigProblems(config: Record<string, unknown>): ConfigProblem[] {
+export function jobConfigProblems(config: unknown): ConfigProblem[] {
+  if (!isObject(config)) return [{ field: "config", message: "must be an object" }];
   const given = (field: string) => config[field] !== undefined;
   const problems: ConfigProblem[] =
     given("maxSteps") === given("numTrainEpochs") ? [{ field: "maxSteps", message: "or numTrainEpochs must be set (exactly one of them)" }] : [];
   const seen = new Set<string>();
-  for (const error of Errors(TrainingConfigRules, config)) {
+  for (const error of Errors(JobConfig, config)) {
     // A list's item is reported as the list ("lora.targetModules"); a missing property once, by its own rule.
     const field = error.path
       .split("/")
@@ -275,39 +199,25 @@ export function trainingConfigProblems(config: Record<string, unknown>): ConfigP
       .filter((part) => !/^\d+$/.test(part))
       .join(".");
     const rule = (error.schema as { errorMessage?: string }).errorMessage;
-    if (seen.has(field) || !rule) continue;
+    // Graders are reported by graderProblems, below: it names the grader and compiles its pattern or schema.
+    if (seen.has(field) || !rule || field.split(".")[0] === "graders") continue;
     seen.add(field);
     problems.push({ field, message: rule.replace("{value}", JSON.stringify(error.value)) });
   }
-  if (given("samples")) problems.push(...samplesProblems(config.samples));
   if (given("graders")) problems.push(...graderProblems(config.graders, { functions: false }));
   return problems;
 }
 
-const NAME_RULE = "must be 1 to 120 characters";
-const MODEL_RULE = `must name a registered base model, e.g. "${SUPPORTED_MODELS[0]}"`;
-
-/**
- * The problems of a job's config as the cloud receives it (a JobTrainingConfig: createTrainer's output) — what the
- * cloud refuses with a 400 and the worker before it trains. Which models exist is the cloud's to check.
- */
-export function jobConfigProblems(config: unknown): ConfigProblem[] {
-  if (!isObject(config)) return [{ field: "config", message: "must be an object" }];
-  const problems: ConfigProblem[] = [];
-  if (config.name !== undefined && !(typeof config.name === "string" && config.name.trim().length > 0 && config.name.length <= 120))
-    problems.push({ field: "name", message: NAME_RULE });
-  if (config.model !== undefined && !(typeof config.model === "string" && config.model.trim().length > 0))
-    problems.push({ field: "model", message: MODEL_RULE });
-  return [...problems, ...trainingConfigProblems(config)];
-}
+/** A config field's rule, as the contract words it. */
+const ruleOf = (field: "name" | "model") => JobConfig.properties[field].errorMessage as string;
 
 export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig {
   if (!isObject(config)) throw new TrainerConfigError([{ field: "config", message: "must be an object" }]);
   const problems: ConfigProblem[] = [];
   const fail = (field: string, message: string) => problems.push({ field, message });
-  if (typeof config.name !== "string" || config.name.trim().length === 0 || config.name.length > 120) fail("name", NAME_RULE);
-  // Which names exist is the cloud's knowledge: `svc start` asks it before uploading anything.
-  if (typeof config.model !== "string" || config.model.trim().length === 0) fail("model", MODEL_RULE);
+  // A trainer names both (the job config may leave them out); their shape is the contract's rule, checked below.
+  // Which models exist is the cloud's knowledge: `svc start` asks it before uploading anything.
+  for (const field of ["name", "model"] as const) if (config[field] === undefined) fail(field, ruleOf(field));
   for (const field of ["dataset", "evalDataset"] as const) {
     const value = config[field];
     if (value === undefined && field === "evalDataset") continue;
@@ -328,7 +238,7 @@ export function validateTrainerConfig(config: TrainerConfig): JobTrainingConfig 
   }
   // Custom graders are functions here; the job config carries them by name.
   if (config.graders !== undefined) problems.push(...graderProblems(config.graders, { functions: true }));
-  problems.push(...trainingConfigProblems({ ...config, evalSteps: undefined, graders: undefined } as unknown as Record<string, unknown>));
+  problems.push(...jobConfigProblems({ ...config, evalSteps: undefined, graders: undefined }));
   if (problems.length > 0) throw new TrainerConfigError(problems);
   const backend = config.backend ?? fromEnvironment;
   const lora = config.lora ?? {};

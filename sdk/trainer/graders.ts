@@ -7,6 +7,7 @@
  * each checkpoint's answers when their event arrives and posts the grades to the cloud.
  */
 import { Ajv, type ValidateFunction } from "ajv";
+import { BUILT_IN_GRADERS, GRADER_NAME_PATTERN } from "../api/jobConfig.js";
 
 /** A bad field and what it must be (config.ts's ConfigProblem; declared here so the two files do not import each other). */
 interface ConfigProblem {
@@ -55,8 +56,7 @@ export interface SamplesConfig {
 }
 
 export const DEFAULT_SAMPLES = { count: 8, maxTokens: 128 } as const;
-const BUILT_IN = ["exact", "contains", "regex", "json_valid", "json_schema"] as const;
-const NAME = /^[A-Za-z0-9_.-]{1,40}$/;
+const NAME = new RegExp(GRADER_NAME_PATTERN);
 
 /** The column name of a grader in tables and in a sample's grades. */
 export function graderName(grader: JobGrader): string {
@@ -80,19 +80,21 @@ export function graderProblems(graders: unknown, options: { functions: boolean }
     const grader = typeof raw === "string" ? { type: raw } : raw;
     if (options.functions && isObject(grader) && typeof grader.grade === "function") {
       if (typeof grader.name !== "string" || !NAME.test(grader.name)) return fail("needs a name: 1 to 40 letters, digits, _ . or -");
-      if ((BUILT_IN as readonly string[]).includes(grader.name)) return fail(`is named "${grader.name}", a built-in grader's name; choose another`);
+      if ((BUILT_IN_GRADERS as readonly string[]).includes(grader.name)) return fail(`is named "${grader.name}", a built-in grader's name; choose another`);
       if (names.has(grader.name)) return fail(`repeats the name "${grader.name}"`);
       names.add(grader.name);
       return;
     }
-    if (!isObject(grader)) return fail(`must be one of ${BUILT_IN.join(", ")}, an object { type, ... }, or { name, grade(sample) }`);
+    if (!isObject(grader)) return fail(`must be one of ${BUILT_IN_GRADERS.join(", ")}, an object { type, ... }, or { name, grade(sample) }`);
     if (grader.type === "custom" && !options.functions) {
       if (typeof grader.name !== "string" || !NAME.test(grader.name)) return fail("needs a name: 1 to 40 letters, digits, _ . or -");
       names.add(grader.name);
       return;
     }
-    if (!(BUILT_IN as readonly unknown[]).includes(grader.type))
-      return fail(`has type ${JSON.stringify(grader.type)}; choose from ${BUILT_IN.join(", ")}${options.functions ? ", or give { name, grade(sample) }" : ""}`);
+    if (!(BUILT_IN_GRADERS as readonly unknown[]).includes(grader.type))
+      return fail(
+        `has type ${JSON.stringify(grader.type)}; choose from ${BUILT_IN_GRADERS.join(", ")}${options.functions ? ", or give { name, grade(sample) }" : ""}`,
+      );
     const name = String(grader.type);
     if (names.has(name)) return fail(`repeats the grader "${name}"`);
     names.add(name);
@@ -113,17 +115,6 @@ export function graderProblems(graders: unknown, options: { functions: boolean }
       }
     }
   });
-  return problems;
-}
-
-/** Problems of `samples` ({ count, maxTokens }). */
-export function samplesProblems(samples: unknown): ConfigProblem[] {
-  if (!isObject(samples)) return [{ field: "samples", message: "must be an object: { count, maxTokens }" }];
-  const problems: ConfigProblem[] = [];
-  const intIn = (value: unknown, min: number, max: number) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
-  if (samples.count !== undefined && !intIn(samples.count, 0, 64)) problems.push({ field: "samples.count", message: "must be an integer from 0 to 64" });
-  if (samples.maxTokens !== undefined && !intIn(samples.maxTokens, 1, 2048))
-    problems.push({ field: "samples.maxTokens", message: "must be an integer from 1 to 2048" });
   return problems;
 }
 

@@ -100,7 +100,7 @@ async function jobListLatency(dir: string): Promise<{ list50: number; file50: nu
     const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id });
     for (let i = 0; i < JOBS; i += 50) {
       await Promise.all(
-        Array.from({ length: 50 }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1, epochs: 1 + ((i + k) % 3) } })),
+        Array.from({ length: 50 }, (_, k) => client.createJob({ name: `job ${i + k}`, config: { model: "svc-tiny", maxSteps: 1, seed: 1 + ((i + k) % 3) } })),
       );
     }
     const url = `${cloud.cloudUrl}/v1/jobs?projectId=${project.id}`;

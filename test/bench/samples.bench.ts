@@ -20,7 +20,7 @@ try {
   const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
   const datasetId = (await account.client.uploadDataset("train.jsonl", data("train.jsonl"))).id;
   const evalDatasetId = (await account.client.uploadDataset("eval.jsonl", data("eval.jsonl"))).id;
-  const config = { model: "svc-tiny", ...QUICKSTART_HYPERPARAMETERS, seed: 42, schedule: "cosine", graders: [{ type: "json_valid" }] };
+  const config = { model: "svc-tiny", ...QUICKSTART_HYPERPARAMETERS, seed: 42, schedule: "cosine" as const, graders: [{ type: "json_valid" as const }] };
 
   async function run(count: number): Promise<{ wall: number; sampling: number; rates: string }> {
     const job = await account.client.createJob({

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
+import type { JobConfig } from "../../sdk/api/jobConfig.js";
 import { http, newAccount, type Account } from "../support/api.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
 import { TestWorker } from "../support/worker.js";
@@ -34,7 +35,7 @@ describe("cloud: job samples stored by step, custom grades merged in", () => {
   after(async () => cloud?.dispose());
 
   it("serves each step's samples, takes custom grades after the job ended, and deletes them with the job", async () => {
-    const config = { maxSteps: 2, graders: [{ type: "json_valid" }, { type: "custom", name: "polite" }] };
+    const config = { maxSteps: 2, graders: [{ type: "json_valid" }, { type: "custom", name: "polite" }] } satisfies JobConfig;
     const job = await alice.client.createJob({ name: "sampled", config });
     const worker = await TestWorker.connect(cloud, "w-samples");
     worker.send({ type: "ready" });

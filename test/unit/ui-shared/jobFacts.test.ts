@@ -43,7 +43,7 @@ describe("ui-shared/jobFacts", () => {
 
   it("base model is config.model; the playground needs a completed job", () => {
     assert.equal(baseModelOf(job({ config: { model: "svc-tiny" } })), "svc-tiny");
-    assert.equal(baseModelOf(job({ config: { model: 3 } })), undefined);
+    assert.equal(baseModelOf(job({ config: { model: 3 } as unknown as Job["config"] })), undefined);
     assert.equal(baseModelOf(undefined), undefined);
     assert.equal(hasPlaygroundAdapter("completed"), true);
     assert.equal(hasPlaygroundAdapter("failed"), false);
