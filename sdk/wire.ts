@@ -5,6 +5,7 @@
  */
 import type { JobStatus } from "./api/jobs.js";
 
+export type { JobConfig } from "./api/jobConfig.js";
 export type { Job, JobStatus, JobEvent, JobEventType, Artifact, CreateJobInput, SampleCheckpoint, SampleGrades, SampleRow } from "./api/jobs.js";
 export type { AuthMode, CreateDeploymentInput, Deployment, DeploymentTarget, UpdateDeploymentInput } from "./api/deployments.js";
 export type {

@@ -37,13 +37,13 @@ export const GRADER_NAME_PATTERN = "^[A-Za-z0-9_.-]{1,40}$";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const integer = (minimum: number, maximum: number, errorMessage: string) => T.Optional(T.Integer({ minimum, maximum, errorMessage }));
-const oneOf = (values: readonly string[], errorMessage: string) =>
+const oneOf = <V extends string>(values: readonly V[], errorMessage: string) =>
   T.Union(
     values.map((value) => T.Literal(value)),
     { errorMessage },
   );
 /** `{value}` in a rule: the value given, as JSON. */
-const chosenFrom = (values: readonly string[]) => oneOf(values, `must be one of ${values.join(", ")}, got {value}`);
+const chosenFrom = <V extends string>(values: readonly V[]) => oneOf(values, `must be one of ${values.join(", ")}, got {value}`);
 
 /** A grader as the job config carries it: a built-in whole, a custom one by name (its function stays with the trainer). */
 export const JobGrader = T.Union([

@@ -12,7 +12,7 @@ import {
   type TrainingBackend,
   type TrainingDtype,
 } from "../api/jobConfig.js";
-import { DEFAULT_SAMPLES, graderProblems, toJobGraders, type GraderConfig, type JobGrader, type SamplesConfig } from "./graders.js";
+import { DEFAULT_SAMPLES, graderProblems, toJobGraders, type GraderConfig, type SamplesConfig } from "./graders.js";
 
 export type { CustomGrader, GraderConfig, GradedSample, JobGrader, SamplesConfig } from "./graders.js";
 export { SUPPORTED_MODELS, type EvalMetric, type QuantizedBase, type TrainingBackend, type TrainingDtype } from "../api/jobConfig.js";
@@ -112,39 +112,13 @@ export interface TrainerConfig {
   graders?: GraderConfig[];
 }
 
-/** What is sent to the cloud as the job's config (defaults filled in, paths removed). */
-export type JobTrainingConfig = Required<
-  Omit<
-    TrainerConfig,
-    | "dataset"
-    | "evalDataset"
-    | "maxSteps"
-    | "numTrainEpochs"
-    | "lora"
-    | "warmupSteps"
-    | "maxSeqLength"
-    | "backend"
-    | "earlyStopping"
-    | "dtype"
-    | "gradientCheckpointing"
-    | "quantizedBase"
-    | "samples"
-    | "graders"
-  >
-> & {
-  samples?: Required<SamplesConfig>;
-  graders?: JobGrader[];
-  backend?: TrainingBackend;
-  earlyStopping?: Required<EarlyStoppingConfig>;
-  dtype?: TrainingDtype;
-  gradientCheckpointing?: boolean | "auto";
-  quantizedBase?: QuantizedBase;
-  maxSteps?: number;
-  numTrainEpochs?: number;
-  warmupSteps?: number;
-  maxSeqLength?: number;
-  lora: Required<LoraConfig>;
-};
+/** What is sent to the cloud as the job's config: the contract's JobConfig, with createTrainer's defaults filled in. */
+export type JobTrainingConfig = JobConfig &
+  Required<Pick<JobConfig, "name" | "model" | "learningRate" | "batchSize" | "evalSteps" | "saveSteps" | "seed" | "schedule">> & {
+    lora: Required<LoraConfig>;
+    earlyStopping?: Required<EarlyStoppingConfig>;
+    samples?: Required<SamplesConfig>;
+  };
 
 /** One bad field of a configuration: its path ("lora.r") and what it must be ("must be an integer from 1 to 256"). */
 export interface ConfigProblem {

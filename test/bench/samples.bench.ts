@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { QUICKSTART_HYPERPARAMETERS } from "../../engine/train/quickstart.js";
-import type { JobEvent } from "../../sdk/wire.js";
+import type { JobConfig, JobEvent } from "../../sdk/wire.js";
 import { newAccount } from "../support/api.js";
 import { repoRoot, startTestCloud } from "../support/cloud.js";
 
@@ -20,7 +20,8 @@ try {
   const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
   const datasetId = (await account.client.uploadDataset("train.jsonl", data("train.jsonl"))).id;
   const evalDatasetId = (await account.client.uploadDataset("eval.jsonl", data("eval.jsonl"))).id;
-  const config = { model: "svc-tiny", ...QUICKSTART_HYPERPARAMETERS, seed: 42, schedule: "cosine" as const, graders: [{ type: "json_valid" as const }] };
+  // The quickstart's hyper-parameters are the engine's, which names LoRA modules as plain strings.
+  const config = { model: "svc-tiny", ...QUICKSTART_HYPERPARAMETERS, seed: 42, schedule: "cosine", graders: [{ type: "json_valid" }] } as JobConfig;
 
   async function run(count: number): Promise<{ wall: number; sampling: number; rates: string }> {
     const job = await account.client.createJob({

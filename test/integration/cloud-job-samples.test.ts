@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
-import type { JobConfig } from "../../sdk/api/jobConfig.js";
+import type { JobConfig } from "../../sdk/wire.js";
 import { http, newAccount, type Account } from "../support/api.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
 import { TestWorker } from "../support/worker.js";

@@ -15,6 +15,7 @@ import { screenshotBothThemes, watchConsole } from "./support/pages.js";
 import { copyQuickstart, projectClient, startStudioStack, studioRequest, type StudioStack } from "../../support/studioStack.js";
 import { openRoute } from "./support/pages.js";
 import { cliPath } from "../../support/cloud.js";
+import type { JobConfig } from "../../../sdk/wire.js";
 
 const STALE_LINE = "src/svc/index.ts changed since the last build: a run now trains the old build (.svc/build/index.mjs).";
 
@@ -92,7 +93,7 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     assert.equal(scope.status, 201, scope.text);
     const client = projectClient(stack);
     const dataset = await client.uploadDataset("train.jsonl", readFileSync(path.join(stack.projectDir, "data", "train.jsonl")));
-    const config = {
+    const config: JobConfig = {
       name: "same-name",
       model: "svc-tiny",
       maxSteps: 1,

@@ -10,7 +10,7 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { CloudClient } from "../../../sdk/client.js";
 import { readProjectState } from "../../../sdk/state.js";
-import type { Job } from "../../../sdk/wire.js";
+import type { Job, JobConfig } from "../../../sdk/wire.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
@@ -116,7 +116,7 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
     const { token } = JSON.parse(readFileSync(path.join(process.env.SVC_HOME!, "credentials.json"), "utf8"));
     const client = new CloudClient({ baseUrl: stack.cloud.cloudUrl, token, projectId: state.projectId });
     const dataset = await client.uploadDataset("train.jsonl", readFileSync(path.join(stack.projectDir, "data", "train.jsonl")));
-    const config = {
+    const config: JobConfig = {
       name: "x",
       model: "svc-tiny",
       maxSteps: 1,
