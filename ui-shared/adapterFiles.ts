@@ -84,12 +84,14 @@ export function exportSizeEstimate(
 }
 
 /**
- * What the Export row says once a file is saved: where it went, and for Ollama and LM Studio what to do with the zip.
- * Ollama's model is named as `svc export` names it (the job's file stem, lower case), from the zip's name
- * `<stem>[-step-N]-ollama.zip`; the studio does not run `ollama create` itself, the user does where the files are.
+ * What the Export row says once a file is saved: where it went, and for Ollama and LM Studio what to do next. A
+ * browser gets a zip (`name`); VS Code unpacks it into the folder the user chose (`path`). Ollama's model is named as
+ * `svc export` names it (the job's file stem, lower case), from `<stem>[-step-N]-ollama[.zip]`; the studio does not
+ * run `ollama create` itself, the user does where the files are.
  */
-export function exportSavedText(format: ExportFormat, saved: { name: string; path?: string }): string {
+export function exportSavedText(format: ExportFormat, saved: { name: string; path?: string }): { text: string; command?: string } {
   const where = saved.path ? `Saved ${saved.path}.` : `Downloaded ${saved.name}.`;
+  const folder = saved.path !== undefined;
   switch (format) {
     case "ollama": {
       const model = saved.name
@@ -97,11 +99,15 @@ export function exportSavedText(format: ExportFormat, saved: { name: string; pat
         .replace(/-ollama$/, "")
         .replace(/-step-\d+$/, "")
         .toLowerCase();
-      return `${where} Unzip it, then in its folder run: ollama create ${model} -f Modelfile`;
+      return { text: `${where} ${folder ? "In that folder" : "Unzip it, then in its folder"} run:`, command: `ollama create ${model} -f Modelfile` };
     }
     case "lmstudio":
-      return `${where} Unzip it into LM Studio's models folder (~/.lmstudio/models by default).`;
+      return {
+        text: folder
+          ? `${where} LM Studio lists the model under svc/ when that is its models folder.`
+          : `${where} Unzip it into LM Studio's models folder (~/.lmstudio/models by default).`,
+      };
     default:
-      return where;
+      return { text: where };
   }
 }

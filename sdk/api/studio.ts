@@ -81,7 +81,7 @@ export const studioApi = {
   getDatasetPreview: route({ method: "GET", path: "/api/datasets/preview", response: DatasetPreviewAnswer }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
-  getExportProgress: route({ method: "GET", path: "/api/exports/:id", response: ExportProgress }),
+  getExportProgress: route({ method: "GET", path: "/api/exports/:id", response: ExportProgress, args: (exportId: string) => ({ params: { id: exportId } }) }),
   /** Stops the run in flight, whichever tab or panel started it: `svc start` cancels its job as on Ctrl-C. Answers once it exited. */
   stopTraining: route({ method: "DELETE", path: "/api/train", response: TrainingStatus }),
   /** Mints anonymous credentials when there are none, with either method. */
