@@ -6,6 +6,7 @@ import type { SvcCommand } from "./svcCommand.js";
 import type { TrainingRunner } from "./trainingRun.js";
 import type { DatasetPreviews } from "./datasetPreview.js";
 import type { RelayedJobList } from "./relayedJobList.js";
+import type { ExportProgressBoard } from "./exportProgress.js";
 
 export interface StudioContext {
   projectDir: string;
@@ -17,6 +18,8 @@ export interface StudioContext {
   datasetPreviews: DatasetPreviews;
   /** The cloud's job list as last relayed, and the watch that tells when it changes. */
   jobList: RelayedJobList;
+  /** How far each export the UI started has got (studio/mergedExport.ts writes, `GET /api/exports/:id` reads). */
+  exports: ExportProgressBoard;
 }
 
 /** The studio's handlers, one per route of its contract (sdk/api/studio.ts); each route module answers some of them. */

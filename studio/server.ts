@@ -19,6 +19,7 @@ import { installGuards } from "./guard.js";
 import { listenOnFreePort } from "./listen.js";
 import { deploymentHandlers } from "./routes/deployments.js";
 import { jobHandlers } from "./routes/jobs.js";
+import { ExportProgressBoard } from "./exportProgress.js";
 import { projectHandlers } from "./routes/project.js";
 import { studioApi, studioDownloads, studioStreams } from "../sdk/api/studio.js";
 import { contractValidation, serveRoutes } from "../server-shared/serveRoute.js";
@@ -86,6 +87,7 @@ export async function createStudioServer(options: StudioOptions): Promise<Studio
     training: new TrainingRunner(svcCommand, projectDir, childEnv),
     datasetPreviews: new DatasetPreviews(svcCommand, projectDir, childEnv),
     jobList: new RelayedJobList(),
+    exports: new ExportProgressBoard(),
   };
   let port = 0;
 

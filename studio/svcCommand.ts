@@ -40,14 +40,19 @@ export type SvcOutput = { kind: "exited"; stdout: string; stderr: string; code: 
  * Runs `svc <args>` in the project to its end and collects what it printed, killing it after
  * `timeoutMs`. stderr keeps its last `stderrLimit` characters (the error is at its end); stdout,
  * which the caller parses, is all kept up to `stdoutLimit`, past which the run is refused rather
- * than parsed short.
+ * than parsed short. `onStderr` sees each piece of stderr as it comes (a progress report).
  */
 export async function runSvcToEnd(
   command: SvcCommand,
   args: string[],
   projectDir: string,
   env: NodeJS.ProcessEnv,
-  { timeoutMs, stdoutLimit, stderrLimit = 256 * 1024 }: { timeoutMs: number; stdoutLimit: number; stderrLimit?: number },
+  {
+    timeoutMs,
+    stdoutLimit,
+    stderrLimit = 256 * 1024,
+    onStderr,
+  }: { timeoutMs: number; stdoutLimit: number; stderrLimit?: number; onStderr?: (text: string) => void },
 ): Promise<SvcOutput> {
   const name = `svc ${args[0]}`;
   const child = spawnSvc(command, args, projectDir, env);
@@ -62,7 +67,10 @@ export async function runSvcToEnd(
       child.kill("SIGKILL");
     } else stdout.push(text);
   });
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-stderrLimit)));
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+    stderr = (stderr + text).slice(-stderrLimit);
+    onStderr?.(text);
+  });
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   try {
     await spawned(child);

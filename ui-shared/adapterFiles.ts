@@ -51,3 +51,63 @@ export function mergedSizeEstimate(parameters: number | null | undefined, quant:
   if (typeof parameters !== "number" || parameters <= 0) return undefined;
   return Math.round((parameters * BITS_PER_WEIGHT[quant]) / 8);
 }
+
+/** What the job page's Export writes: `svc export`'s formats. */
+export const EXPORT_FORMATS = [
+  { format: "gguf-merged", label: "Merged GGUF" },
+  { format: "ollama", label: "Ollama" },
+  { format: "lmstudio", label: "LM Studio" },
+  { format: "peft", label: "PEFT" },
+] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number]["format"];
+
+/** Whether a format merges the adapter into the base, so takes a weight type (Ollama keeps the base as it is). */
+export const exportTakesQuant = (format: ExportFormat): boolean => format === "gguf-merged" || format === "lmstudio";
+
+/**
+ * About how many bytes an export writes, before it is written: the merged weights' estimate for a merged GGUF or LM
+ * Studio, the base file plus the adapter for Ollama (which ships both), the PEFT pair; undefined where a size is unknown.
+ */
+export function exportSizeEstimate(
+  format: ExportFormat,
+  facts: { parameters?: number | null; baseBytes?: number | null; quant: MergedQuant; offer?: Pick<AdapterOffer, "ggufBytes" | "peftBytes"> },
+): number | undefined {
+  switch (format) {
+    case "gguf-merged":
+    case "lmstudio":
+      return mergedSizeEstimate(facts.parameters, facts.quant);
+    case "ollama":
+      return typeof facts.baseBytes === "number" && facts.offer ? facts.baseBytes + facts.offer.ggufBytes : undefined;
+    case "peft":
+      return facts.offer?.peftBytes ?? undefined;
+  }
+}
+
+/**
+ * What the Export row says once a file is saved: where it went, and for Ollama and LM Studio what to do next. A
+ * browser gets a zip (`name`); VS Code unpacks it into the folder the user chose (`path`). Ollama's model is named as
+ * `svc export` names it (the job's file stem, lower case), from `<stem>[-step-N]-ollama[.zip]`; the studio does not
+ * run `ollama create` itself, the user does where the files are.
+ */
+export function exportSavedText(format: ExportFormat, saved: { name: string; path?: string }): { text: string; command?: string } {
+  const where = saved.path ? `Saved ${saved.path}.` : `Downloaded ${saved.name}.`;
+  const folder = saved.path !== undefined;
+  switch (format) {
+    case "ollama": {
+      const model = saved.name
+        .replace(/\.zip$/i, "")
+        .replace(/-ollama$/, "")
+        .replace(/-step-\d+$/, "")
+        .toLowerCase();
+      return { text: `${where} ${folder ? "In that folder" : "Unzip it, then in its folder"} run:`, command: `ollama create ${model} -f Modelfile` };
+    }
+    case "lmstudio":
+      return {
+        text: folder
+          ? `${where} LM Studio lists the model under svc/ when that is its models folder.`
+          : `${where} Unzip it into LM Studio's models folder (~/.lmstudio/models by default).`,
+      };
+    default:
+      return { text: where };
+  }
+}

@@ -11,7 +11,15 @@ import { JOB_EVENT_TYPES, parseEventData } from "./eventLog.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "./jobEventBatch.js";
 import { SseParser } from "../sdk/sseParser.js";
 import { chunkDelta, chunkError, chunkUsage, completionText, type ChatUsage } from "./chatChunks.js";
-import { TransportError, type ChatRequest, type JobEventHandlers, type SaveFileRequest, type Transport, type Unsubscribe } from "./transport.js";
+import {
+  TransportError,
+  type ChatRequest,
+  type JobEventHandlers,
+  type SaveFileRequest,
+  type SavedDownload,
+  type Transport,
+  type Unsubscribe,
+} from "./transport.js";
 
 export const TOKEN_HEADER = "X-Svc-Studio-Token";
 export const TOKEN_META = "svc-studio-token";
@@ -144,9 +152,11 @@ export class HttpTransport implements Transport {
    * holds it in memory once. Adapters are a few MB; a download ticket would be the way for files
    * that are not.
    */
-  async saveDownload(request: DownloadRequest): Promise<void> {
+  async saveDownload(request: DownloadRequest): Promise<SavedDownload> {
     const response = await this.openDownload(request);
-    saveBlob(await response.blob(), fileNameOf(response.headers.get("content-disposition")) ?? "download");
+    const name = fileNameOf(response.headers.get("content-disposition")) ?? "download";
+    saveBlob(await response.blob(), name);
+    return { name };
   }
 }
 

@@ -60,6 +60,12 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
+/** A download saved: its file name, and where it went when the UI can know (VS Code's save dialog; a browser keeps that to itself). */
+export interface SavedDownload {
+  name: string;
+  path?: string;
+}
+
 /** One method per JSON route of the studio's contract (sdk/api/studio.ts: `getJob(id)`, ...), and the streams and clipboard. */
 export interface Transport extends RouteMethods<StudioApi> {
   /**
@@ -88,7 +94,8 @@ export interface Transport extends RouteMethods<StudioApi> {
   /**
    * Saves what a download route of the studio answers (sdk/api/studio.ts `studioDownloads`: an adapter), under the
    * name the studio gives: the SPA fetches it with the token header and saves the blob; in VS Code the host asks
-   * where, then streams it into the file. Resolves once saved or dismissed; rejects with the studio's error (404).
+   * where, then streams it into the file. Resolves once saved (with the file's name, and in VS Code its path) or with
+   * undefined when dismissed; rejects with the studio's error (404).
    */
-  saveDownload(request: DownloadRequest): Promise<void>;
+  saveDownload(request: DownloadRequest): Promise<SavedDownload | undefined>;
 }

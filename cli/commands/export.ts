@@ -31,7 +31,7 @@ const QUANTS = ["q8_0", "q4_k_m", "f16"] as const;
 type ExportFormat = (typeof FORMATS)[number];
 type Quant = (typeof QUANTS)[number];
 
-const USAGE = `svc export JOB-ID --format gguf-merged|ollama|lmstudio|peft [--checkpoint STEP] [--quant q8_0|q4_k_m|f16] [--out PATH]
+const USAGE = `svc export JOB-ID --format gguf-merged|ollama|lmstudio|peft [--checkpoint STEP] [--quant q8_0|q4_k_m|f16] [--out PATH] [--no-create]
 
 gguf-merged  the base model with the adapter merged in, as one GGUF llama.cpp loads without an adapter
              (--out: the file, or a folder for it; default ./<job>-<id>-<quant>.gguf)
@@ -45,7 +45,8 @@ peft         the adapter as PEFT's pair (adapter_model.safetensors, adapter_conf
 
 --checkpoint STEP  the checkpoint saved at STEP, or "final" (default: the best saved adapter, by the job's eval metric)
 --quant            the merged model's weights: q8_0 (default), f16, or q4_k_m (needs llama.cpp's
-                   llama-quantize on PATH, or its path in SVC_LLAMA_QUANTIZE)`;
+                   llama-quantize on PATH, or its path in SVC_LLAMA_QUANTIZE)
+--no-create        ollama: write the folder only, without running ollama create`;
 
 export const exportCommand: Command = {
   name: "export",
@@ -54,7 +55,7 @@ export const exportCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse(
       argv,
-      { format: { type: "string" }, quant: { type: "string" }, checkpoint: { type: "string" }, out: { type: "string" } },
+      { format: { type: "string" }, quant: { type: "string" }, checkpoint: { type: "string" }, out: { type: "string" }, "no-create": { type: "boolean" } },
       USAGE,
     );
     if (values.help) {
@@ -65,6 +66,7 @@ export const exportCommand: Command = {
     if (!jobId) throw new CliError(`svc export needs a job id (svc jobs list shows them)\nusage: ${USAGE.split("\n")[0]}`, 2);
     if (extra !== undefined) throw new CliError(`unexpected argument "${extra}"\nusage: ${USAGE.split("\n")[0]}`, 2);
     const options = exportOptions(values);
+    options.create = values["no-create"] !== true;
     const quantize = options.quant === "q4_k_m" ? llamaQuantize() : undefined;
     const client = await projectClient();
     const job = await client.getJob(jobId);
@@ -84,6 +86,8 @@ interface ExportOptions {
   /** --checkpoint final: the final adapter, not the best. */
   final?: boolean;
   out?: string;
+  /** ollama: run `ollama create` when Ollama is installed (not for the studio's export, which the user runs where they unzip it). */
+  create?: boolean;
 }
 
 function exportOptions(values: { format?: string; quant?: string; checkpoint?: string; out?: string }): ExportOptions {
@@ -196,7 +200,7 @@ async function exportJob(client: CloudClient, job: Job, options: ExportOptions, 
       await writeFile(path.join(folder, "Modelfile"), ollamaModelfile({ baseFile: baseName, adapterFile: path.basename(adapterFile), header }));
       if (existsSync(targets.file)) throw new CliError(`${targets.file} already exists: remove it or give another --out`);
       await rename(folder, targets.file);
-      await ollamaCreate(stem.toLowerCase(), targets.file);
+      if (options.create !== false) await ollamaCreate(stem.toLowerCase(), targets.file);
       return done(targets.file);
     }
 

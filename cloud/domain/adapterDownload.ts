@@ -10,7 +10,7 @@ import path from "node:path";
 import { adapterArtifactNames, type AdapterChoice } from "../../sdk/api/jobs.js";
 import type { CloudContext } from "../context.js";
 import { HttpError } from "../http/errors.js";
-import { crc32, storedZip, storedZipSize, type ZipEntry } from "../http/storedZip.js";
+import { crc32, storedZip, storedZipSize, type ZipEntry } from "../../server-shared/storedZip.js";
 import type { JobsTable } from "../store/schema.js";
 
 /** The names inside a PEFT folder: what `PeftModel.from_pretrained(dir)` reads (the final adapter's artifact names). */

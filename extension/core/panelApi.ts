@@ -25,6 +25,11 @@ export interface PanelHost {
   saveFile(file: SaveFileRequest): Promise<string | undefined>;
   /** Asks where to save a download named `name` and streams `body` into it (cancelling it when dismissed); as saveFile. */
   saveStream(file: DownloadedFile): Promise<string | undefined>;
+  /**
+   * An Ollama or LM Studio export (a zip of the folder `svc export` writes): asks for the folder and unpacks `body`
+   * into it as it arrives; the folder, or undefined when the user dismissed the dialog.
+   */
+  saveFolder(file: DownloadedFile & { layout: "ollama" | "lmstudio" }): Promise<string | undefined>;
   /** Opens (or re-targets) the Playground panel on a job's adapter, beside its base model with `compare`. */
   openPlayground(jobId: string, compare: boolean): Promise<void>;
   /** Opens a project file in an editor at a 1-based line; `file` is already checked to be inside the project. */
@@ -64,6 +69,9 @@ export function panelRequestHandlers(
       const response = await (await studio()).api.openDownload(request);
       const name = fileNameOf(response.headers.get("content-disposition")) ?? "download";
       if (!response.body) throw new TransportError(502, "empty_download", `The studio sent no bytes for ${name}.`);
+      // Ollama's and LM Studio's exports are folders: saved as one, not as the zip the browser gets.
+      const layout = request.route === "downloadMergedModel" ? request.query.format : undefined;
+      if (layout === "ollama" || layout === "lmstudio") return { path: (await host.saveFolder({ name, body: response.body, layout })) ?? null };
       return { path: (await host.saveStream({ name, body: response.body })) ?? null };
     },
     "host/openPlayground": async ({ jobId, compare }) => {

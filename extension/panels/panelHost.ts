@@ -6,6 +6,7 @@
  */
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -15,6 +16,7 @@ import type { SaveFileRequest } from "../../ui-shared/transport.js";
 import type { DownloadedFile, PanelHost } from "../core/panelApi.js";
 import type { Services } from "../services.js";
 import { deleteJob } from "../commands/jobCommands.js";
+import { unpackStoredZip } from "./unpackStoredZip.js";
 
 /** `services` is read when a panel asks, so the panels can be built before the services object exists. */
 export function vscodePanelHost(services: () => Services): PanelHost {
@@ -22,6 +24,7 @@ export function vscodePanelHost(services: () => Services): PanelHost {
     copyText: (text) => Promise.resolve(vscode.env.clipboard.writeText(text)),
     saveFile: (file) => saveFile(services(), file),
     saveStream: (file) => saveStream(services(), file),
+    saveFolder: (file) => saveFolder(services(), file),
     openPlayground: async (jobId, compare) => {
       services().playgroundPanels.show({ jobId, compare });
     },
@@ -70,6 +73,37 @@ async function saveStream(s: Services, file: DownloadedFile): Promise<string | u
     }
   } else {
     await vscode.workspace.fs.writeFile(uri, new Uint8Array(await new Response(file.body).arrayBuffer()));
+  }
+  return saved(s, uri);
+}
+
+/**
+ * An Ollama or LM Studio export saved as the folder `svc export` writes: a save dialog names the folder (Ollama's
+ * `<job>-ollama` in the workspace; LM Studio's models folder, whose `svc/<job>/` the zip fills), and the zip the
+ * studio sends is unpacked into it as it arrives.
+ */
+async function saveFolder(s: Services, file: DownloadedFile & { layout: "ollama" | "lmstudio" }): Promise<string | undefined> {
+  const workspace = s.project.folder;
+  const defaultUri =
+    file.layout === "lmstudio"
+      ? vscode.Uri.file(path.join(os.homedir(), ".lmstudio", "models"))
+      : workspace
+        ? vscode.Uri.joinPath(vscode.Uri.file(workspace), file.name.replace(/\.zip$/i, ""))
+        : undefined;
+  const uri = await s.prompts.saveDialog({
+    title: file.layout === "lmstudio" ? "LM Studio's models folder to export into" : "Folder for the Ollama model",
+    defaultUri,
+    saveLabel: "Export here",
+  });
+  if (!uri || uri.scheme !== "file") {
+    await file.body.cancel();
+    if (uri) throw new Error(`Couldn't save ${file.name}: an export folder must be on this machine's disk`);
+    return undefined;
+  }
+  try {
+    await unpackStoredZip(Readable.fromWeb(file.body as WebReadableStream<Uint8Array>), uri.fsPath);
+  } catch (error) {
+    throw new Error(`Couldn't save ${file.name}: ${(error as Error).message}`);
   }
   return saved(s, uri);
 }

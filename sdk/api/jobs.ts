@@ -158,9 +158,20 @@ export const AdapterChoice = T.Object({
 export type AdapterChoice = Static<typeof AdapterChoice>;
 export type AdapterFormat = AdapterChoice["format"];
 
-/** A merged model to export (`svc export --format gguf-merged`): the weights' type, and the final adapter or a checkpoint's. */
+/** The formats of `svc export` that need the base model: the studio runs the CLI for them and sends what it wrote. */
+export const MODEL_EXPORT_FORMATS = ["gguf-merged", "ollama", "lmstudio"] as const;
+export type ModelExportFormat = (typeof MODEL_EXPORT_FORMATS)[number];
+
+/**
+ * A model to export (`svc export --format F`): the merged GGUF (default), an Ollama folder (Modelfile, base and
+ * adapter GGUF) or LM Studio's `svc/<job>/<file>.gguf` layout, both zipped; the merged weights' type (not for
+ * Ollama, which keeps the base as it is), and the final adapter or a checkpoint's.
+ */
 export const MergedExportChoice = T.Object({
-  quant: T.Union([T.Literal("q8_0"), T.Literal("f16"), T.Literal("q4_k_m")], { errorMessage: 'quant must be "q8_0", "f16" or "q4_k_m"' }),
+  format: T.Optional(
+    T.Union([T.Literal("gguf-merged"), T.Literal("ollama"), T.Literal("lmstudio")], { errorMessage: 'format must be "gguf-merged", "ollama" or "lmstudio"' }),
+  ),
+  quant: T.Optional(T.Union([T.Literal("q8_0"), T.Literal("f16"), T.Literal("q4_k_m")], { errorMessage: 'quant must be "q8_0", "f16" or "q4_k_m"' })),
   step: T.Optional(T.Integer({ minimum: 0, errorMessage: "step must be the step of one of the job's checkpoints" })),
 });
 export type MergedExportChoice = Static<typeof MergedExportChoice>;

@@ -59,6 +59,18 @@ export type DatasetPreview = { status: "ok"; report: DryRunReport } | { status: 
 /** Typed only: the CLI writes it (DryRunReport, about 200 lines of nested types) and no answer is validated or serialised by schema. */
 const DatasetPreviewAnswer = T.Unsafe<DatasetPreview>({ type: "object" });
 
+/**
+ * `GET /api/exports/:id`: how far the export the UI started under `exportId` has got, from what `svc export` last
+ * said: `stage` its last step ("downloading the base model svc-tiny.gguf (4.3 MB)", "merging ..."), `percent` of
+ * that step where it reports one, `done` once the file is sent or the export failed. 404 before it starts and
+ * a minute after it ends.
+ */
+const ExportProgress = T.Object({ stage: T.String(), percent: T.Optional(T.Integer({ minimum: 0, maximum: 100 })), done: T.Boolean() });
+export type ExportProgress = Static<typeof ExportProgress>;
+
+/** The name a UI gives an export, to read its progress by: letters, digits and dashes (a UUID). */
+const ExportId = T.String({ pattern: "^[A-Za-z0-9-]{8,64}$", errorMessage: "exportId must be 8 to 64 letters, digits or dashes" });
+
 /** The JSON routes: one Transport method each, named by its key. */
 export const studioApi = {
   getManifest: route({ method: "GET", path: "/api/manifest", response: Manifest }),
@@ -69,6 +81,7 @@ export const studioApi = {
   getDatasetPreview: route({ method: "GET", path: "/api/datasets/preview", response: DatasetPreviewAnswer }),
   getEnvironment: route({ method: "GET", path: "/api/environment", response: StudioEnvironment }),
   getTrainingStatus: route({ method: "GET", path: "/api/train", response: TrainingStatus }),
+  getExportProgress: route({ method: "GET", path: "/api/exports/:id", response: ExportProgress, args: (exportId: string) => ({ params: { id: exportId } }) }),
   /** Stops the run in flight, whichever tab or panel started it: `svc start` cancels its job as on Ctrl-C. Answers once it exited. */
   stopTraining: route({ method: "DELETE", path: "/api/train", response: TrainingStatus }),
   /** Mints anonymous credentials when there are none, with either method. */
@@ -117,10 +130,17 @@ export const studioDownloads = {
   /** A job's adapter, the final one or a checkpoint's (`step`), as GGUF or PEFT zipped; relayed from the cloud as its bytes arrive. */
   downloadAdapter: route({ method: "GET", path: "/api/jobs/:id/adapter", query: AdapterChoice, produces: "file" }),
   /**
-   * The base model with the adapter merged in, one GGUF (`svc export --format gguf-merged`, run as a child in the
-   * project): sent once the merge is done, from a temporary file removed afterwards.
+   * `svc export` run as a child in the project, sent once it is done from a temporary folder removed afterwards: the
+   * base model with the adapter merged in as one GGUF (`format` gguf-merged, the default); an Ollama folder
+   * (Modelfile, base and adapter GGUF) or LM Studio's `svc/<job>/<file>.gguf` layout as a zip. `exportId` names
+   * it for `getExportProgress`.
    */
-  downloadMergedModel: route({ method: "GET", path: "/api/jobs/:id/merged-model", query: MergedExportChoice, produces: "file" }),
+  downloadMergedModel: route({
+    method: "GET",
+    path: "/api/jobs/:id/merged-model",
+    query: T.Object({ ...MergedExportChoice.properties, exportId: T.Optional(ExportId) }),
+    produces: "file",
+  }),
   /** An endpoint's usage report over a range (hour, day, month) as CSV or JSON (sdk/usageCsv.ts). */
   downloadUsage: route({
     method: "GET",

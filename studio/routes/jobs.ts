@@ -3,6 +3,7 @@
  * and the event stream relayed from the cloud with resume.
  */
 import type { StudioContext, StudioHandlers } from "../context.js";
+import { StudioError } from "../errors.js";
 import { sendMergedModel } from "../mergedExport.js";
 import { lastEventIdOf, relayFile, relayStream } from "../relay.js";
 import { answerRetryLater, isTransientUpstreamError } from "../streamRetry.js";
@@ -11,7 +12,16 @@ export function jobHandlers(
   ctx: StudioContext,
 ): Pick<
   StudioHandlers,
-  "listJobs" | "getJob" | "cancelJob" | "deleteJob" | "listArtifacts" | "listJobSamples" | "jobEvents" | "downloadAdapter" | "downloadMergedModel"
+  | "listJobs"
+  | "getJob"
+  | "cancelJob"
+  | "deleteJob"
+  | "listArtifacts"
+  | "listJobSamples"
+  | "jobEvents"
+  | "downloadAdapter"
+  | "downloadMergedModel"
+  | "getExportProgress"
 > {
   const { sessions, jobList } = ctx;
   return {
@@ -37,8 +47,13 @@ export function jobHandlers(
       const upstream = await (await sessions.clientFor()).openJobAdapter(params.id, { format: query.format, step: query.step }, abort.signal);
       await relayFile(reply.request, reply, upstream, abort);
     },
-    /** The base with the adapter merged in, made by `svc export` in a child (studio/mergedExport.ts). */
+    /** The base with the adapter merged in, or an Ollama or LM Studio export, made by `svc export` in a child (studio/mergedExport.ts). */
     downloadMergedModel: async ({ params, query }, reply) => sendMergedModel(ctx, params.id, query, reply),
+    getExportProgress: async ({ params }) => {
+      const progress = ctx.exports.get(params.id);
+      if (!progress) throw new StudioError(404, "not_found", `no export ${params.id} in progress`);
+      return progress;
+    },
     jobEvents: async (request, reply) => {
       const abort = new AbortController();
       let upstream: Response;

@@ -4,8 +4,8 @@
  * base's tensors and no adapter; LM Studio's folder layout; an Ollama folder whose Modelfile names
  * the base and adapter files beside it, and `ollama create` run in it (by a stand-in `ollama` on PATH
  * that records its arguments: Ollama is not installed here); PEFT as the adapter download gives it.
- * The studio's download of a merged model runs the same command. Bad input says what is wrong and
- * leaves nothing behind.
+ * The studio's download of a merged model runs the same command, and so do its Ollama and LM Studio
+ * exports, sent zipped. Bad input says what is wrong and leaves nothing behind.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -165,6 +165,78 @@ describe("svc export", function () {
       timeoutMs: 10_000,
       description: "the studio's temporary export folders to be removed",
     });
+  });
+
+  const studioGet = (route: string) => fetch(`http://127.0.0.1:${stack.studio.port}${route}`, { headers: { "x-svc-studio-token": stack.studio.token } });
+  /** A studio export saved and unzipped: its name, its entries, and the folder they went to. */
+  async function studioZip(query: string, name: string) {
+    const response = await studioGet(`/api/jobs/${job.id}/merged-model?${query}`);
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal(response.headers.get("content-type"), "application/zip");
+    const bytes = Buffer.from(await response.arrayBuffer());
+    assert.equal(Number(response.headers.get("content-length")), bytes.length);
+    const dir = folder(name);
+    const zip = path.join(dir, "export.zip");
+    writeFileSync(zip, bytes);
+    const entries = spawnSync("unzip", ["-Z1", zip], { encoding: "utf8" }).stdout.trim().split("\n").sort();
+    const unzipped = path.join(dir, "unzipped");
+    const unzip = spawnSync("unzip", ["-q", zip, "-d", unzipped], { encoding: "utf8" });
+    assert.equal(unzip.status, 0, unzip.stderr);
+    return { name: fileNameOf(response.headers.get("content-disposition")), entries, unzipped };
+  }
+
+  it("studio: format=ollama sends the CLI's Ollama folder as a zip (the Modelfile's FROM and ADAPTER inside it), with progress by exportId", async () => {
+    const exportId = `test-${Date.now()}-ollama`;
+    assert.equal((await studioGet(`/api/exports/${exportId}`)).status, 404, "no progress before the export starts");
+    const zip = await studioZip(`format=ollama&step=2&exportId=${exportId}`, "studio-ollama");
+    assert.equal(zip.name, `${stem}-step-2-ollama.zip`);
+    const lora = `${stem}-step-2-lora.gguf`;
+    assert.deepEqual(zip.entries, ["Modelfile", lora, "svc-tiny.gguf"].sort());
+    const modelfile = readFileSync(path.join(zip.unzipped, "Modelfile"), "utf8");
+    const from = /^FROM \.\/(.+)$/m.exec(modelfile)?.[1];
+    const adapter = /^ADAPTER \.\/(.+)$/m.exec(modelfile)?.[1];
+    assert.ok(from && readFileSync(path.join(zip.unzipped, from)).equals(readFileSync(BASE)), `FROM ${from}: the base model's bytes`);
+    assert.ok(adapter && readFileSync(path.join(zip.unzipped, adapter)).equals(onDisk("checkpoint-2.gguf")), `ADAPTER ${adapter}: the checkpoint's bytes`);
+    // The CLI's own Modelfile for the same checkpoint: the same template and stop lines, word for word.
+    const out = path.join(folder("cli-ollama-2"), "export");
+    const cli = svc([job.id, "--format", "ollama", "--checkpoint", "2", "--no-create", "--out", out]);
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.equal(modelfile, readFileSync(path.join(out, "Modelfile"), "utf8"));
+    assert.match(modelfile, /^TEMPLATE """/m);
+    assert.match(modelfile, /^PARAMETER stop "<\|end\|>"$/m);
+
+    const progress = await pollUntil(
+      async () => {
+        const answer = await studioGet(`/api/exports/${exportId}`);
+        const body = (await answer.json()) as { stage: string; done: boolean };
+        return body.done ? body : undefined;
+      },
+      { timeoutMs: 10_000, description: "the export's progress to say done" },
+    );
+    assert.equal(progress.stage, `sending ${stem}-step-2-ollama.zip`);
+  });
+
+  it("studio: format=lmstudio sends the merged GGUF under LM Studio's svc/<job>/ layout as a zip", async () => {
+    const zip = await studioZip("format=lmstudio&quant=q8_0&step=2", "studio-lmstudio");
+    const file = `${stem}-step-2-q8_0.gguf`;
+    assert.equal(zip.name, `${stem}-step-2-q8_0-lmstudio.zip`);
+    assert.deepEqual(zip.entries, [`svc/${stem}/${file}`]);
+    const header = await readGgufHeader(path.join(zip.unzipped, "svc", stem, file));
+    assert.equal(header.metadata.get("general.file_type")?.value, 7, "Q8_0");
+    assert.equal(
+      header.tensors.some((t) => t.name.includes("lora")),
+      false,
+      "the adapter is merged in",
+    );
+  });
+
+  it("studio: a format it does not know, or a quant Ollama does not take, is a 400 saying why", async () => {
+    const unknown = await studioGet(`/api/jobs/${job.id}/merged-model?format=onnx`);
+    assert.equal(unknown.status, 400);
+    assert.match((await unknown.json()).error.message, /format must be "gguf-merged", "ollama" or "lmstudio"/);
+    const quantised = await studioGet(`/api/jobs/${job.id}/merged-model?format=ollama&quant=f16`);
+    assert.equal(quantised.status, 400);
+    assert.match((await quantised.json()).error.message, /--quant applies to the merged formats/);
   });
 
   it("q4_k_m: merges to F16 and hands that to llama-quantize (a stand-in that records its arguments and copies)", async () => {

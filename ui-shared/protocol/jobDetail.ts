@@ -28,6 +28,8 @@ export type JobDetailRequestMethod = PanelRequests<
   | "api/cancelJob"
   | "api/listArtifacts"
   | "api/listJobSamples"
+  | "api/listModels"
+  | "api/getExportProgress"
   | "stream/open"
   | "host/saveFile"
   | "host/saveDownload"

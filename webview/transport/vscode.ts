@@ -31,6 +31,7 @@ import {
   type DownloadRequest,
   type JobEventHandlers,
   type SaveFileRequest,
+  type SavedDownload,
   type Transport,
   type Unsubscribe,
 } from "../../ui-shared/transport.js";
@@ -235,8 +236,9 @@ export class VsCodeTransport implements Transport {
     await this.request("host/saveFile", file, { waitForUser: true });
   }
 
-  async saveDownload(request: DownloadRequest): Promise<void> {
-    await this.request("host/saveDownload", request, { waitForUser: true });
+  async saveDownload(request: DownloadRequest): Promise<SavedDownload | undefined> {
+    const { path } = await this.request("host/saveDownload", request, { waitForUser: true });
+    return path === null ? undefined : { name: path.split(/[\\/]/).pop() ?? path, path };
   }
 
   /** VS Code only: opens the Playground panel on a job's adapter (`compare`: beside its base model). */

@@ -2,7 +2,8 @@
  * Adapter downloads in the browser studio (issue 12): the job page's "Adapter files" (the final adapter and each
  * checkpoint, GGUF and PEFT) and the endpoint page's "Adapter". Real browser, real studio, real cloud with one
  * training worker and a real 4-step run (a checkpoint every 2 steps), made on first use so each test also runs alone.
- * The saved files are compared with the artifacts on the cloud's disk. Screenshots: studio-adapter-*.png.
+ * The saved files are compared with the artifacts on the cloud's disk; the Export row (issue 27) writes a merged GGUF
+ * and an Ollama zip through the studio's `svc export`. Screenshots: studio-adapter-*.png, studio-export-row-*.png.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -10,7 +11,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Download, Page } from "playwright-core";
 import type { Deployment, Job } from "../../../sdk/wire.js";
+import { fileURLToPath } from "node:url";
 import { readGgufHeader } from "../../../engine/gguf/reader.js";
+import { formatBytes } from "../../../ui-shared/format.js";
 import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, screenshotBothThemes, watchConsole } from "./support/pages.js";
@@ -100,20 +103,21 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
     await screenshotBothThemes(page, "adapter-endpoint");
   });
 
-  it("exports a merged GGUF from the job page (issue 27): the size shown before, the weights chosen, the file saved", async () => {
+  it("exports a merged GGUF from the job page's Export row (issue 27): the size shown before, the weights chosen, the file saved", async () => {
     const job = await completedJob();
     await openRoute(page, stack.studio.url, `#/jobs/${job.id}`);
-    const row = page.getByTestId("adapter-download").filter({ hasText: "Checkpoint, step 2" });
-    const button = row.getByTestId("download-merged");
+    const row = page.getByTestId("model-export");
+    await row.getByTestId("export-adapter").selectOption("2");
+    const size = row.getByTestId("export-size");
     // The size estimate appears once the base model's weight count is known, before anything is written.
-    await row.getByText(/^Merged GGUF ~\d/).waitFor();
-    const q8Label = await button.textContent();
-    await row.getByTestId("merged-quant").selectOption("f16");
-    await pollUntil(async () => ((await button.textContent()) !== q8Label ? true : undefined), {
+    await row.getByText(/^about \d/).waitFor();
+    const q8Size = await size.textContent();
+    await row.getByTestId("export-quant").selectOption("f16");
+    await pollUntil(async () => ((await size.textContent()) !== q8Size ? true : undefined), {
       timeoutMs: 5000,
       description: "the F16 size to replace Q8_0's",
     });
-    const [merged] = await Promise.all([page.waitForEvent("download"), button.click()]);
+    const [merged] = await Promise.all([page.waitForEvent("download"), row.getByTestId("export-run").click()]);
     assert.equal(merged.suggestedFilename(), `quickstart-json-answers-${job.id.slice(0, 8)}-step-2-f16.gguf`);
     const file = path.join(stack.tmp.path, "merged-f16.gguf");
     writeFileSync(file, await saved(merged));
@@ -124,7 +128,46 @@ describe("studio adapter downloads: job page and endpoint page (issue 12)", func
       false,
       "the adapter is merged in, not beside",
     );
+    await row
+      .getByTestId("export-result")
+      .getByText(`Downloaded quickstart-json-answers-${job.id.slice(0, 8)}-step-2-f16.gguf.`)
+      .waitFor();
     assert.deepEqual(consoleWatch.errors, []);
+  });
+
+  it("exports for Ollama from the job page: its size shown first, progress while svc export runs, a zip of the Modelfile and both GGUFs, and the command to run", async () => {
+    const job = await completedJob();
+    const stem = `quickstart-json-answers-${job.id.slice(0, 8)}`;
+    await openRoute(page, stack.studio.url, `#/jobs/${job.id}`);
+    const row = page.getByTestId("model-export");
+    await row.getByTestId("export-adapter").selectOption("2");
+    await row.getByTestId("export-format").selectOption("ollama");
+    // Ollama ships the base as it is plus the adapter: their sizes, shown before anything is written.
+    const base = readFileSync(fileURLToPath(new URL("../../../models/svc-tiny.gguf", import.meta.url)));
+    const expected = formatBytes(base.length + onDisk(job, "checkpoint-2.gguf").length);
+    await row.getByTestId("export-size").getByText(expected, { exact: true }).waitFor();
+    assert.equal(await row.getByTestId("export-quant").count(), 0, "Ollama keeps the base's weights: no weight choice");
+
+    await row.scrollIntoViewIfNeeded();
+    await screenshotBothThemes(page, "export-row");
+    const downloading = page.waitForEvent("download");
+    await row.getByTestId("export-run").click();
+    await row.getByTestId("export-progress").waitFor();
+    const zip = await downloading;
+    assert.equal(zip.suggestedFilename(), `${stem}-step-2-ollama.zip`);
+    const zipFile = path.join(stack.tmp.path, "ollama.zip");
+    writeFileSync(zipFile, await saved(zip));
+    assert.deepEqual(execFileSync("unzip", ["-Z1", zipFile], { encoding: "utf8" }).trim().split("\n").sort(), [
+      "Modelfile",
+      `${stem}-step-2-lora.gguf`,
+      "svc-tiny.gguf",
+    ]);
+    const modelfile = execFileSync("unzip", ["-p", zipFile, "Modelfile"], { encoding: "utf8" });
+    assert.match(modelfile, /^FROM \.\/svc-tiny\.gguf$/m);
+    assert.match(modelfile, new RegExp(`^ADAPTER \\./${stem}-step-2-lora\\.gguf$`, "m"));
+    await row.getByTestId("export-result").getByText(`Downloaded ${stem}-step-2-ollama.zip. Unzip it, then in its folder run:`).waitFor();
+    assert.equal(await row.getByTestId("export-command").textContent(), `ollama create ${stem.toLowerCase()} -f Modelfile`, "the command to run, not run");
+    await screenshotBothThemes(page, "export-row-done");
   });
 
   it("says why a download failed, in the row that asked", async () => {

@@ -1,5 +1,5 @@
 /**
- * The stored zip of the PEFT download (cloud/http/storedZip.ts), checked by readers nobody here wrote: Info-ZIP's
+ * The stored zip of the PEFT download (server-shared/storedZip.ts), checked by readers nobody here wrote: Info-ZIP's
  * `unzip` (CRC-32s, sizes, names) and Python's zipfile; its CRC-32 against zlib's.
  */
 import assert from "node:assert/strict";
@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import zlib from "node:zlib";
-import { crc32, dosDateTime, storedZip, storedZipSize, type ZipEntry } from "../../../cloud/http/storedZip.js";
+import { crc32, dosDateTime, storedZip, storedZipSize, type ZipEntry } from "../../../server-shared/storedZip.js";
 import { withTempDir } from "../../support/tmp.js";
 
 /** An entry of these bytes, handed out in pieces of `chunk` as a file stream would. */

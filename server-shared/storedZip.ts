@@ -1,11 +1,11 @@
 /**
- * A zip archive of stored (uncompressed) entries, written as a stream: the PEFT download puts
+ * A zip archive of stored (uncompressed) entries, written as a stream: the cloud's PEFT download puts
  * `adapter_model.safetensors` and `adapter_config.json` in one file a user unzips into the folder
- * PEFT's `from_pretrained` reads. Stored, because float32 LoRA weights barely compress and deflate
+ * PEFT's `from_pretrained` reads, and the studio packs an Ollama or LM Studio export's folder the same way. Stored, because float32 LoRA weights barely compress and deflate
  * would cost the cloud CPU per download; no data descriptors, because each entry's CRC-32 is
  * known before its header is written (the caller reads the file once for it), which every unzip
  * tool accepts, and the archive's exact size is known up front (a Content-Length, a progress bar).
- * No zip64: entries and the archive stay under 4 GiB, which adapters do.
+ * No zip64: entries and the archive stay under 4 GiB, which adapters and small models do.
  */
 import { crc32 as zlibCrc32 } from "node:zlib";
 
