@@ -57,7 +57,7 @@ async function send(cloud: TestCloud, method: string, url: string, token: string
 
 /** Bodies the contract accepts, so that the only difference between the two tokens is the token. */
 function requestFor(name: string, route: AnyRoute, account: Account): { url: string; body?: { type: string; data: string } } {
-  const params = { id: "00000000-0000-4000-8000-000000000000", keyId: "00000000-0000-4000-8000-000000000001" };
+  const params = { id: "00000000-0000-4000-8000-000000000000", keyId: "00000000-0000-4000-8000-000000000001", step: "1", range: "hour" };
   const query = new URLSearchParams({ projectId: account.projectId, ...(name === "uploadDataset" ? { name: "train.jsonl" } : {}) });
   const url = `${pathOf(route.path, params)}?${query}`;
   const json = (value: unknown) => ({ type: "application/json", data: JSON.stringify(value) });
@@ -67,7 +67,7 @@ function requestFor(name: string, route: AnyRoute, account: Account): { url: str
     case "createJob":
       return { url, body: json({ projectId: account.projectId, name: "taken over", config: { model: "svc-tiny", maxSteps: 1 } }) };
     case "createDeployment":
-      return { url, body: json({ projectId: account.projectId, slug: "taken-over", target: { type: "base", model: "svc-tiny" } }) };
+      return { url, body: json({ projectId: account.projectId, slug: "taken-over", target: { kind: "base_model", name: "svc-tiny" } }) };
     case "updateDeployment":
       return { url, body: json({ enabled: false }) };
     case "createDeploymentKey":
@@ -75,8 +75,13 @@ function requestFor(name: string, route: AnyRoute, account: Account): { url: str
       return { url, body: json({ label: "taken over" }) };
     case "rotateDeploymentKey":
       return { url, body: json({ graceSeconds: 0 }) };
+    case "gradeJobSamples":
+      return { url, body: json({ grades: {} }) };
     case "inferenceChat":
-      return { url, body: json({ projectId: account.projectId, target: { type: "base", model: "svc-tiny" }, messages: [{ role: "user", content: "hi" }] }) };
+      return {
+        url,
+        body: json({ projectId: account.projectId, target: { kind: "base_model", name: "svc-tiny" }, messages: [{ role: "user", content: "hi" }] }),
+      };
     case "uploadDataset":
       return {
         url,

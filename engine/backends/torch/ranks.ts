@@ -39,19 +39,30 @@ export function ranksEnv(ranks: TorchRanks): Record<string, string> {
 }
 
 /**
- * torchrun's summary of the first rank that failed ("Root Cause" in its ChildFailedError report)
- * as one sentence, e.g. "rank 1 of 2 failed (Signal 9 (SIGKILL) received by PID 4242)"; undefined
- * when the text holds no such report.
+ * torchrun's report of the ranks that failed (its ChildFailedError summary: "Failures:" and "Root
+ * Cause") as one sentence, e.g. "rank 1 of 2 failed (Signal 9 (SIGKILL) received by PID 4242)";
+ * undefined when the text holds no such report. A rank killed by a signal is named over the "first
+ * observed" one: when a rank dies, its peers fail in their next collective and may be observed first.
  */
 export function rankFailure(stderr: string, world: number): string | undefined {
-  const at = stderr.lastIndexOf('Root Cause');
-  if (at < 0) return undefined;
-  const report = stderr.slice(at);
-  const field = (name: string) => new RegExp(`^\\s*${name}\\s*:\\s*(.+)$`, 'm').exec(report)?.[1].trim();
+  const rootCause = stderr.lastIndexOf('Root Cause');
+  if (rootCause < 0) return undefined;
+  const failures = stderr.lastIndexOf('Failures:', rootCause);
+  const entries = [stderr.slice(rootCause), ...(failures >= 0 ? stderr.slice(failures, rootCause).split(/^\s*\[\d+\]:\s*$/m) : [])]
+    .map(rankEntry)
+    .filter((entry) => entry !== undefined);
+  const failed = entries.find((entry) => entry.signal) ?? entries[0];
+  if (!failed) return undefined;
+  return `rank ${failed.rank} of ${world} failed (${failed.why}); torchrun stopped the other ranks`;
+}
+
+/** One rank's entry of torchrun's report: its rank and why it ended (a signal, else its exit code). */
+function rankEntry(text: string): { rank: string; why: string; signal: boolean } | undefined {
+  const field = (name: string) => new RegExp(`^\\s*${name}\\s*:\\s*(.+)$`, 'm').exec(text)?.[1].trim();
   const rank = field('rank')?.match(/^(\d+)/)?.[1];
   if (rank === undefined) return undefined;
   const exitcode = field('exitcode')?.match(/^(-?\d+)/)?.[1];
   const traceback = field('traceback');
-  const why = traceback && /^Signal \d+/.test(traceback) ? traceback : exitcode !== undefined ? `exit code ${exitcode}` : 'unknown cause';
-  return `rank ${rank} of ${world} failed (${why}); torchrun stopped the other ranks`;
+  const signal = traceback !== undefined && /^Signal \d+/.test(traceback);
+  return { rank, signal, why: signal && traceback ? traceback : exitcode !== undefined ? `exit code ${exitcode}` : 'unknown cause' };
 }

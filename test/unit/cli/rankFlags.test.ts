@@ -41,4 +41,14 @@ describe("svc worker rank flags", () => {
     assert.equal(rankFailure(report, 4), "rank 3 of 4 failed (exit code 1); torchrun stopped the other ranks");
     assert.equal(rankFailure("Traceback (most recent call last):\nValueError: x", 2), undefined);
   });
+
+  it("names the rank a signal killed, though torchrun first observed its peer failing in a collective", () => {
+    const entry = (rank: number, exitcode: string, traceback: string) =>
+      `[${rank}]:\n  time      : 2026-11-27_20:08:32\n  host      : localhost\n  rank      : ${rank} (local_rank: ${rank})\n  exitcode  : ${exitcode}\n  error_file: <N/A>\n  traceback : ${traceback}\n`;
+    const divider = "------------------------------------------------------------\n";
+    const report = `svc_torch_server.py FAILED\n${divider}Failures:\n${entry(1, "-9 (pid: 1941)", "Signal 9 (SIGKILL) received by PID 1941")}${divider}Root Cause (first observed failure):\n${entry(0, "1 (pid: 1940) ", "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")}`;
+    assert.equal(rankFailure(report, 2), "rank 1 of 2 failed (Signal 9 (SIGKILL) received by PID 1941); torchrun stopped the other ranks");
+    const noOthers = `Failures:\n  <NO_OTHER_FAILURES>\n${divider}Root Cause (first observed failure):\n${entry(0, "1 (pid: 1940)", "To enable traceback see: x")}`;
+    assert.equal(rankFailure(noOthers, 2), "rank 0 of 2 failed (exit code 1); torchrun stopped the other ranks");
+  });
 });
