@@ -16,6 +16,7 @@ import { copyQuickstart, projectClient, startStudioStack, studioRequest, type St
 import { openRoute } from "./support/pages.js";
 import { cliPath } from "../../support/cloud.js";
 import type { JobConfig } from "../../../sdk/wire.js";
+import { pollUntil } from "../../support/poll.js";
 
 const STALE_LINE = "src/svc/index.ts changed since the last build: a run now trains the old build (.svc/build/index.mjs).";
 
@@ -133,11 +134,17 @@ describe("studio in the browser: a newcomer's first hour, round 2 (issue 31)", f
     const columns = page.getByTestId("compare-column");
     await columns.first().waitFor();
     await page.waitForFunction((n) => document.querySelectorAll('[data-testid="compare-column"]').length === n, jobs.length);
-    const headers = (await columns.allTextContents()).map((t) => t.replace(/\s+/g, " ").trim());
-    assert.deepEqual(
-      headers,
-      jobs.map((j) => `same-name ${j.id.slice(0, 8)}`),
-    );
+    // A column shows the job's id until the job itself has loaded: read the headers once every name is in.
+    const expected = jobs.map((j) => `same-name ${j.id.slice(0, 8)}`);
+    let headers: string[] = [];
+    await pollUntil(
+      async () => {
+        headers = (await columns.allTextContents()).map((t) => t.replace(/\s+/g, " ").trim());
+        return headers.every((header) => header.startsWith("same-name "));
+      },
+      { timeoutMs: 15_000, description: `compare columns named after their jobs (last read: ${headers.join(" | ")})` },
+    ).catch(() => undefined);
+    assert.deepEqual(headers, expected);
     await screenshotBothThemes(page, "newcomer-compare-columns");
   });
 
