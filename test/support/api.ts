@@ -1,6 +1,9 @@
 /** Small helpers for calling the real cloud over HTTP in tests. */
+import type { CreateJobInput } from "../../sdk/api/jobs.js";
 import { CloudClient } from "../../sdk/client.js";
-import type { TestCloud } from "./cloud.js";
+import type { Job, JobEvent } from "../../sdk/wire.js";
+import { workerToken, type TestCloud } from "./cloud.js";
+import { quickstartData } from "./quickstart.js";
 
 export interface Account {
   token: string;
@@ -43,12 +46,31 @@ export async function http(
 
 /** Registers a small real GGUF (llama-shaped, so trainable) as a base model through the real admin route. */
 export async function registerTestModel(cloud: TestCloud, name: string): Promise<void> {
-  const { readFileSync } = await import("node:fs");
   const path = await import("node:path");
   const { writeTinyModel } = await import("./modelFiles.js");
   const file = path.join(cloud.home, `${name}.gguf`);
   await writeTinyModel(file, { architecture: "llama", name });
-  const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
-  const res = await http(cloud, "POST", "/v1/models", { token, body: { name, path: file } });
+  const res = await http(cloud, "POST", "/v1/models", { token: workerToken(cloud), body: { name, path: file } });
   if (res.status !== 201) throw new Error(`model registration failed: ${res.text}`);
+}
+
+/** The quickstart's data uploaded as the project's datasets: the train set, and the eval set unless `withEval` is false. */
+export async function uploadQuickstartData(client: CloudClient, withEval = true): Promise<{ datasetId: string; evalDatasetId?: string }> {
+  const train = await client.uploadDataset("train.jsonl", quickstartData("train.jsonl"));
+  if (!withEval) return { datasetId: train.id };
+  const evalSet = await client.uploadDataset("eval.jsonl", quickstartData("eval.jsonl"));
+  return { datasetId: train.id, evalDatasetId: evalSet.id };
+}
+
+/**
+ * Creates a job and reads its events until the stream ends with the job (no polling), failing
+ * unless it completed; `log` adds what a worker printed to that failure.
+ */
+export async function trainToEnd(client: CloudClient, request: CreateJobInput, log?: () => string): Promise<{ job: Job; events: JobEvent[] }> {
+  const created = await client.createJob(request);
+  const events: JobEvent[] = [];
+  for await (const event of client.jobEvents(created.id)) events.push(event);
+  const job = await client.getJob(created.id);
+  if (job.status !== "completed") throw new Error(`job ${request.name} ended ${job.status}: ${job.error ?? ""}\n${log?.() ?? ""}`);
+  return { job, events };
 }
