@@ -1,21 +1,36 @@
 /** Small helpers for calling the real cloud over HTTP in tests. */
 import type { CreateJobInput } from "../../sdk/api/jobs.js";
 import { CloudClient } from "../../sdk/client.js";
-import type { Job, JobEvent } from "../../sdk/wire.js";
+import { writeCredentials } from "../../sdk/credentials.js";
+import { writeProjectState } from "../../sdk/state.js";
+import type { Job, JobEvent, Project } from "../../sdk/wire.js";
 import { workerToken, type TestCloud } from "./cloud.js";
 import { quickstartData } from "./quickstart.js";
 
 export interface Account {
   token: string;
   projectId: string;
+  project: Project;
+  /** A client of the new user, scoped to the project. */
   client: CloudClient;
 }
 
 /** A fresh anonymous user with one project. */
-export async function newAccount(cloud: TestCloud): Promise<Account> {
+export async function newAccount(cloud: Pick<TestCloud, "cloudUrl">, name = "test"): Promise<Account> {
   const { token } = await CloudClient.createAnonymousToken(cloud.cloudUrl);
-  const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name: "test" });
-  return { token, projectId: project.id, client: new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id }) };
+  const project = await new CloudClient({ baseUrl: cloud.cloudUrl, token }).createProject({ name });
+  return { token, projectId: project.id, project, client: new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: project.id }) };
+}
+
+/**
+ * A new account signed in the way `svc init` leaves a machine: credentials in SVC_HOME (read from
+ * the environment, like every svc process), and `.svc/state.json` in `projectDir` naming the project.
+ */
+export async function signInWithNewProject(cloudUrl: string, projectDir: string, name = "test"): Promise<Account> {
+  const account = await newAccount({ cloudUrl }, name);
+  await writeCredentials({ kind: "anonymous", cloudUrl, token: account.token });
+  await writeProjectState(projectDir, { orgSlug: account.project.orgSlug, projectSlug: account.project.slug, projectId: account.projectId });
+  return account;
 }
 
 export async function http(
