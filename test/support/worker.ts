@@ -10,7 +10,6 @@ import type { Job } from "../../sdk/wire.js";
 import { workerToken, type TestCloud } from "./cloud.js";
 
 export type Assign = Extract<CloudMessage, { type: "assign" }>;
-export const isAssign = (m: CloudMessage): m is Assign => m.type === "assign";
 
 export class TestWorker {
   readonly messages: CloudMessage[] = [];
@@ -103,7 +102,7 @@ export async function assignedJob(
   const job = await client.createJob({ config: { maxSteps: 1 }, ...request });
   const worker = await TestWorker.connect(cloud, `w-${request.name}`);
   worker.send({ type: "ready" });
-  const assign = await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+  const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
   if (options.started) {
     const answer = await worker.emit(job.id, 1, "training.started", {});
     if (answer.type !== "ack") throw new Error(`training.started of ${job.id} was refused: ${JSON.stringify(answer)}`);
