@@ -15,7 +15,7 @@ import { startCloud } from "../../cloud/serve.js";
 import { createStudioServer } from "../../studio/index.js";
 import { SseParser } from "../../sdk/sseParser.js";
 import { launchChromium, screenshot } from "../support/chromium.js";
-import { signInWithNewProject } from "../support/signedInProject.js";
+import { signInWithNewProject } from "../support/api.js";
 import { percentile, report } from "./stats.js";
 import { appendTrainingRun } from "./workerRun.js";
 

@@ -6,35 +6,27 @@
  * user waits for once the worker has the model), on the worker's default backend. Goal: at most 1.10×.
  * SVC_BENCH_SAMPLES_ROUNDS (default 1) pairs; the ratio is of the medians.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { QUICKSTART_HYPERPARAMETERS } from "../../engine/train/quickstart.js";
-import type { JobConfig, JobEvent } from "../../sdk/wire.js";
-import { newAccount } from "../support/api.js";
-import { repoRoot, startTestCloud } from "../support/cloud.js";
+import type { JobConfig } from "../../sdk/wire.js";
+import { newAccount, trainToEnd, uploadQuickstartData } from "../support/api.js";
+import { startTestCloud } from "../support/cloud.js";
 
 const rounds = Number(process.env.SVC_BENCH_SAMPLES_ROUNDS ?? 1);
 const cloud = await startTestCloud({ workers: 1 });
 try {
   const account = await newAccount(cloud);
-  const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
-  const datasetId = (await account.client.uploadDataset("train.jsonl", data("train.jsonl"))).id;
-  const evalDatasetId = (await account.client.uploadDataset("eval.jsonl", data("eval.jsonl"))).id;
+  const datasets = await uploadQuickstartData(account.client);
   // The quickstart's hyper-parameters are the engine's, which names LoRA modules as plain strings.
   const config = { model: "svc-tiny", ...QUICKSTART_HYPERPARAMETERS, seed: 42, schedule: "cosine", graders: [{ type: "json_valid" }] } as JobConfig;
 
   async function run(count: number): Promise<{ wall: number; sampling: number; rates: string }> {
-    const job = await account.client.createJob({
+    const { job, events } = await trainToEnd(account.client, {
       name: `samples-${count}`,
-      datasetId,
-      evalDatasetId,
+      ...datasets,
       config: { ...config, samples: { count, maxTokens: 128 } },
     });
-    const events: JobEvent[] = [];
-    for await (const event of account.client.jobEvents(job.id)) events.push(event);
-    const done = await account.client.getJob(job.id);
-    const wall = (Date.parse(done.finishedAt ?? "") - Date.parse(done.startedAt ?? "")) / 1000;
-    if (done.status !== "completed" || !Number.isFinite(wall)) throw new Error(`job ${job.id} ended ${done.status}: ${done.error}`);
+    const wall = (Date.parse(job.finishedAt ?? "") - Date.parse(job.startedAt ?? "")) / 1000;
+    if (!Number.isFinite(wall)) throw new Error(`job ${job.id} has no start or end time`);
     const samples = events.filter((e) => e.type === "samples.graded").map((e) => e.data as { step: number; seconds: number; passRate: number | null });
     return {
       wall,

@@ -11,7 +11,7 @@ import path from "node:path";
 import Fastify from "fastify";
 import { launchChromium } from "../support/chromium.js";
 import { pollUntil } from "../support/poll.js";
-import { signInWithNewProject } from "../support/signedInProject.js";
+import { signInWithNewProject } from "../support/api.js";
 import { percentile, report } from "./stats.js";
 import { appendTrainingRun } from "./workerRun.js";
 import { startCloudProcess, startStudioProcess } from "./benchProcesses.js";

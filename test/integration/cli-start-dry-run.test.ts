@@ -4,22 +4,13 @@
  * nothing uploaded: no project scope, no job, no dataset file in the cloud's data dir.
  */
 import assert from "node:assert/strict";
-import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import type { SpawnSyncReturns } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CloudClient } from "../../sdk/client.js";
 import { replaceOnce } from "../support/text.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-
-function copyQuickstart(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-dry-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
-    recursive: true,
-    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
-  });
-  return dir;
-}
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { quickstartProject, runSvc } from "../support/quickstart.js";
 
 interface JsonLine {
   event: string;
@@ -30,13 +21,7 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
   this.timeout(180_000);
   let cloud: TestCloud;
   let dir: string;
-  const svc = (args: string[], env: Record<string, string> = {}): SpawnSyncReturns<string> =>
-    spawnSync(process.execPath, [cliPath, ...args], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env },
-      timeout: 120_000,
-    });
+  const svc = (args: string[], env: Record<string, string> = {}): SpawnSyncReturns<string> => runSvc(cloud, dir, args, env, 120_000);
   const datasetFiles = () => (existsSync(path.join(cloud.dataDir, "datasets")) ? readdirSync(path.join(cloud.dataDir, "datasets")) : []);
   const client = () => new CloudClient({ baseUrl: cloud.cloudUrl, token: JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8")).token });
 
@@ -48,7 +33,7 @@ describe("svc start --dry-run: check and estimate, train nothing (real cloud)", 
     await cloud?.dispose();
   });
   beforeEach(() => {
-    dir = copyQuickstart();
+    dir = quickstartProject();
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -5,22 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
+import { appendFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { stopChild } from "../../sdk/platform/stop.js";
 import { createTrainer } from "../../sdk/trainer/trainer.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-
-function copyQuickstart(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-qs-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) });
-  return dir;
-}
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { cliProjectClient, quickstartProject } from "../support/quickstart.js";
 
 interface StartRun {
   child: ChildProcess;
@@ -47,11 +40,8 @@ function svcStart(cloud: TestCloud, cwd: string, args: string[], { ipc = false }
 async function createdJobId(cloud: TestCloud, dir: string, run: StartRun): Promise<string> {
   return pollUntil(
     async () => {
-      const state = await readProjectState(dir);
-      if (!state) return undefined;
-      const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
-      const jobs = await new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: state.projectId }).listJobs();
-      return jobs[0]?.id;
+      if (!(await readProjectState(dir))) return undefined;
+      return (await (await cliProjectClient(cloud, dir)).listJobs())[0]?.id;
     },
     {
       timeoutMs: 60_000,
@@ -68,7 +58,7 @@ describe("svc start: interrupts and --json output (real processes)", function ()
 
   beforeEach(async () => {
     cloud = await startTestCloud();
-    dir = copyQuickstart();
+    dir = quickstartProject();
   });
   afterEach(async () => {
     await cloud.dispose();
@@ -96,8 +86,7 @@ describe("svc start: interrupts and --json output (real processes)", function ()
     assert.equal(await stopChild(run.child, { graceMs: 60_000, platform: "win32" }), "drained", run.stderr());
     assert.equal(await run.exited, 130, run.stderr());
     assert.match(run.stderr(), /svc: cancelling the job/);
-    const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
-    assert.equal((await new CloudClient({ baseUrl: cloud.cloudUrl, token }).getJob(jobId)).status, "cancelled");
+    assert.equal((await (await cliProjectClient(cloud, dir)).getJob(jobId)).status, "cancelled");
   });
 
   it("--json keeps stdout to JSON lines: the trainer's own console output goes to stderr", async () => {
@@ -105,8 +94,7 @@ describe("svc start: interrupts and --json output (real processes)", function ()
     const run = svcStart(cloud, dir, ["--json"]);
     const jobId = await createdJobId(cloud, dir, run);
     // No worker takes the job: cancelling it from outside ends its stream, and svc start with it.
-    const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
-    await new CloudClient({ baseUrl: cloud.cloudUrl, token }).cancelJob(jobId);
+    await (await cliProjectClient(cloud, dir)).cancelJob(jobId);
     assert.equal(await run.exited, 1, run.stderr());
     for (const line of run.stdout) assert.doesNotThrow(() => JSON.parse(line), `stdout line is not JSON: ${line}`);
     assert.match(run.stderr(), /hello from the trainer/);
@@ -123,9 +111,8 @@ describe("svc start: interrupts and --json output (real processes)", function ()
       const starting = createTrainer(options).start({ signal: stop.signal });
       stop.abort(); // while it reads, asks the cloud and uploads
       await assert.rejects(starting, (err: Error) => err.name === "TrainerStoppedError" && /was stopped before its job was created/.test(err.message));
-      const { token } = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
       const state = await readProjectState(dir);
-      const client = new CloudClient({ baseUrl: cloud.cloudUrl, token, projectId: state?.projectId });
+      const client = await cliProjectClient(cloud, dir);
       assert.deepEqual(state ? await client.listJobs() : [], [], "no job");
 
       // An abortSignal that fired before start() (the listener would never run) still cancels the job it makes.

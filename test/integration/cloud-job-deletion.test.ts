@@ -5,19 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ConflictError, NotFoundError } from "../../sdk/errors.js";
-import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { parseRetention } from "../../cloud/domain/jobRetention.js";
 import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 import { http, newAccount, type Account } from "../support/api.js";
 import { withStore } from "../support/store.js";
-import { TestWorker } from "../support/worker.js";
+import { assignedJob, uploadArtifact } from "../support/worker.js";
 import { pollUntil } from "../support/poll.js";
 
-type Assign = Extract<CloudMessage, { type: "assign" }>;
 const line = (text: string) =>
   JSON.stringify({
     messages: [
@@ -29,18 +27,9 @@ const line = (text: string) =>
 /** A job trained by a test worker through the real worker link: one dataset, one uploaded adapter, completed. */
 async function trainedJob(cloud: TestCloud, account: Account, name: string, jsonl: string, adapterBytes = 1000) {
   const dataset = await account.client.uploadDataset(`${name}.jsonl`, jsonl);
-  const job = await account.client.createJob({ name, config: { maxSteps: 1 }, datasetId: dataset.id });
-  const worker = await TestWorker.connect(cloud, `w-${name}`);
+  const { job, worker, assign } = await assignedJob(cloud, account.client, { name, datasetId: dataset.id }, { started: true });
   try {
-    worker.send({ type: "ready" });
-    const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
-    await worker.emit(job.id, 1, "training.started", {});
-    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
-    const upload = await fetch(`${cloud.cloudUrl}/v1/worker/jobs/${job.id}/artifacts?name=adapter.gguf&kind=adapter&step=1&claim=${assign.claim}`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" },
-      body: Buffer.alloc(adapterBytes, 7),
-    });
+    const upload = await uploadArtifact(cloud, assign, { name: "adapter.gguf", kind: "adapter", step: "1" }, Buffer.alloc(adapterBytes, 7));
     assert.equal(upload.status, 201, await upload.text());
     await worker.emit(job.id, 2, "training.completed", { artifacts: 1 });
   } finally {

@@ -6,13 +6,10 @@
  * a deleted job takes its samples with it. The worker side is the protocol spoken by the test.
  */
 import assert from "node:assert/strict";
-import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import type { JobConfig } from "../../sdk/wire.js";
 import { http, newAccount, type Account } from "../support/api.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
-import { TestWorker } from "../support/worker.js";
-
-type Assign = Extract<CloudMessage, { type: "assign" }>;
+import { assignedJob } from "../support/worker.js";
 
 const samplesAt = (step: number, answers: string[], valid: boolean[]) => ({
   step,
@@ -36,10 +33,7 @@ describe("cloud: job samples stored by step, custom grades merged in", () => {
 
   it("serves each step's samples, takes custom grades after the job ended, and deletes them with the job", async () => {
     const config = { maxSteps: 2, graders: [{ type: "json_valid" }, { type: "custom", name: "polite" }] } satisfies JobConfig;
-    const job = await alice.client.createJob({ name: "sampled", config });
-    const worker = await TestWorker.connect(cloud, "w-samples");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
+    const { job, worker } = await assignedJob(cloud, alice.client, { name: "sampled", config });
     await worker.emit(job.id, 1, "training.started", { model: "svc-tiny" });
     await worker.emit(job.id, 2, "samples.graded", samplesAt(0, ["no", "no"], [false, false]));
     await worker.emit(job.id, 3, "samples.graded", samplesAt(2, ["{}", "no"], [true, false]));

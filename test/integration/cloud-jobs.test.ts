@@ -6,10 +6,7 @@ import WebSocket from "ws";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
 import { http, newAccount, type Account } from "../support/api.js";
-import { TestWorker } from "../support/worker.js";
-
-type Assign = Extract<CloudMessage, { type: "assign" }>;
-const isAssign = (m: CloudMessage): m is Assign => m.type === "assign";
+import { assignedJob } from "../support/worker.js";
 
 /** Reads raw SSE frames until `end` (or the stream closes) and returns them parsed. */
 async function readSse(url: string, headers: Record<string, string>): Promise<{ id?: string; event?: string; data: string }[]> {
@@ -85,10 +82,7 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("hands a queued job to a worker, stores its events with ids, and ends the stream when it completes", async () => {
-    const job = await alice.client.createJob({ name: "trained", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-complete");
-    worker.send({ type: "ready" });
-    const assign = await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+    const { job, worker, assign } = await assignedJob(cloud, alice.client, { name: "trained" });
     assert.equal(assign.job.name, "trained");
     assert.equal((await worker.emit(job.id, 1, "training.started", { model: "svc-tiny" })).type, "ack");
     assert.equal((await alice.client.getJob(job.id)).status, "running");
@@ -116,10 +110,7 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("resumes with Last-Event-ID with no gap and no duplicate, live and after the fact", async () => {
-    const job = await alice.client.createJob({ name: "resumed", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-resume");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+    const { job, worker } = await assignedJob(cloud, alice.client, { name: "resumed" });
     await worker.emit(job.id, 1, "training.started", {});
     for (let step = 1; step <= 20; step++) await worker.emit(job.id, step + 1, "training.log", { step, loss: 3 - step / 10 });
 
@@ -150,10 +141,7 @@ describe("cloud API: jobs, events and workers", () => {
   });
 
   it("stores a resent event once (duplicate acked, not stored) and refuses a sequence gap", async () => {
-    const job = await alice.client.createJob({ name: "dedupe", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-dedupe");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+    const { job, worker } = await assignedJob(cloud, alice.client, { name: "dedupe" });
     await worker.emit(job.id, 1, "training.started", {});
     worker.messages.length = 0;
     assert.equal((await worker.emit(job.id, 1, "training.started", {})).type, "ack");
@@ -176,10 +164,7 @@ describe("cloud API: jobs, events and workers", () => {
     const cancelled = await bob.client.cancelJob(queued.id);
     assert.equal(cancelled.status, "cancelled");
 
-    const running = await bob.client.createJob({ name: "to-cancel", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-cancel");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => isAssign(m) && m.job.id === running.id);
+    const { job: running, worker } = await assignedJob(cloud, bob.client, { name: "to-cancel" });
     await worker.emit(running.id, 1, "training.started", {});
     await bob.client.cancelJob(running.id);
     await worker.next((m): m is Extract<CloudMessage, { type: "cancel" }> => m.type === "cancel" && m.jobId === running.id);
@@ -209,10 +194,7 @@ describe("cloud durability: kill -9 while events are appended", () => {
     const cloud = await startTestCloud();
     try {
       const alice = await newAccount(cloud);
-      const job = await alice.client.createJob({ name: "crash", config: { maxSteps: 1 } });
-      const worker = await TestWorker.connect(cloud, "w-crash");
-      worker.send({ type: "ready" });
-      await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+      const { job, worker } = await assignedJob(cloud, alice.client, { name: "crash" });
       // Fire events without waiting, record which ones were acknowledged, and kill the daemon mid-stream.
       let acked = 0;
       worker.socket.on("message", (raw) => {
@@ -259,10 +241,7 @@ describe("cloud restart: jobs whose worker did not come back", () => {
     let again: TestCloud | undefined;
     try {
       const alice = await newAccount(cloud);
-      const job = await alice.client.createJob({ name: "orphan", config: { maxSteps: 1 } });
-      const worker = await TestWorker.connect(cloud, "w-gone");
-      worker.send({ type: "ready" });
-      await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+      const { job, worker } = await assignedJob(cloud, alice.client, { name: "orphan" });
       await worker.emit(job.id, 1, "training.started", {});
       await cloud.kill();
       again = await cloud.restart();
@@ -275,7 +254,7 @@ describe("cloud restart: jobs whose worker did not come back", () => {
       );
       const failed = await after.getJob(job.id);
       assert.equal(failed.status, "failed");
-      assert.match(failed.error ?? "", /^The worker "w-gone" running this job stopped unexpectedly/);
+      assert.match(failed.error ?? "", /^The worker "w-orphan" running this job stopped unexpectedly/);
     } finally {
       await again?.dispose();
       await cloud.dispose();

@@ -6,17 +6,15 @@
  * PostgreSQL pass (SVC_TEST_DATABASE_URL); on SQLite there is only ever one instance.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import net from "node:net";
-import path from "node:path";
 import { CloudClient } from "../../sdk/client.js";
 import type { JobEvent } from "../../sdk/wire.js";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { pollUntil } from "../support/poll.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-import { newAccount, type Account } from "../support/api.js";
+import { startTestCloud, startWorkerProcess, type TestCloud } from "../support/cloud.js";
+import { newAccount, uploadQuickstartData, type Account } from "../support/api.js";
 import { watchJobList } from "../support/jobListWatch.js";
 import { TestWorker } from "../support/worker.js";
 
@@ -195,23 +193,11 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
     let killedUrl: string | undefined;
     const balancer = await loadBalancer(() => [a.cloudUrl, b.cloudUrl].filter((url) => url !== killedUrl));
     try {
-      const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
-      const train = await account.client.uploadDataset("train.jsonl", data("train.jsonl"));
-      const token = readFileSync(path.join(a.dataDir, "worker-token"), "utf8").trim();
-      const worker = spawn(
-        process.execPath,
-        [cliPath, "worker", "--cloud", balancer.url, "--name", "lb-worker", "--work-dir", workDir.path, "--backend", "tfjs"],
-        {
-          env: { ...process.env, SVC_WORKER_TOKEN: token },
-          stdio: ["ignore", "ignore", "pipe"],
-        },
-      );
+      const worker = startWorkerProcess(a, { name: "lb-worker", workDir: workDir.path, cloudUrl: balancer.url });
       processes.push(worker);
-      let workerLog = "";
-      worker.stderr!.on("data", (chunk) => (workerLog += chunk));
       const job = await account.client.createJob({
         name: "survives-instance-loss",
-        datasetId: train.id,
+        ...(await uploadQuickstartData(account.client, false)),
         config: { model: "svc-tiny", maxSteps: 150, learningRate: 3e-3, batchSize: 4, seed: 7 },
       });
       let killing: Promise<void> | undefined;
@@ -226,7 +212,7 @@ describe("several cloud instances on one PostgreSQL (PostgreSQL pass only)", fun
       assert.ok(killing, "the job trained long enough to lose its instance mid-way");
       assertGapFree(events);
       const last = events.at(-1)!;
-      assert.equal(last.type, "training.completed", `ended with ${last.type}: ${JSON.stringify(last.data)}\n${workerLog}`);
+      assert.equal(last.type, "training.completed", `ended with ${last.type}: ${JSON.stringify(last.data)}\n${worker.log()}`);
       assert.equal((await viaB.getJob(job.id)).status, "completed");
       // The same history through B again, read from the store: nothing lost or doubled on the way.
       assert.deepEqual(

@@ -5,15 +5,13 @@
  * the outage and sees every event once, in order. Runs on SQLite and again on PostgreSQL.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { CloudClient } from "../../sdk/client.js";
 import type { JobEvent } from "../../sdk/wire.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
 import { freePort } from "../support/ports.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-import { newAccount } from "../support/api.js";
+import { startTestCloud, startWorkerProcess, type TestCloud } from "../support/cloud.js";
+import { newAccount, uploadQuickstartData } from "../support/api.js";
 
 describe("cloud kill -9 and restart: the surviving worker resumes its job and finishes it", function () {
   this.timeout(240_000);
@@ -36,19 +34,13 @@ describe("cloud kill -9 and restart: the surviving worker resumes its job and fi
     const env = { SVC_WORKER_GRACE_MS: "60000" };
     cloud = await startTestCloud({ args: ports, env });
     const account = await newAccount(cloud);
-    const train = await account.client.uploadDataset("train.jsonl", readFileSync(path.join(repoRoot, "examples/quickstart/data/train.jsonl"), "utf8"));
     workDir = await createTempDir("restart-worker");
-    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
-    worker = spawn(process.execPath, [cliPath, "worker", "--cloud", cloud.cloudUrl, "--name", "survivor", "--work-dir", workDir.path, "--backend", "tfjs"], {
-      env: { ...process.env, SVC_WORKER_TOKEN: token },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let workerLog = "";
-    worker.stderr!.on("data", (chunk) => (workerLog += chunk));
+    const survivor = startWorkerProcess(cloud, { name: "survivor", workDir: workDir.path });
+    worker = survivor;
 
     const job = await account.client.createJob({
       name: "survives-a-restart",
-      datasetId: train.id,
+      ...(await uploadQuickstartData(account.client, false)),
       config: { model: "svc-tiny", maxSteps: 150, learningRate: 3e-3, batchSize: 4, seed: 11 },
     });
     const events: JobEvent[] = [];
@@ -71,7 +63,7 @@ describe("cloud kill -9 and restart: the surviving worker resumes its job and fi
       "every event once, in order, with no gap",
     );
     const last = events.at(-1)!;
-    assert.equal(last.type, "training.completed", `ended with ${last.type}: ${JSON.stringify(last.data)}\n${workerLog}`);
+    assert.equal(last.type, "training.completed", `ended with ${last.type}: ${JSON.stringify(last.data)}\n${survivor.log()}`);
     assert.equal(events.filter((e) => e.type === "training.started").length, 1, "the job was resumed, not started over");
 
     const after = new CloudClient({ baseUrl: again!.cloudUrl, token: account.token, projectId: account.projectId });

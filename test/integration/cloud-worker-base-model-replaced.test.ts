@@ -7,16 +7,15 @@
  * (The worker cached `<name>.gguf` forever and trained the old file.)
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { readGgufFile } from "../../engine/gguf/reader.js";
 import { writeGgufFile } from "../../engine/gguf/writer.js";
-import type { JobEvent } from "../../sdk/wire.js";
 import { createTempDir, type TempDir } from "../support/tmp.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-import { http, newAccount } from "../support/api.js";
+import { repoRoot, startTestCloud, startWorkerProcess, workerToken, type TestCloud } from "../support/cloud.js";
+import { http, newAccount, trainToEnd, uploadQuickstartData } from "../support/api.js";
 
 const MODEL = "team:base";
 const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
@@ -37,7 +36,7 @@ describe("remote worker: a replaced base model is trained as its new content", f
   });
 
   it("trains the new file after a replace, cached by sha256", async () => {
-    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
+    const token = workerToken(cloud);
     const v1 = path.join(cloud.home, "base-v1.gguf");
     copyFileSync(path.join(repoRoot, "models/svc-tiny.gguf"), v1);
     // The same model with other weights: another file, another sha256, another first loss.
@@ -51,25 +50,14 @@ describe("remote worker: a replaced base model is trained as its new content", f
     const registered = await http(cloud, "POST", "/v1/models", { token, body: { name: MODEL, path: v1 } });
     assert.equal(registered.status, 201, registered.text);
 
-    let workerLog = "";
-    worker = spawn(process.execPath, [cliPath, "worker", "--cloud", cloud.cloudUrl, "--name", "remote", "--work-dir", workDir.path, "--backend", "tfjs"], {
-      env: { ...process.env, SVC_WORKER_TOKEN: token },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    worker.stderr!.on("data", (chunk) => (workerLog += chunk));
+    const remote = startWorkerProcess(cloud, { name: "remote", workDir: workDir.path });
+    worker = remote;
 
     const account = await newAccount(cloud);
-    const train = await account.client.uploadDataset("train.jsonl", readFileSync(path.join(repoRoot, "examples/quickstart/data/train.jsonl"), "utf8"));
+    const data = await uploadQuickstartData(account.client, false);
     const runJob = async (name: string) => {
-      const job = await account.client.createJob({
-        name,
-        datasetId: train.id,
-        config: { model: MODEL, maxSteps: 2, learningRate: 3e-3, batchSize: 4, seed: 11 },
-      });
-      const events: JobEvent[] = [];
-      for await (const event of account.client.jobEvents(job.id)) events.push(event);
-      const last = events.at(-1)!;
-      assert.equal(last.type, "training.completed", `${name} ended with ${last.type}: ${JSON.stringify(last.data)}\n${workerLog}`);
+      const config = { model: MODEL, maxSteps: 2, learningRate: 3e-3, batchSize: 4, seed: 11 };
+      const { events } = await trainToEnd(account.client, { name, ...data, config }, remote.log);
       const started = events.find((e) => e.type === "training.started")!;
       const firstLog = events.find((e) => e.type === "training.log")!;
       return { baseSha256: started.data.baseSha256, loss: firstLog.data.loss as number };

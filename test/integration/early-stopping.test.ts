@@ -6,11 +6,9 @@
  * (a fixed seed, so the same evaluations every run).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import type { JobConfig, JobEvent } from "../../sdk/wire.js";
-import { repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-import { newAccount, type Account } from "../support/api.js";
+import type { JobConfig } from "../../sdk/wire.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, trainToEnd, uploadQuickstartData, type Account } from "../support/api.js";
 
 describe("earlyStopping: a job whose eval metric stalls ends early, through the worker", function () {
   this.timeout(150_000);
@@ -23,12 +21,7 @@ describe("earlyStopping: a job whose eval metric stalls ends early, through the 
   });
   after(async () => cloud?.dispose());
 
-  const datasets = async () => {
-    const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
-    const train = await account.client.uploadDataset("train.jsonl", data("train.jsonl"));
-    const evalSet = await account.client.uploadDataset("eval.jsonl", data("eval.jsonl"));
-    return { datasetId: train.id, evalDatasetId: evalSet.id };
-  };
+  const datasets = () => uploadQuickstartData(account.client);
   const config: JobConfig = {
     model: "svc-tiny",
     maxSteps: 60,
@@ -41,14 +34,11 @@ describe("earlyStopping: a job whose eval metric stalls ends early, through the 
   };
 
   it("stops once eval token accuracy has not improved for `patience` evaluations, with the final adapter there", async () => {
-    const job = await account.client.createJob({
+    const { job, events } = await trainToEnd(account.client, {
       name: "stops-early",
       ...(await datasets()),
       config: { ...config, earlyStopping: { metric: "evalTokenAccuracy", patience: 2 } },
     });
-    const events: JobEvent[] = [];
-    for await (const event of account.client.jobEvents(job.id)) events.push(event);
-    assert.equal((await account.client.getJob(job.id)).status, "completed");
     const logs = events.filter((e) => e.type === "training.log").map((e) => e.data as { step: number; evalTokenAccuracy: number });
     // The rule, counted here from the logged evaluations: the first step with 2 in a row not above the best.
     let best = -Infinity;

@@ -5,13 +5,11 @@
  * the same tokens, scoped to the caller's project.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
 import type { Job } from "../../sdk/wire.js";
-import { repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-import { newAccount, type Account } from "../support/api.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { newAccount, trainToEnd, uploadQuickstartData, type Account } from "../support/api.js";
 
 const QUESTIONS = ["What color is milk?", "What is the capital of Norway?", "What is the opposite of fast?"];
 const CHECKPOINT_STEP = 20;
@@ -27,13 +25,9 @@ describe("edge: deployed adapters and checkpoints", function () {
     cloud = await startTestCloud({ workers: 1 });
     account = await newAccount(cloud);
     client = account.client;
-    const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
-    const train = await client.uploadDataset("train.jsonl", data("train.jsonl"));
-    const evalSet = await client.uploadDataset("eval.jsonl", data("eval.jsonl"));
-    job = await client.createJob({
+    ({ job } = await trainToEnd(client, {
       name: "edge-quickstart",
-      datasetId: train.id,
-      evalDatasetId: evalSet.id,
+      ...(await uploadQuickstartData(client)),
       config: {
         model: "svc-tiny",
         maxSteps: 40,
@@ -44,10 +38,7 @@ describe("edge: deployed adapters and checkpoints", function () {
         lora: { r: 8, alpha: 16, targetModules: ["q_proj", "v_proj", "o_proj"] },
         evalSteps: 20,
       },
-    });
-    // The stream ends when the job does; no polling, no sleeping.
-    for await (const _event of client.jobEvents(job.id));
-    assert.equal((await client.getJob(job.id)).status, "completed");
+    }));
     await client.createDeployment({ slug: "qs-adapter", target: { kind: "adapter", jobId: job.id }, authMode: "none" });
     await client.createDeployment({ slug: "qs-base", target: { kind: "base_model", name: "svc-tiny" }, authMode: "none" });
     await client.createDeployment({ slug: "qs-step", target: { kind: "checkpoint", jobId: job.id, step: CHECKPOINT_STEP }, authMode: "none" });

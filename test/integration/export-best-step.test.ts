@@ -6,34 +6,24 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { bestSavedStep } from "../../cli/commands/exportBestStep.js";
-import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { newAccount, type Account } from "../support/api.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
-import { TestWorker } from "../support/worker.js";
-
-type Assign = Extract<CloudMessage, { type: "assign" }>;
+import { assignedJob, uploadArtifact } from "../support/worker.js";
 
 describe("svc export: the best saved adapter by default", () => {
   let cloud: TestCloud;
   let alice: Account;
-  let workerToken: string;
 
   before(async () => {
     cloud = await startTestCloud();
     alice = await newAccount(cloud);
-    workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
   });
   after(async () => cloud?.dispose());
 
   /** A completed job with a checkpoint at step 2 and the final adapter at step 4, evaluated as given. */
   async function trainedJob(name: string, config: Record<string, unknown>, evals: Record<number, { evalLoss: number; evalTokenAccuracy: number }>) {
-    const job = await alice.client.createJob({ name, config: { maxSteps: 4, ...config } });
-    const worker = await TestWorker.connect(cloud, `w-${name}`);
-    worker.send({ type: "ready" });
-    const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
+    const { job, worker, assign } = await assignedJob(cloud, alice.client, { name, config: { maxSteps: 4, ...config } });
     let seq = 0;
     await worker.emit(job.id, ++seq, "training.started", {});
     for (const step of [1, 2, 3, 4]) await worker.emit(job.id, ++seq, "training.log", { step, loss: 1, ...(evals[step] ?? {}) });
@@ -41,13 +31,7 @@ describe("svc export: the best saved adapter by default", () => {
       ["checkpoint-2.gguf", "checkpoint", "2"],
       ["adapter.gguf", "adapter", "4"],
     ]) {
-      const url = new URL(assign.artifactUploadUrl);
-      for (const [k, v] of Object.entries({ name, kind, step, claim: String(assign.claim) })) url.searchParams.set(k, v);
-      const res = await fetch(url, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" },
-        body: new Uint8Array(randomBytes(64)),
-      });
+      const res = await uploadArtifact(cloud, assign, { name, kind, step }, randomBytes(64));
       assert.equal(res.status, 201, await res.text());
     }
     await worker.emit(job.id, ++seq, "training.completed", { artifacts: 2 });

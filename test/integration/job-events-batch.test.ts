@@ -5,16 +5,12 @@
  * Real cloud process, real worker link, the UI's own SSE parser and batch decoder.
  */
 import assert from "node:assert/strict";
-import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { decodeJobEventBatch, JOB_EVENT_BATCH } from "../../ui-shared/jobEventBatch.js";
 import { rawText, type JobStreamEvent } from "../../ui-shared/eventLog.js";
 import { SseParser, type SseMessage } from "../../sdk/sseParser.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
 import { newAccount, type Account } from "../support/api.js";
-import { TestWorker } from "../support/worker.js";
-
-type Assign = Extract<CloudMessage, { type: "assign" }>;
-const isAssign = (m: CloudMessage): m is Assign => m.type === "assign";
+import { assignedJob } from "../support/worker.js";
 
 const lossAt = (step: number) => 3 - step / 1000;
 
@@ -69,10 +65,7 @@ describe("job event stream in batch mode", () => {
   after(async () => cloud.dispose());
 
   it("sends the history as one batch frame and the same events as the named frames, resuming exactly across history -> live and reconnects", async () => {
-    const job = await alice.client.createJob({ name: "big history", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-batch");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+    const { job, worker } = await assignedJob(cloud, alice.client, { name: "big history" });
     const HISTORY = 300;
     await worker.emit(job.id, 1, "training.started", { model: "svc-tiny", note: "line\nbreak" });
     for (let step = 1; step < HISTORY; step++) await worker.emit(job.id, step + 1, "training.log", { step, loss: lossAt(step) });
@@ -121,10 +114,7 @@ describe("job event stream in batch mode", () => {
   });
 
   it("sends a lone event as its named frame, as without batch mode", async () => {
-    const job = await alice.client.createJob({ name: "one event", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-single");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => isAssign(m) && m.job.id === job.id);
+    const { job, worker } = await assignedJob(cloud, alice.client, { name: "one event" });
     await worker.emit(job.id, 1, "training.started", {});
     await worker.emit(job.id, 2, "training.log", { step: 1, loss: 2 });
     await worker.emit(job.id, 3, "training.completed", { artifacts: 0 });

@@ -6,24 +6,18 @@
  * grades), with a pass rate that rises. Once on tfjs, once on torch.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { CloudClient } from "../../sdk/client.js";
-import { readProjectState } from "../../sdk/state.js";
+import type { CloudClient } from "../../sdk/client.js";
 import type { SampleCheckpoint } from "../../sdk/wire.js";
 import { requireTorchStack } from "../support/torchStack.js";
 import { replaceOnce } from "../support/text.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { cliProjectClient, quickstartData, quickstartProject, runSvc } from "../support/quickstart.js";
 
 /** The quickstart with one more grader, a function of the trainer: does the answer start with "{"? */
 function quickstartWithCustomGrader(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-samples-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
-    recursive: true,
-    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
-  });
+  const dir = quickstartProject();
   const source = path.join(dir, "src/svc/index.ts");
   writeFileSync(
     source,
@@ -37,8 +31,7 @@ function quickstartWithCustomGrader(): string {
 }
 
 async function samplesOf(cloud: TestCloud, dir: string): Promise<{ client: CloudClient; jobId: string; checkpoints: SampleCheckpoint[] }> {
-  const credentials = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
-  const client = new CloudClient({ baseUrl: cloud.cloudUrl, token: credentials.token, projectId: (await readProjectState(dir))?.projectId });
+  const client = await cliProjectClient(cloud, dir);
   const [job] = await client.listJobs();
   assert.equal(job.status, "completed");
   return { client, jobId: job.id, checkpoints: (await client.listJobSamples(job.id)).checkpoints };
@@ -49,7 +42,7 @@ function assertLearnedSamples(checkpoints: SampleCheckpoint[]): void {
     checkpoints.map((c) => c.step),
     [0, 20, 40, 60],
   );
-  const evalRows = readFileSync(path.join(repoRoot, "examples/quickstart/data/eval.jsonl"), "utf8")
+  const evalRows = quickstartData("eval.jsonl")
     .trim()
     .split("\n")
     .slice(0, 8)
@@ -78,12 +71,7 @@ function assertLearnedSamples(checkpoints: SampleCheckpoint[]): void {
 }
 
 function svcStart(cloud: TestCloud, dir: string) {
-  const run = spawnSync(process.execPath, [cliPath, "start"], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
-    timeout: 400_000,
-  });
+  const run = runSvc(cloud, dir, ["start"], {}, 400_000);
   assert.equal(run.status, 0, run.stderr + run.stdout);
   return run;
 }

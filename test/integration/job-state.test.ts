@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import type { JobEvent } from "../../sdk/wire.js";
-import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { startTestCloud, workerToken, type TestCloud } from "../support/cloud.js";
 import { newAccount, type Account } from "../support/api.js";
-import { TestWorker } from "../support/worker.js";
+import { assignedJob, uploadArtifact } from "../support/worker.js";
 import http from "node:http";
 
 const ARTIFACT_LIMIT = 64 * 1024;
@@ -15,30 +13,20 @@ const ARTIFACT_LIMIT = 64 * 1024;
  * cancelled, nothing leaves an end), one gap-free event sequence shared by the cloud's own events
  * and the worker's, and fencing of a worker's claim. Real cloud process, real worker protocol.
  */
-type Assign = Extract<CloudMessage, { type: "assign" }>;
 type Nack = Extract<CloudMessage, { type: "nack" }>;
 
 describe("job state machine: cancel, late events, one sequence, fencing", () => {
   let cloud: TestCloud;
   let alice: Account;
-  let workerToken: string;
 
   before(async () => {
     cloud = await startTestCloud({ env: { SVC_MAX_ARTIFACT_BYTES: String(ARTIFACT_LIMIT) } });
     alice = await newAccount(cloud);
-    workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
   });
   after(async () => cloud.dispose());
 
   /** A fresh job, assigned to a fresh worker and started (worker seq 1). */
-  async function runningJob(name: string) {
-    const job = await alice.client.createJob({ name, config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, `w-${name}`);
-    worker.send({ type: "ready" });
-    const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
-    assert.equal((await worker.emit(job.id, 1, "training.started", {})).type, "ack");
-    return { job, worker, assign };
-  }
+  const runningJob = (name: string) => assignedJob(cloud, alice.client, { name }, { started: true });
 
   async function allEvents(jobId: string): Promise<JobEvent[]> {
     const events: JobEvent[] = [];
@@ -93,10 +81,7 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
   });
 
   it("refuses a move the machine does not have: completed for a job that never started", async () => {
-    const job = await alice.client.createJob({ name: "never-started", config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, "w-never-started");
-    worker.send({ type: "ready" });
-    await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
+    const { job, worker } = await assignedJob(cloud, alice.client, { name: "never-started" });
     const reply = await worker.emit(job.id, 1, "training.completed", { artifacts: 0 });
     assert.equal(reply.type, "nack");
     assert.equal((reply as Nack).code, "invalid_transition");
@@ -113,14 +98,8 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
     assert.equal((stale as Nack).code, "stale_claim");
     assert.match((stale as Nack).error, new RegExp(`^job ${job.id} is held by claim ${assign.claim}; claim ${assign.claim - 1} is stale and was refused$`));
 
-    const upload = (claim: number) => {
-      const url = new URL(assign.artifactUploadUrl);
-      url.searchParams.set("claim", String(claim));
-      url.searchParams.set("name", "adapter.gguf");
-      url.searchParams.set("kind", "adapter");
-      url.searchParams.set("step", "1");
-      return fetch(url, { method: "PUT", headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" }, body: "GGUF" });
-    };
+    const upload = (claim: number) =>
+      uploadArtifact(cloud, assign, { claim: String(claim), name: "adapter.gguf", kind: "adapter", step: "1" }, Buffer.from("GGUF"));
     const refused = await upload(assign.claim + 1);
     assert.equal(refused.status, 409);
     assert.equal(((await refused.json()) as { error: { code: string } }).error.code, "stale_claim");
@@ -140,7 +119,10 @@ describe("job state machine: cancel, late events, one sequence, fencing", () => 
     for (const [k, v] of Object.entries({ claim: String(assign.claim), name: "adapter.gguf", kind: "adapter", step: "1" })) url.searchParams.set(k, v);
     // An upload that never ends on its own: before, the cloud wrote it to disk until it ended, then checked the size.
     const status = await new Promise<number>((resolve, reject) => {
-      const request = http.request(url, { method: "PUT", headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" } });
+      const request = http.request(url, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${workerToken(cloud)}`, "content-type": "application/octet-stream" },
+      });
       const chunk = Buffer.alloc(16 * 1024);
       let sent = 0;
       let answered = false;

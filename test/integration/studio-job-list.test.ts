@@ -10,8 +10,7 @@ import assert from "node:assert/strict";
 import type { CloudClient } from "../../sdk/client.js";
 import { startStudioStack, studioRequest, type StudioStack } from "../support/studioStack.js";
 import { pollUntil } from "../support/poll.js";
-import { signInWithNewProject } from "../support/signedInProject.js";
-import { http as cloudHttp } from "../support/api.js";
+import { http as cloudHttp, signInWithNewProject } from "../support/api.js";
 import type { TestCloud } from "../support/cloud.js";
 
 /**

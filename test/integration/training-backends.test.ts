@@ -5,56 +5,21 @@
  * the worker trains the next one; torch asked for where it cannot start is a clear error.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { createInterface } from "node:readline";
+import { rmSync } from "node:fs";
 import { requireTorchStack } from "../support/torchStack.js";
-import { CloudClient } from "../../sdk/client.js";
-import { readProjectState } from "../../sdk/state.js";
 import { descendantPids } from "../support/processes.js";
-import { replaceOnce } from "../support/text.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { cliProjectClient as projectClient, quickstartProject, runSvc, startUntilTraining } from "../support/quickstart.js";
 
 /** The quickstart, shortened: `steps` steps with a checkpoint every 4. */
-function quickstartProject(steps: number): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-backend-"));
-  cpSync(path.join(repoRoot, "examples", "quickstart"), dir, {
-    recursive: true,
-    filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
-  });
-  const source = path.join(dir, "src/svc/index.ts");
-  writeFileSync(
-    source,
-    replaceOnce(
-      replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", `maxSteps: ${steps}`), "saveSteps: 20", "saveSteps: 4"),
-      "evalSteps: 10",
-      "evalSteps: 4",
-    ),
-  );
-  return dir;
-}
-
-function svcStart(cloud: TestCloud, dir: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [cliPath, "start"], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl, ...env },
-    timeout: 240_000,
-  });
-}
+const shortened = (steps: number) => quickstartProject({ maxSteps: steps, saveSteps: 4, evalSteps: 4 });
+const svcStart = (cloud: TestCloud, dir: string, env: Record<string, string> = {}) => runSvc(cloud, dir, ["start"], env);
 
 /** The training.started payload: the first line of `svc start` that is a JSON object. */
 function startedPayload(stdout: string): Record<string, unknown> {
   const line = stdout.split("\n").find((l) => l.startsWith("{"));
   assert.ok(line, `no training.started payload in:\n${stdout}`);
   return JSON.parse(line);
-}
-
-async function projectClient(cloud: TestCloud, dir: string): Promise<CloudClient> {
-  const credentials = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
-  return new CloudClient({ baseUrl: cloud.cloudUrl, token: credentials.token, projectId: (await readProjectState(dir))?.projectId });
 }
 
 describe("training backends: torch and tfjs behind one worker", function () {
@@ -66,7 +31,7 @@ describe("training backends: torch and tfjs behind one worker", function () {
     before(async function () {
       await requireTorchStack(this);
       cloud = await startTestCloud({ workers: 1, env: { SVC_TRAIN_BACKEND: "torch", SVC_WORKER_GRACE_MS: "1500" } });
-      dir = quickstartProject(8);
+      dir = shortened(8);
     });
     after(async () => {
       await cloud?.dispose();
@@ -92,21 +57,9 @@ describe("training backends: torch and tfjs behind one worker", function () {
     });
 
     it("a torch process killed mid-job fails that job readably, and the worker trains the next one", async () => {
-      const longDir = quickstartProject(5000);
+      const longDir = shortened(5000);
       try {
-        const child = spawn(process.execPath, [cliPath, "start"], {
-          cwd: longDir,
-          env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
-        });
-        const lines: string[] = [];
-        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-        await new Promise<void>((resolve, reject) => {
-          createInterface({ input: child.stdout }).on("line", (line) => {
-            lines.push(line);
-            if (/^step=\d+ loss=/.test(line)) resolve();
-          });
-          void exited.then(() => reject(new Error(`svc start exited early:\n${lines.join("\n")}`)));
-        });
+        const { exited } = await startUntilTraining(cloud, longDir);
         // This cloud's torch process only: other runs on the machine may train on torch too.
         const pythons = descendantPids(cloud.process.pid!, "svc_torch");
         assert.equal(pythons.length, 1, "one torch process trains the job");
@@ -130,7 +83,7 @@ describe("training backends: torch and tfjs behind one worker", function () {
     let dir: string;
     // A fresh project each time: its .svc/state.json names a project of one cloud only.
     beforeEach(() => {
-      dir = quickstartProject(4);
+      dir = shortened(4);
     });
     afterEach(async () => {
       await cloud?.dispose();

@@ -3,40 +3,15 @@
  * (tfjs-wasm), and every bad input fails early with a clear message and leaves no job behind.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
-import os from "node:os";
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { rmSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { createInterface } from "node:readline";
-import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { writeTinyModel } from "../support/modelFiles.js";
 import { replaceOnce } from "../support/text.js";
 import { http } from "../support/api.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-
-const quickstart = path.join(repoRoot, "examples", "quickstart");
-
-function copyQuickstart(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "svc-qs-"));
-  cpSync(quickstart, dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules") });
-  return dir;
-}
-
-function svc(cloud: TestCloud, cwd: string, args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [cliPath, ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
-    timeout: 240_000,
-  });
-}
-
-async function projectClient(cloud: TestCloud, dir: string): Promise<CloudClient> {
-  const credentials = JSON.parse(readFileSync(path.join(cloud.home, "credentials.json"), "utf8"));
-  const state = await readProjectState(dir);
-  return new CloudClient({ baseUrl: cloud.cloudUrl, token: credentials.token, projectId: state?.projectId });
-}
+import { startTestCloud, workerToken, type TestCloud } from "../support/cloud.js";
+import { cliProjectClient, quickstartData, quickstartProject, runSvc as svc, startUntilTraining } from "../support/quickstart.js";
 
 const numbers = (lines: string[], re: RegExp) =>
   lines
@@ -52,7 +27,7 @@ describe("svc start: the quickstart trains for real", function () {
 
   before(async () => {
     cloud = await startTestCloud({ workers: 1 });
-    dir = copyQuickstart();
+    dir = quickstartProject();
     run = svc(cloud, dir, ["start"]);
   });
   after(async () => {
@@ -95,7 +70,7 @@ describe("svc start: the quickstart trains for real", function () {
   });
 
   it("leaves the adapter and checkpoints listed by the cloud", async () => {
-    const client = await projectClient(cloud, dir);
+    const client = await cliProjectClient(cloud, dir);
     const [job] = await client.listJobs();
     assert.equal(job.status, "completed");
     assert.equal(job.artifactCount, 4);
@@ -138,7 +113,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
 
   /** A quickstart copy with its trainer source or data replaced. */
   function project(edit: { source?: (s: string) => string; train?: string }): string {
-    const dir = copyQuickstart();
+    const dir = quickstartProject();
     dirs.push(dir);
     const source = path.join(dir, "src/svc/index.ts");
     if (edit.source) writeFileSync(source, edit.source(readFileSync(source, "utf8")));
@@ -149,10 +124,10 @@ describe("svc start: bad inputs fail early and clearly", function () {
   async function assertNoJob(dir: string) {
     const state = await readProjectState(dir);
     if (!state) return; // never got as far as a project scope
-    assert.deepEqual(await (await projectClient(cloud, dir)).listJobs(), []);
+    assert.deepEqual(await (await cliProjectClient(cloud, dir)).listJobs(), []);
   }
 
-  const good = readFileSync(path.join(quickstart, "data/train.jsonl"), "utf8");
+  const good = quickstartData("train.jsonl");
 
   it("malformed JSONL: names the line, uploads nothing", async () => {
     const lines = good.trim().split("\n");
@@ -191,8 +166,7 @@ describe("svc start: bad inputs fail early and clearly", function () {
   it("a registered serve-only model: svc start gives the one-line reason, no job", async () => {
     const file = path.join(cloud.home, "gemma.gguf");
     await writeTinyModel(file, { architecture: "gemma2", name: "Gemma 2 2B" });
-    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
-    const res = await http(cloud, "POST", "/v1/models", { token, body: { name: "gemma", path: file } });
+    const res = await http(cloud, "POST", "/v1/models", { token: workerToken(cloud), body: { name: "gemma", path: file } });
     assert.equal(res.status, 201, res.text);
     const dir = project({ source: (s) => replaceOnce(s, 'model: "svc-tiny"', 'model: "gemma"') });
     const out = svc(cloud, dir, ["start"]);
@@ -247,45 +221,26 @@ describe("svc start: cancelling and worker failure", function () {
   let dir: string;
   before(async () => {
     cloud = await startTestCloud({ workers: 1, env: { SVC_WORKER_GRACE_MS: "1500" } });
-    dir = copyQuickstart();
-    const source = path.join(dir, "src/svc/index.ts");
-    writeFileSync(source, replaceOnce(replaceOnce(readFileSync(source, "utf8"), "maxSteps: 60", "maxSteps: 5000"), "saveSteps: 20", "saveSteps: 0"));
+    dir = quickstartProject({ maxSteps: 5000, saveSteps: 0 });
   });
   after(async () => {
     await cloud.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Starts `svc start` and resolves once it printed a training step. */
-  async function startUntilTraining() {
-    const child = spawn(process.execPath, [cliPath, "start"], { cwd: dir, env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl } });
-    const lines: string[] = [];
-    let stderr = "";
-    child.stderr.on("data", (c) => (stderr += c));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stdout }).on("line", (line) => {
-        lines.push(line);
-        if (/^step=\d+ loss=/.test(line)) resolve();
-      });
-      void exited.then(() => reject(new Error(`svc start exited early:\n${lines.join("\n")}\n${stderr}`)));
-    });
-    return { child, lines, exited, stderr: () => stderr };
-  }
-
   it("Ctrl-C cancels the job: the worker stops, the job is cancelled, exit 130", async () => {
-    const run = await startUntilTraining();
+    const run = await startUntilTraining(cloud, dir);
     run.child.kill("SIGINT");
     assert.equal(await run.exited, 130);
     assert.match(run.stderr(), /cancelling the job/);
     assert.equal(run.lines[run.lines.length - 1].replace(/^job \S+ /, ""), "cancelled");
-    const client = await projectClient(cloud, dir);
+    const client = await cliProjectClient(cloud, dir);
     const [job] = await client.listJobs();
     assert.equal(job.status, "cancelled");
   });
 
   it("a worker that dies marks its job failed with a readable error", async () => {
-    const run = await startUntilTraining();
+    const run = await startUntilTraining(cloud, dir);
     const workers = spawnSync("pgrep", ["-P", String(cloud.process.pid), "-f", "cli.mjs worker"], { encoding: "utf8" })
       .stdout.trim()
       .split("\n")
@@ -293,7 +248,7 @@ describe("svc start: cancelling and worker failure", function () {
     assert.equal(workers.length, 1, "the daemon runs one local worker");
     process.kill(Number(workers[0]), "SIGKILL");
     assert.equal(await run.exited, 1);
-    const client = await projectClient(cloud, dir);
+    const client = await cliProjectClient(cloud, dir);
     const [job] = await client.listJobs();
     assert.equal(job.status, "failed");
     assert.match(job.error ?? "", /^The worker "local-1" running this job stopped unexpectedly/);

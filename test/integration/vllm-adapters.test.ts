@@ -17,8 +17,8 @@ import OpenAI from "openai";
 import type { CloudClient } from "../../sdk/client.js";
 import type { Deployment, Job } from "../../sdk/wire.js";
 import { startVllmStandIn, type VllmStandIn } from "../support/vllmStandIn.js";
-import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-import { type Account, newAccount } from "../support/api.js";
+import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { type Account, newAccount, trainToEnd, uploadQuickstartData } from "../support/api.js";
 
 const run = promisify(execFile);
 const QUESTION = [{ role: "user" as const, content: "What color is milk?" }];
@@ -38,11 +38,9 @@ describe("vLLM upstream: adapters loaded at run time (stand-in server)", functio
     cloud = await startTestCloud({ workers: 1, env: { SVC_UPSTREAM_TIMEOUT_MS: "5000" } });
     account = await newAccount(cloud);
     client = account.client;
-    const data = (name: string) => readFileSync(path.join(repoRoot, "examples/quickstart/data", name), "utf8");
-    const train = await client.uploadDataset("train.jsonl", data("train.jsonl"));
-    job = await client.createJob({
+    ({ job } = await trainToEnd(client, {
       name: "vllm-push",
-      datasetId: train.id,
+      ...(await uploadQuickstartData(client, false)),
       config: {
         model: "svc-tiny",
         maxSteps: 4,
@@ -52,10 +50,7 @@ describe("vLLM upstream: adapters loaded at run time (stand-in server)", functio
         seed: 7,
         lora: { r: 4, alpha: 8, targetModules: ["q_proj", "v_proj"] },
       },
-    });
-    for await (const _event of client.jobEvents(job.id));
-    const ended = await client.getJob(job.id);
-    assert.equal(ended.status, "completed", ended.error ?? "");
+    }));
     loraDir = path.join(cloud.home, "shared-lora");
     const env = { ...process.env, SVC_CLOUD_URL: cloud.cloudUrl, SVC_HOME: cloud.home };
     const add = (...args: string[]) => run(process.execPath, [cliPath, "models", "add", "--upstream", standIn.url, ...args, "--data", cloud.dataDir], { env });

@@ -8,52 +8,31 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { pollUntil } from "../support/poll.js";
-import { startTestCloud, type TestCloud } from "../support/cloud.js";
+import { startTestCloud, workerToken, type TestCloud } from "../support/cloud.js";
 import { newAccount, type Account } from "../support/api.js";
-import { TestWorker } from "../support/worker.js";
+import { assignedJob, uploadArtifact, type Assign } from "../support/worker.js";
 
-type Assign = Extract<CloudMessage, { type: "assign" }>;
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 describe("worker artifact uploads: retried, resumed and completed without duplicates", () => {
   let cloud: TestCloud;
   let alice: Account;
-  let workerToken: string;
 
   before(async () => {
     cloud = await startTestCloud();
     alice = await newAccount(cloud);
-    workerToken = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
   });
   after(async () => cloud.dispose());
 
-  async function runningJob(name: string) {
-    const job = await alice.client.createJob({ name, config: { maxSteps: 1 } });
-    const worker = await TestWorker.connect(cloud, `w-${name}`);
-    worker.send({ type: "ready" });
-    const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
-    assert.equal((await worker.emit(job.id, 1, "training.started", {})).type, "ack");
-    return { job, worker, assign };
-  }
-
-  const put = (assign: Assign, fields: Record<string, string>, body: Buffer) => {
-    const url = new URL(assign.artifactUploadUrl);
-    for (const [k, v] of Object.entries({ name: "adapter.gguf", kind: "adapter", step: "3", ...fields })) url.searchParams.set(k, v);
-    return fetch(url, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream" },
-      body: new Uint8Array(body),
-    });
-  };
+  const runningJob = (name: string) => assignedJob(cloud, alice.client, { name }, { started: true });
+  const put = (assign: Assign, fields: Record<string, string>, body: Buffer) =>
+    uploadArtifact(cloud, assign, { name: "adapter.gguf", kind: "adapter", step: "3", ...fields }, body);
   const received = async (assign: Assign, name: string, sha256: string) => {
     const url = new URL(assign.artifactUploadUrl);
     url.pathname += `/${name}/received`;
     url.searchParams.set("sha256", sha256);
-    const res = await fetch(url, { headers: { authorization: `Bearer ${workerToken}` } });
+    const res = await fetch(url, { headers: { authorization: `Bearer ${workerToken(cloud)}` } });
     assert.equal(res.status, 200, await res.clone().text());
     return ((await res.json()) as { receivedBytes: number }).receivedBytes;
   };
@@ -61,7 +40,7 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
   const complete = (jobId: string, claim: number, data: Record<string, unknown>) =>
     fetch(`${cloud.cloudUrl}/v1/worker/jobs/${jobId}/complete?claim=${claim}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${workerToken(cloud)}`, "content-type": "application/json" },
       body: JSON.stringify(data),
     });
 
@@ -69,8 +48,8 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
     const { job, worker, assign } = await runningJob("sent-twice");
     const first = randomBytes(1000);
     const second = randomBytes(1200);
-    assert.equal((await put(assign, { claim: String(assign.claim) }, first)).status, 201);
-    assert.equal((await put(assign, { claim: String(assign.claim), sha256: sha(second) }, second)).status, 201);
+    assert.equal((await put(assign, {}, first)).status, 201);
+    assert.equal((await put(assign, { sha256: sha(second) }, second)).status, 201);
     assert.equal((await worker.emit(job.id, 2, "training.completed", { artifacts: 1 })).type, "ack");
     const artifacts = await alice.client.listArtifacts(job.id);
     assert.deepEqual(
@@ -91,7 +70,7 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
     for (const [k, v] of Object.entries({ name: "adapter.gguf", kind: "adapter", step: "3", sha256: digest, offset: "0" })) url.searchParams.set(k, v);
     const request = http.request(url, {
       method: "PUT",
-      headers: { authorization: `Bearer ${workerToken}`, "content-type": "application/octet-stream", "content-length": String(bytes.length) },
+      headers: { authorization: `Bearer ${workerToken(cloud)}`, "content-type": "application/octet-stream", "content-length": String(bytes.length) },
     });
     request.on("error", () => {});
     request.write(bytes.subarray(0, half));
@@ -104,10 +83,10 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
     await pollUntil(async () => (await received(assign, "adapter.gguf", digest)) === half, { timeoutMs: 10_000, description: "the kept bytes after the drop" });
     assert.deepEqual(await alice.client.listArtifacts(job.id), []);
 
-    const wrongOffset = await put(assign, { claim: String(assign.claim), sha256: digest, offset: "0" }, bytes);
+    const wrongOffset = await put(assign, { sha256: digest, offset: "0" }, bytes);
     assert.equal(wrongOffset.status, 409);
     assert.equal(((await wrongOffset.json()) as { error: { code: string } }).error.code, "upload_offset_mismatch");
-    assert.equal((await put(assign, { claim: String(assign.claim), sha256: digest, offset: String(half) }, bytes.subarray(half))).status, 201);
+    assert.equal((await put(assign, { sha256: digest, offset: String(half) }, bytes.subarray(half))).status, 201);
     assert.equal((await worker.emit(job.id, 2, "training.completed", { artifacts: 1 })).type, "ack");
     assert.ok((await download(job.id)).equals(bytes), "the stored adapter is the whole file, byte for byte");
     worker.close();
@@ -116,7 +95,7 @@ describe("worker artifact uploads: retried, resumed and completed without duplic
   it("bytes that do not match the named sha256 are refused and dropped", async () => {
     const { job, worker, assign } = await runningJob("corrupt");
     const bytes = randomBytes(4096);
-    const res = await put(assign, { claim: String(assign.claim), sha256: sha(Buffer.from("something else")) }, bytes);
+    const res = await put(assign, { sha256: sha(Buffer.from("something else")) }, bytes);
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, "checksum_mismatch");
     assert.deepEqual(await alice.client.listArtifacts(job.id), []);

@@ -5,7 +5,7 @@ import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import type { JobEvent } from "../../sdk/wire.js";
 import { startTestCloud } from "../support/cloud.js";
 import { newAccount } from "../support/api.js";
-import { TestWorker } from "../support/worker.js";
+import { assignedJob, TestWorker } from "../support/worker.js";
 
 /**
  * The hub stores a link's events by group commit and acknowledges none before its transaction
@@ -15,7 +15,6 @@ import { TestWorker } from "../support/worker.js";
  * resend after reconnecting stores every event once, in order. (kill -9 during a stream of
  * events: cloud-jobs.test.ts, "loses no acknowledged event".)
  */
-type Assign = Extract<CloudMessage, { type: "assign" }>;
 type Ack = Extract<CloudMessage, { type: "ack" }>;
 
 describe("worker link: group commit acknowledges only what is stored", function () {
@@ -28,10 +27,11 @@ describe("worker link: group commit acknowledges only what is stored", function 
     const cloud = await startTestCloud();
     try {
       const alice = await newAccount(cloud);
-      const job = await alice.client.createJob({ name: "group-fault", config: { maxSteps: 1 } });
-      const worker = await TestWorker.connect(cloud, "w-group");
-      worker.send({ type: "ready" });
-      const { claim } = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
+      const {
+        job,
+        worker,
+        assign: { claim },
+      } = await assignedJob(cloud, alice.client, { name: "group-fault" });
       assert.equal((await worker.emit(job.id, 1, "training.started", {})).type, "ack");
 
       const file = new Database(path.join(cloud.dataDir, "svc.db"));
@@ -61,7 +61,7 @@ describe("worker link: group commit acknowledges only what is stored", function 
       file.close();
 
       // The worker kept everything unacknowledged and resends it after reconnecting.
-      const back = await TestWorker.connect(cloud, "w-group", [job.id]);
+      const back = await TestWorker.connect(cloud, "w-group-fault", [job.id]);
       for (let seq = acked + 1; seq <= EVENTS; seq++) {
         back.send({ type: "event", jobId: job.id, claim, seq, eventType: "training.log", data: seq === POISON ? { step: seq, poison: true } : { step: seq } });
       }

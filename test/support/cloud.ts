@@ -4,7 +4,7 @@
  * database on that server instead of SQLite.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -83,6 +83,37 @@ export async function startTestCloud(options: StartOptions = {}): Promise<TestCl
     },
   };
   return cloud;
+}
+
+export interface WorkerProcessOptions {
+  name: string;
+  workDir: string;
+  /** Where the worker links to: the cloud's URL unless a proxy or balancer stands before it. */
+  cloudUrl?: string;
+  backend?: "tfjs" | "torch";
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** A remote `svc worker` process holding the cloud's worker token; `log()` is its stderr so far. The caller kills it. */
+export function startWorkerProcess(cloud: TestCloud, options: WorkerProcessOptions): ChildProcess & { log(): string } {
+  const { name, workDir, cloudUrl = cloud.cloudUrl, backend = "tfjs" } = options;
+  const child = spawn(
+    process.execPath,
+    [cliPath, "worker", "--cloud", cloudUrl, "--name", name, "--work-dir", workDir, "--backend", backend, ...(options.args ?? [])],
+    {
+      env: { ...process.env, SVC_WORKER_TOKEN: workerToken(cloud), ...options.env },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  let log = "";
+  child.stderr!.on("data", (chunk) => (log += chunk));
+  return Object.assign(child, { log: () => log });
+}
+
+/** The token the cloud's own workers hold (`$data/worker-token`): for worker routes and `svc worker`. */
+export function workerToken(cloud: Pick<TestCloud, "dataDir">): string {
+  return readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
 }
 
 function firstLine(child: ChildProcess, exited: Promise<number | null>, stderr: () => string): Promise<string> {

@@ -4,18 +4,17 @@
  * The studio reads SVC_HOME / SVC_CLOUD_URL from the environment (and hands it to `svc start`),
  * so the stack sets them for its lifetime and restores them on stop.
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { startTestCloud, repoRoot, type TestCloud } from "./cloud.js";
+import { startTestCloud, type TestCloud } from "./cloud.js";
 import { createStudioServer, type StudioServer } from "../../studio/index.js";
 import type { Job } from "../../sdk/wire.js";
 import { CloudClient } from "../../sdk/client.js";
 import { pollUntil } from "./poll.js";
-import { replaceOnce } from "./text.js";
+import { copyQuickstart, type QuickstartShape } from "./quickstart.js";
+export { copyQuickstart } from "./quickstart.js";
 import { createTempDir, type TempDir } from "./tmp.js";
-
-export const QUICKSTART_DIR = path.join(repoRoot, "examples", "quickstart");
 
 export interface StudioStack {
   cloud: TestCloud;
@@ -26,29 +25,6 @@ export interface StudioStack {
   /** Another studio on the same cloud and SVC_HOME, for a different project folder. */
   studioFor(projectDir: string): Promise<StudioServer>;
   stop(): Promise<void>;
-}
-
-/** The quickstart trainer's steps a test may shorten: how many, and every how many it evaluates and saves a checkpoint. */
-export interface QuickstartShape {
-  maxSteps?: number;
-  evalSteps?: number;
-  saveSteps?: number;
-}
-
-/** Copies examples/quickstart (sources and data only, never its `.svc/`) with its training shortened as `shape` says. */
-export function copyQuickstart(into: string, shape: QuickstartShape = {}): string {
-  const dir = path.join(into, "quickstart");
-  cpSync(QUICKSTART_DIR, dir, { recursive: true, filter: (source) => !source.split(path.sep).includes(".svc") && !source.includes("node_modules") });
-  const file = path.join(dir, "src", "svc", "index.ts");
-  let text = readFileSync(file, "utf8");
-  for (const [field, value] of Object.entries(shape)) {
-    if (value === undefined) continue;
-    const found = new RegExp(`\\b${field}: \\d+`).exec(text)?.[0];
-    if (!found) throw new Error(`examples/quickstart/src/svc/index.ts has no ${field} to shorten`);
-    text = replaceOnce(text, found, `${field}: ${value}`);
-  }
-  writeFileSync(file, text);
-  return dir;
 }
 
 /** Source of a project that builds but registers no trainer (manifest state "none"). */

@@ -2,11 +2,14 @@
  * A worker-protocol client for tests: speaks the real WebSocket protocol of cloud/workers to a
  * real cloud, so tests can append job events exactly as a training worker does.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import WebSocket from "ws";
 import type { CloudMessage, WorkerMessage } from "../../cloud/workers/protocol.js";
-import type { TestCloud } from "./cloud.js";
+import type { CreateJobInput } from "../../sdk/api/jobs.js";
+import type { CloudClient } from "../../sdk/client.js";
+import type { Job } from "../../sdk/wire.js";
+import { workerToken, type TestCloud } from "./cloud.js";
+
+export type Assign = Extract<CloudMessage, { type: "assign" }>;
 
 export class TestWorker {
   readonly messages: CloudMessage[] = [];
@@ -24,8 +27,7 @@ export class TestWorker {
   }
 
   static async connect(cloud: TestCloud, name = "test-worker", holding: string[] = []): Promise<TestWorker> {
-    const token = readFileSync(path.join(cloud.dataDir, "worker-token"), "utf8").trim();
-    const socket = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${token}` } });
+    const socket = new WebSocket(`${cloud.cloudUrl.replace("http", "ws")}/v1/workers/connect`, { headers: { authorization: `Bearer ${workerToken(cloud)}` } });
     await new Promise<void>((resolve, reject) => {
       socket.once("open", resolve);
       socket.once("error", reject);
@@ -78,4 +80,43 @@ export class TestWorker {
   close(): void {
     this.socket.close();
   }
+}
+
+export interface AssignedJob {
+  job: Job;
+  /** The test worker `w-<job name>` the job was assigned to; the caller closes it. */
+  worker: TestWorker;
+  assign: Assign;
+}
+
+/**
+ * A new job of `client`'s project (`{ maxSteps: 1 }` unless the request says otherwise), handed
+ * to a new test worker; with `started`, the worker's `training.started` (seq 1) is acked too.
+ */
+export async function assignedJob(
+  cloud: TestCloud,
+  client: CloudClient,
+  request: Partial<CreateJobInput> & { name: string },
+  options: { started?: boolean } = {},
+): Promise<AssignedJob> {
+  const job = await client.createJob({ config: { maxSteps: 1 }, ...request });
+  const worker = await TestWorker.connect(cloud, `w-${request.name}`);
+  worker.send({ type: "ready" });
+  const assign = await worker.next((m): m is Assign => m.type === "assign" && m.job.id === job.id);
+  if (options.started) {
+    const answer = await worker.emit(job.id, 1, "training.started", {});
+    if (answer.type !== "ack") throw new Error(`training.started of ${job.id} was refused: ${JSON.stringify(answer)}`);
+  }
+  return { job, worker, assign };
+}
+
+/** PUTs an artifact's bytes to the assignment's upload URL as a worker does, with `query` (name, kind, step, sha256, offset; claim: the assignment's unless given). */
+export function uploadArtifact(cloud: TestCloud, assign: Assign, query: Record<string, string>, body: Uint8Array): Promise<Response> {
+  const url = new URL(assign.artifactUploadUrl);
+  for (const [key, value] of Object.entries({ claim: String(assign.claim), ...query })) url.searchParams.set(key, value);
+  return fetch(url, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${workerToken(cloud)}`, "content-type": "application/octet-stream" },
+    body: new Uint8Array(body),
+  });
 }
