@@ -31,6 +31,6 @@ export function torchTestPython(): string {
 }
 
 /** A torch backend for comparisons with exact references: float32, one thread (results independent of the machine). */
-export function startExactTorchBackend(options: Pick<TorchBackendOptions, "quantizedBase"> = {}): Promise<TorchBackend> {
+export function startExactTorchBackend(options: Pick<TorchBackendOptions, "quantizedBase" | "logitsChunkBytes"> = {}): Promise<TorchBackend> {
   return startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32", ...options });
 }

@@ -80,6 +80,8 @@ export class TorchBackend implements ComputeBackend {
   /** How many projections of the loaded base stay quantised in memory, and their GGUF types (Q4_K...). */
   quantizedProjections = 0;
   quantizedTypes: string[] = [];
+  /** The embedding tables and output head kept quantised, by GGUF name (token_embd.weight, output.weight). */
+  quantizedTables: string[] = [];
   private disposed?: Promise<void>;
 
   constructor(
@@ -120,6 +122,7 @@ export class TorchBackend implements ComputeBackend {
     this.baseBytes = Number(frame.header.baseBytes ?? 0);
     this.quantizedProjections = Number(frame.header.quantizedProjections ?? 0);
     this.quantizedTypes = (frame.header.quantizedTypes as string[] | undefined) ?? [];
+    this.quantizedTables = (frame.header.quantizedTables as string[] | undefined) ?? [];
   }
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {

@@ -1,15 +1,17 @@
 /**
  * A quantised GGUF base kept quantised in the torch backend's memory (svc_torch/quantized.py):
  * projections stay Q8_0 / Q4_K / Q6_K blocks and are dequantised per layer in the forward and
- * backward pass. Random-weight llama models (llama: its q/k rows are permuted in the file, so the
- * blocks are reordered too) around Llama 2's vocabulary, quantised by svc's port of ggml's
- * reference quantisers: one all Q8_0, one mixed as llama.cpp's Q4_K_M mixes (Q4_K, ffn_down Q6_K).
+ * backward pass; the embedding table and output head stay blocks too (a lookup dequantises the rows
+ * it reads, the loss a slice of the head's rows at a time). Random-weight llama models (llama: its
+ * q/k rows are permuted in the file, so the blocks are reordered too) around Llama 2's vocabulary,
+ * quantised by svc's port of ggml's reference quantisers: one all Q8_0, one mixed as llama.cpp's
+ * Q4_K_M mixes (Q4_K, ffn_down Q6_K); and a Qwen3 model whose output is tied to its Q8_0 embedding.
  *
  *   - the torch dequantisers give gguf-py's floats bit for bit on every block of both files;
  *   - PEFT wraps QuantizedLinear as a LoRA Linear, its LoRA and input gradients match an
  *     nn.Linear holding the dequantised weight, and autograd saves no weight-sized tensor;
- *   - the backend keeps every quantised projection (and says so), with the logits of the
- *     dequantised load;
+ *   - the backend keeps every quantised projection and table (and says so), with the logits, the
+ *     loss and the LoRA gradients of the dequantised load;
  *   - a LoRA trained on the kept base teaches an answer llama.cpp gives with the exported GGUF
  *     adapter on the same quantised file.
  * Needs svc's torch venv (skipped without it, failed in CI).
@@ -21,6 +23,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { torchPythonPath } from '../../../engine/backends/torch/paths.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
+import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from '../../../engine/lora.js';
 import { writeGgufFile } from '../../../engine/gguf/writer.js';
 import { disposeLlamaCppReference, greedy, tokenize } from '../../support/llamaCppReference.js';
 import { testModelFile, testModelsDir, type TestModelOptions } from '../../support/testModels.js';
@@ -34,13 +37,28 @@ const Q6_K = 14;
 const SAME_WEIGHTS_TOLERANCE = 1e-5;
 // LoRA and input gradients of QuantizedLinear against nn.Linear on the dequantised weight, relative to the largest.
 const GRADIENT_TOLERANCE = 1e-5;
+// The loss over the head a slice of rows at a time (a running log-sum-exp) against one softmax: float32 summation order.
+const LOSS_TOLERANCE = 1e-5;
+const HEAD_SLICE_ROWS = 3001;
 
-const MODELS: Record<string, { options: TestModelOptions; q6kDown?: boolean }> = {
-  'llama Q8_0': { options: { arch: 'llama', vocab: 'llama-spm', weightType: 'Q8_0', name: 'kept-q8_0' } },
+const MODELS: Record<string, { options: TestModelOptions; q6kDown?: boolean; types: string[]; tables: string[] }> = {
+  'llama Q8_0': {
+    options: { arch: 'llama', vocab: 'llama-spm', weightType: 'Q8_0', name: 'kept-q8_0' },
+    types: ['Q8_0'],
+    tables: ['output.weight', 'token_embd.weight'],
+  },
   // d = 256 so every matrix fills whole K-quant blocks; ffn_down in Q6_K as Q4_K_M stores some layers'.
   'llama Q4_K_M (Q4_K, ffn_down Q6_K)': {
     options: { arch: 'llama', vocab: 'llama-spm', weightType: 'Q4_K', embeddingLength: 256, headCount: 4, headDim: 64, name: 'kept-q4_k_m' },
     q6kDown: true,
+    types: ['Q4_K', 'Q6_K'],
+    tables: ['output.weight', 'token_embd.weight'],
+  },
+  // Qwen3-0.6B's layout: no output.weight, the head reads the embedding's blocks.
+  'qwen3 Q8_0, output tied to the embedding': {
+    options: { arch: 'qwen3', vocab: 'qwen2', weightType: 'Q8_0', name: 'kept-qwen3-q8_0' },
+    types: ['Q8_0'],
+    tables: ['token_embd.weight'],
   },
 };
 
@@ -105,28 +123,55 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
         }
       });
 
-      it("keeps every quantised projection, with the dequantised load's logits", async () => {
+      it("keeps every quantised projection and table, with the dequantised load's logits, loss and gradients", async () => {
         const gguf = files[label];
         const config = await readModelConfig(gguf);
         const prompt = await tokenize(gguf, 'The quick brown fox jumps over the lazy dog');
-        const logits: Float32Array[] = [];
+        const length = prompt.length - 1;
+        const batch = {
+          batchSize: 1,
+          length,
+          inputs: Int32Array.from(prompt.slice(0, -1)),
+          targets: Int32Array.from(prompt.slice(1)),
+          mask: Float32Array.from({ length }, (_, i) => (i % 3 === 1 ? 0 : 1)),
+          maskedTokens: length - Math.floor((length + 1) / 3),
+          tokens: length,
+        };
+        const runs: { logits: Float32Array; loss: number; grads: Record<string, Float32Array> }[] = [];
         for (const quantizedBase of ['keep', 'dequantize'] as const) {
-          const backend = await startExactTorchBackend({ quantizedBase });
+          // The kept head in slices of 3001 vocabulary rows, so the running log-sum-exp crosses slices.
+          const logitsChunkBytes = quantizedBase === 'keep' ? 4 * length * HEAD_SLICE_ROWS : undefined;
+          const backend = await startExactTorchBackend({ quantizedBase, logitsChunkBytes });
           try {
             await backend.loadBase(gguf, config);
             if (quantizedBase === 'keep') {
               // 7 projections per block, all quantised in these files
               assert.equal(backend.quantizedProjections, 7 * config.blockCount);
-              assert.deepEqual(backend.quantizedTypes, MODELS[label].q6kDown ? ['Q4_K', 'Q6_K'] : ['Q8_0']);
-            } else assert.equal(backend.quantizedProjections, 0);
-            logits.push(await backend.logits(prompt));
+              assert.deepEqual(backend.quantizedTypes, MODELS[label].types);
+              assert.deepEqual(backend.quantizedTables, MODELS[label].tables);
+            } else assert.deepEqual([backend.quantizedProjections, backend.quantizedTables], [0, []]);
+            const lora = { r: 4, alpha: 8, targetModules: DEFAULT_TARGET_MODULES };
+            const { config: loraConfig, tensors } = initLoraTensors(config, lora, 5, backend.projectionShapes);
+            // B starts at zero: give it values so the A gradients (through the head's gradient) are not zero too.
+            for (const [name, tensor] of Object.entries(tensors))
+              if (name.endsWith('lora_b')) tensor.data = Float32Array.from(tensor.data, (_, i) => Math.sin(i + name.length) * 0.05);
+            await backend.initLora(loraSpec(loraConfig), tensors);
+            const { loss, grads } = await backend.gradients(batch);
+            runs.push({ logits: await backend.logits(prompt), loss, grads: Object.fromEntries(Object.entries(grads).map(([n, t]) => [n, t.data])) });
           } finally {
             await backend.dispose();
           }
         }
+        const [kept, dequantized] = runs;
         let maxDiff = 0;
-        for (let i = 0; i < logits[0].length; i++) maxDiff = Math.max(maxDiff, Math.abs(logits[0][i] - logits[1][i]));
+        for (let i = 0; i < kept.logits.length; i++) maxDiff = Math.max(maxDiff, Math.abs(kept.logits[i] - dequantized.logits[i]));
         assert.ok(maxDiff < SAME_WEIGHTS_TOLERANCE, `max |logit(kept) - logit(dequantised)| = ${maxDiff}`);
+        assert.ok(Math.abs(kept.loss - dequantized.loss) < LOSS_TOLERANCE * Math.abs(dequantized.loss), `loss ${kept.loss} vs ${dequantized.loss}`);
+        for (const [name, expected] of Object.entries(dequantized.grads)) {
+          const scale = expected.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+          const worst = expected.reduce((m, v, i) => Math.max(m, Math.abs(v - kept.grads[name][i])), 0);
+          assert.ok(scale > 0 && worst <= GRADIENT_TOLERANCE * 10 * scale, `${name}: |Δgrad| ${worst} against ${scale}`);
+        }
       });
 
       it('a LoRA trained on the kept base teaches an answer llama.cpp gives with the exported adapter on the same file', async () => {

@@ -46,3 +46,71 @@ def chunked_masked_loss_sum(hidden: torch.Tensor, weight: torch.Tensor, targets:
     """hidden [N, d], weight [vocab, d] (frozen), targets [N] int64, mask [N] float32 -> summed loss;
     appends each slice's count of masked tokens whose argmax is the target to `correct`."""
     return ChunkedMaskedCrossEntropy.apply(hidden, weight, targets, mask, rows, correct)
+
+
+class VocabChunkedCrossEntropy(torch.autograd.Function):
+    """The same masked loss for a head that is never whole in memory (a quantised one: `rows_of(start,
+    stop, dtype)` dequantises a slice of its vocabulary rows). Two passes over the vocabulary, each a
+    slice of rows at a time: the first keeps a running log-sum-exp, the target's logit and the argmax;
+    the second (only when a gradient is wanted) adds each slice's (softmax - onehot) · mask · W to the
+    hidden states' gradient. A softcapped head (tanh(l / c) · c) scales that by 1 - tanh²."""
+
+    @staticmethod
+    def forward(ctx, hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list):
+        n = hidden.shape[0]
+        device = hidden.device
+        best = torch.full((n,), float("-inf"), device=device)
+        sum_exp = torch.zeros(n, device=device)
+        picked = torch.zeros(n, device=device)
+        top = torch.full((n,), float("-inf"), device=device)
+        top_index = torch.zeros(n, dtype=torch.long, device=device)
+        at = torch.arange(n, device=device)
+
+        def slice_logits(start: int, stop: int):
+            weight = rows_of(start, stop, hidden.dtype)
+            raw = F.linear(hidden, weight).float()
+            return weight, raw, (torch.tanh(raw / softcap) * softcap if softcap else raw)
+
+        for start in range(0, vocab, slice_rows):
+            stop = min(vocab, start + slice_rows)
+            _, _, logits = slice_logits(start, stop)
+            high, where = logits.max(dim=-1)
+            better = high > top
+            top, top_index = torch.where(better, high, top), torch.where(better, where + start, top_index)
+            new_best = torch.maximum(best, high)
+            sum_exp = sum_exp * torch.exp(best - new_best) + torch.exp(logits - new_best.unsqueeze(1)).sum(dim=-1)
+            best = new_best
+            inside = (targets >= start) & (targets < stop)
+            picked = torch.where(inside, logits[at, (targets - start).clamp(0, stop - start - 1)], picked)
+            del logits
+        log_total = best + torch.log(sum_exp)
+        correct.append(((top_index == targets) * mask).sum())
+        total = ((log_total - picked) * mask).sum()
+        grad_hidden = None
+        if ctx.needs_input_grad[0]:
+            grad_hidden = torch.zeros(hidden.shape, dtype=torch.float32, device=device)
+            for start in range(0, vocab, slice_rows):
+                stop = min(vocab, start + slice_rows)
+                weight, raw, logits = slice_logits(start, stop)
+                probs = torch.exp(logits - log_total.unsqueeze(1))
+                inside = (targets >= start) & (targets < stop)
+                probs[at[inside], targets[inside] - start] -= 1
+                if softcap:
+                    probs *= 1 - torch.tanh(raw / softcap) ** 2
+                probs *= mask.unsqueeze(1)
+                grad_hidden += (probs.to(weight.dtype) @ weight).float()
+                del weight, raw, logits, probs
+        ctx.save_for_backward(grad_hidden if grad_hidden is not None else torch.empty(0))
+        ctx.hidden_dtype = hidden.dtype
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_total: torch.Tensor):
+        (grad_hidden,) = ctx.saved_tensors
+        return (grad_hidden * grad_total).to(ctx.hidden_dtype), None, None, None, None, None, None, None
+
+
+def vocab_chunked_masked_loss_sum(hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list) -> torch.Tensor:
+    """hidden [N, d]; rows_of(start, stop, dtype) -> the head's rows [stop - start, d] (frozen); targets [N]
+    int64, mask [N] float32 -> summed loss; appends the count of masked tokens whose argmax is the target."""
+    return VocabChunkedCrossEntropy.apply(hidden, rows_of, vocab, targets, mask, softcap, slice_rows, correct)

@@ -29,6 +29,8 @@ class GgufBase:
     parameters: int = 0
     # GGUF names of the projections kept quantised (quantized.py), with their type (Q4_K...)
     quantized: Dict[str, str] = field(default_factory=dict)
+    # GGUF names of the embedding tables and output head kept quantised, with their type
+    quantized_tables: Dict[str, str] = field(default_factory=dict)
 
     PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
 
@@ -264,6 +266,47 @@ def _quantized_projections(model: torch.nn.Module, reader, gguf_to_hf: Dict[str,
     return kept
 
 
+def _quantized_tables(model: torch.nn.Module, reader, gguf_to_hf: Dict[str, str], device: torch.device, dtype: torch.dtype) -> tuple:
+    """Replaces each embedding table (nn.Embedding or Gemma's scaled one) and the output head stored as
+    Q8_0, Q4_K or Q6_K by QuantizedEmbedding / QuantizedLinear, blocks still to be read. A head tied to
+    the embedding becomes a QuantizedLinear that will share the embedding's blocks. Returns the tables
+    by GGUF tensor name, and the tied heads by the name of the table they read."""
+    from .quantized import QUANT_TYPES, QuantizedEmbedding, QuantizedLinear
+
+    modules = dict(model.named_modules())
+    empty = lambda: torch.empty(0, dtype=torch.uint8, device=device)  # noqa: E731
+    tables: Dict[str, object] = {}
+    tied: Dict[str, object] = {}
+    present = {t.name for t in reader.tensors}
+    head = model.get_output_embeddings()
+    for tensor in reader.tensors:
+        hf_name = gguf_to_hf.get(tensor.name)
+        if not hf_name or not hf_name.endswith(".weight") or int(tensor.tensor_type) not in QUANT_TYPES:
+            continue
+        path = hf_name[: -len(".weight")]
+        parent, _, child = path.rpartition(".")
+        module = modules.get(path)
+        if module is head and type(module) is torch.nn.Linear and module.bias is None:
+            layer = QuantizedLinear(module.in_features, module.out_features, int(tensor.tensor_type), empty())
+        elif isinstance(module, torch.nn.Embedding) and (type(module) is torch.nn.Embedding or type(module).__name__.endswith("ScaledWordEmbedding")):
+            scale = getattr(module, "embed_scale", None)
+            scale = None if scale is None else torch.tensor(float(scale), device=device)
+            layer = QuantizedEmbedding(module.num_embeddings, module.embedding_dim, int(tensor.tensor_type), empty(), dtype, scale)
+            if module is model.get_input_embeddings() and "output.weight" not in present and getattr(model.config, "tie_word_embeddings", False):
+                if (
+                    type(head) is torch.nn.Linear
+                    and head.bias is None
+                    and (head.out_features, head.in_features) == (module.num_embeddings, module.embedding_dim)
+                ):
+                    tied[tensor.name] = QuantizedLinear(head.in_features, head.out_features, int(tensor.tensor_type), empty())
+                    model.set_output_embeddings(tied[tensor.name])
+        else:
+            continue
+        setattr(modules[parent] if parent else model, child, layer)
+        tables[tensor.name] = layer
+    return tables, tied
+
+
 SLICE_ELEMENTS = 1 << 24
 
 
@@ -331,20 +374,24 @@ def load_gguf_base(
             gguf_to_hf.setdefault(name, next((b for b in buffers if b.endswith(f"layers.{layer}.layer_scalar")), name))
 
     kept = _quantized_projections(model, reader, gguf_to_hf, device) if keep_quantized else {}
+    tables, tied_heads = _quantized_tables(model, reader, gguf_to_hf, device, dtype) if keep_quantized else ({}, {})
+    kept_blocks = {**kept, **tables}
     total = sum(4 * int(t.n_elements) for t in reader.tensors)
     loaded = 0
     expected = {**dict(model.named_parameters()), **buffers}
     for tensor in reader.tensors:
         hf_name = gguf_to_hf.get(tensor.name)
-        layer = kept.get(tensor.name)
+        layer = kept_blocks.get(tensor.name)
         if layer is not None:
-            blocks = torch.from_numpy(np.array(tensor.data, dtype=np.uint8)).reshape(layer.out_features, -1)
-            order = _row_order(processor, tensor.name, layer.out_features, gguf_to_hf)
+            blocks = torch.from_numpy(np.array(tensor.data, dtype=np.uint8)).reshape(layer.rows, -1)
+            order = _row_order(processor, tensor.name, layer.rows, gguf_to_hf)
             if order is None:
                 raise ValueError(f"tensor {tensor.name}: transformers changes more than its row order, so it cannot stay quantised")
-            if not np.array_equal(order, np.arange(layer.out_features)):
+            if not np.array_equal(order, np.arange(layer.rows)):
                 blocks = blocks[torch.from_numpy(order)]
             layer.qweight = blocks.contiguous().to(device)
+            if tensor.name in tied_heads:
+                tied_heads[tensor.name].qweight = layer.qweight
             del blocks
         elif hf_name is not None and hf_name in expected and _in_slices(tensor, expected[hf_name], hf_name in buffers):
             value = _dequantized_in_slices(tensor, processor, gguf_to_hf, dtype)
@@ -364,7 +411,8 @@ def load_gguf_base(
         loaded += 4 * int(tensor.n_elements)
         on_tensor(tensor.name, loaded, total)
 
-    model.tie_weights()
+    if not tied_heads:  # a kept table and the head tied to it already share their blocks
+        model.tie_weights()
     _fill_shared_kv(model, config, device, dtype)
     missing = [name for name, p in model.named_parameters() if p.device.type == "meta"]
     if missing:
@@ -378,6 +426,7 @@ def load_gguf_base(
     model.requires_grad_(False)
     model.eval()
     parameters = sum(p.numel() for p in model.parameters()) + sum(layer.in_features * layer.out_features for layer in kept.values())
+    parameters += sum(int(t.n_elements) for t in reader.tensors if t.name in tables)
 
     permuted: Dict[str, int] = {}
     if processor.__class__.__name__ == "LlamaTensorProcessor":
@@ -387,7 +436,15 @@ def load_gguf_base(
                 permuted[name] = heads
             elif ".attn_k." in name:
                 permuted[name] = kv_heads
-    return GgufBase(model, architecture, gguf_to_hf, permuted, parameters, {name: QUANT_NAMES[layer.ggml_type] for name, layer in kept.items()})
+    return GgufBase(
+        model,
+        architecture,
+        gguf_to_hf,
+        permuted,
+        parameters,
+        {name: QUANT_NAMES[layer.ggml_type] for name, layer in kept.items()},
+        {name: QUANT_NAMES[layer.ggml_type] for name, layer in tables.items()},
+    )
 
 
 def hf_rows(t: torch.Tensor, heads: int) -> torch.Tensor:

@@ -1,7 +1,9 @@
 """
 A quantised GGUF base kept quantised in memory: each projection's weight stays as the file's raw
 Q8_0, Q4_K or Q6_K blocks (a uint8 tensor), and QuantizedLinear dequantises it when the forward
-or the backward pass reaches the layer. The autograd function saves nothing but the layer, so no
+or the backward pass reaches the layer. Embedding tables stay blocks too (QuantizedEmbedding): a
+lookup dequantises only the rows it reads, and an output head (its own or tied to the embedding)
+is read a slice of vocabulary rows at a time by the loss (chunked_loss.py). The autograd function saves nothing but the layer, so no
 full-precision copy of a weight lives between the passes; the base is frozen, so only the input's
 gradient is computed (grad @ W, with W dequantised again). The dequantisers are vectorised torch
 ports of gguf-py's numpy ones (ggml-quants.c's reference), computing in float32 in the same order,
@@ -126,8 +128,16 @@ class QuantizedLinear(torch.nn.Linear):
     def weight(self) -> torch.Tensor:
         return self.qweight
 
+    @property
+    def rows(self) -> int:
+        return self.out_features
+
     def dequantized(self, dtype: torch.dtype) -> torch.Tensor:
-        w = dequantize(self.qweight, self.ggml_type, (self.out_features, self.in_features))
+        return self.dequantized_rows(0, self.out_features, dtype)
+
+    def dequantized_rows(self, start: int, stop: int, dtype: torch.dtype) -> torch.Tensor:
+        """Rows start..stop of the weight (a slice of the vocabulary, for an output head)."""
+        w = dequantize(self.qweight[start:stop], self.ggml_type, (min(stop, self.out_features) - start, self.in_features))
         return w if dtype == torch.float32 else w.to(dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -136,3 +146,38 @@ class QuantizedLinear(torch.nn.Linear):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, ggml_type={self.ggml_type}"
+
+
+class QuantizedEmbedding(torch.nn.Module):
+    """An embedding table (nn.Embedding, or Gemma's scaled one) whose rows are GGUF blocks: a lookup
+    dequantises the rows it reads and nothing else. The table is frozen, so its output needs no graph.
+    `weight` reads the blocks, as QuantizedLinear's does."""
+
+    def __init__(
+        self, num_embeddings: int, embedding_dim: int, ggml_type: int, blocks: torch.Tensor, dtype: torch.dtype, embed_scale: Optional[torch.Tensor] = None
+    ):
+        super().__init__()
+        if ggml_type not in QUANT_TYPES:
+            raise ValueError(f"ggml type {ggml_type} is not kept quantised")
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.ggml_type, self.dtype = ggml_type, dtype
+        self.register_buffer("qweight", blocks, persistent=False)
+        self.register_buffer("embed_scale", embed_scale, persistent=False)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.qweight
+
+    @property
+    def rows(self) -> int:
+        return self.num_embeddings
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        flat = ids.reshape(-1)
+        values = dequantize(self.qweight.index_select(0, flat), self.ggml_type, (flat.shape[0], self.embedding_dim)).to(self.dtype)
+        if self.embed_scale is not None:  # as Gemma's scaled embedding: the product in the table's dtype
+            values = values * self.embed_scale.to(self.dtype)
+        return values.reshape(*ids.shape, self.embedding_dim)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, ggml_type={self.ggml_type}"

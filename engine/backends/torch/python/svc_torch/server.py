@@ -104,13 +104,14 @@ class Server:
         self.context_length = int((req.get("config") or {}).get("contextLength") or 0) or None
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
         self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
-        kept = sorted(set(self.base.quantized.values()))
+        kept = sorted(set(self.base.quantized.values()) | set(self.base.quantized_tables.values()))
         return {
             "parameters": self.base.parameters,
             "architecture": self.base.architecture,
             "projectionShapes": self.base.projection_shapes(),
             "baseBytes": sum(t.numel() * t.element_size() for t in [*self.base.model.parameters(), *self.base.model.buffers()]),
             "quantizedProjections": len(self.base.quantized),
+            "quantizedTables": sorted(self.base.quantized_tables),
             "quantizedTypes": kept,
             **self.info(),
         }

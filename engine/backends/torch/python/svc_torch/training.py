@@ -12,18 +12,22 @@ import torch
 import torch.nn.functional as F
 
 from .adapter import Adapter
-from .chunked_loss import chunked_masked_loss_sum
+from .chunked_loss import chunked_masked_loss_sum, vocab_chunked_masked_loss_sum
 from .gguf_base import GgufBase
+from .quantized import QuantizedLinear
 
 
 class Trainer:
     LOGITS_CHUNK_BYTES = 256 << 20
+    # Elements of a quantised head dequantised at once (a slice of its vocabulary rows).
+    HEAD_SLICE_ELEMENTS = 1 << 24
 
     def __init__(self, base: GgufBase, adapter: Optional[Adapter], context_length: Optional[int]):
         self.base = base
         self.adapter = adapter
         model = adapter.model.get_base_model() if adapter is not None else base.model
         self.decoder, self.head = model.get_decoder(), model.get_output_embeddings()
+        self.quantized_head = isinstance(self.head, QuantizedLinear)
         config = base.model.config
         self.softcap = getattr(config, "final_logit_softcapping", None) or None
         self.vocab = int(config.vocab_size)
@@ -69,7 +73,8 @@ class Trainer:
             return self.decoder(input_ids=ids, use_cache=False).last_hidden_state
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        logits = F.linear(hidden.to(self.head.weight.dtype), self.head.weight).float()
+        weight = self.head.dequantized(hidden.dtype) if self.quantized_head else self.head.weight
+        logits = F.linear(hidden.to(weight.dtype), weight).float()
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
@@ -89,7 +94,11 @@ class Trainer:
         # A large vocabulary's logits dominate memory: above LOGITS_CHUNK_BYTES go a slice of tokens
         # at a time (chunked_loss.py). Softcapped heads take the plain path per slice.
         rows = max(1, self.LOGITS_CHUNK_BYTES // (4 * self.vocab))
-        if final.shape[0] <= rows:
+        if self.quantized_head:  # never whole: a slice of its rows at a time, for every batch size
+            head = self.head
+            slice_rows = max(1, min(self.HEAD_SLICE_ELEMENTS // head.in_features, self.LOGITS_CHUNK_BYTES // (4 * final.shape[0])))
+            total = vocab_chunked_masked_loss_sum(final, head.dequantized_rows, head.out_features, targets, mask, self.softcap, slice_rows, correct)
+        elif final.shape[0] <= rows:
             total = self._chunk_loss(final, targets, mask, correct)
         elif not (torch.is_grad_enabled() and final.requires_grad):
             with torch.no_grad():
