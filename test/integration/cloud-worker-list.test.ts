@@ -1,7 +1,8 @@
 /**
  * The worker list (`GET /v1/workers`, `svc workers`) on a real cloud with real `svc worker` processes: each is listed
  * with its machine's devices as it connects, shows the job it trains and is idle again after, and is listed as gone
- * once it stops. In the PostgreSQL pass a second instance on the same database lists the workers linked to the first.
+ * once it stops. In the PostgreSQL pass a second instance on the same database lists the workers linked to the first,
+ * and lists them as gone once the first is killed (its beats stop).
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -42,7 +43,8 @@ describe("the worker list: connected workers, their devices and what they do", f
     });
 
   before(async () => {
-    cloud = await startTestCloud({ workers: 0 });
+    // Beats every 300 ms: a killed instance's workers are listed as gone after a second, not 15 s.
+    cloud = await startTestCloud({ workers: 0, env: { SVC_WORKER_BEAT_MS: "300" } });
     account = await newAccount(cloud);
     workDir = await createTempDir("worker-list");
   });
@@ -148,5 +150,14 @@ describe("the worker list: connected workers, their devices and what they do", f
       ["list-a", "list-b"],
       "connected workers first",
     );
+  });
+
+  it("lists the workers of a killed instance as gone through the other one (PostgreSQL pass)", async function () {
+    if (!other) return this.skip();
+    const viaOther = new CloudClient({ baseUrl: other.cloudUrl, token: account.token, projectId: account.projectId });
+    assert.equal(byName(await viaOther.listWorkers(), "list-a")?.state, "idle");
+    await cloud.kill(); // no close frame, no last write: only the missing beats tell
+    const list = await waitFor("list-a gone through the other instance", (l) => byName(l, "list-a")?.state === "gone", viaOther);
+    assert.ok(byName(list, "list-a")?.disconnectedAt, "it says when it was last seen");
   });
 });
