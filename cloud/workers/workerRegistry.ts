@@ -32,7 +32,8 @@ export interface WorkerFacts {
 export class WorkerRegistry {
   private readonly writes = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
-  private beating = false;
+  /** The beat in progress: at most one at a time, and awaited on shutdown. */
+  private beating: Promise<void> | null = null;
 
   constructor(
     private readonly ctx: CloudContext,
@@ -49,9 +50,9 @@ export class WorkerRegistry {
     clearInterval(this.timer);
   }
 
-  /** Every write queued so far has landed (or failed and was logged): for shutdown. */
+  /** Every write queued so far, and the beat in progress, has landed (or failed and was logged): for shutdown. */
   async settled(): Promise<void> {
-    await Promise.all(this.writes.values());
+    await Promise.all([...this.writes.values(), this.beating]);
   }
 
   /** Records a new link; answers its `connectedAt`, which the link's later writes name. */
@@ -133,9 +134,12 @@ export class WorkerRegistry {
   }
 
   /** Says this instance's links are open, and forgets workers gone for longer than the list keeps them. */
-  private async beat(): Promise<void> {
-    if (this.beating) return;
-    this.beating = true;
+  private beat(): Promise<void> {
+    this.beating ??= this.beatOnce().finally(() => (this.beating = null));
+    return this.beating;
+  }
+
+  private async beatOnce(): Promise<void> {
     try {
       const now = Date.now();
       const ids = this.linked();
@@ -153,8 +157,6 @@ export class WorkerRegistry {
         .execute();
     } catch (err) {
       console.error(`svc cloud: worker list beat failed (retrying): ${(err as Error).message}`);
-    } finally {
-      this.beating = false;
     }
   }
 }
