@@ -7,6 +7,7 @@ import { buildCommand, manifestCommand, startCommand } from "./commands/project.
 import { modelsCommand } from "./commands/models.js";
 import { setupCommand } from "./commands/setup.js";
 import { workerCommand } from "./commands/worker.js";
+import { workersCommand } from "./commands/workers.js";
 import { initCommand } from "./commands/init.js";
 import { jobsCommand } from "./commands/jobs.js";
 import { exportCommand } from "./commands/export.js";
@@ -27,6 +28,7 @@ const COMMANDS: Command[] = [
   setupCommand,
   cloudCommand,
   workerCommand,
+  workersCommand,
   loginCommand,
   logoutCommand,
   whoamiCommand,

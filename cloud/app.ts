@@ -17,6 +17,7 @@ import { modelRoutes } from "./routes/models.js";
 import { workerFileRoutes } from "./routes/workerFiles.js";
 import { workerCompletionRoutes } from "./routes/workerCompletion.js";
 import { inferenceRoutes } from "./routes/inference.js";
+import { workerListRoutes, type WorkerLister } from "./routes/workers.js";
 import type { InferenceService } from "./inference/index.js";
 import { servedOn } from "./inference/servedOn.js";
 import { contractValidation } from "../server-shared/serveRoute.js";
@@ -77,7 +78,7 @@ function countRequests(app: FastifyInstance, ctx: CloudContext, listener: string
 
 export function buildControlPlane(
   ctx: CloudContext,
-  workers: JobCanceller,
+  workers: JobCanceller & WorkerLister,
   options: { logger: boolean; isReady: () => boolean; inference: InferenceService; drain?: DrainListener },
 ): FastifyInstance {
   const app = baseFastify(options.logger, controlEnvelope);
@@ -95,6 +96,7 @@ export function buildControlPlane(
   modelRoutes(app, ctx);
   workerFileRoutes(app, ctx);
   workerCompletionRoutes(app, ctx);
+  workerListRoutes(app, ctx, workers);
   inferenceRoutes(app, ctx, options.inference);
   return app;
 }

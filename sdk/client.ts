@@ -17,6 +17,7 @@ import { inferenceChatRoute, type InferenceChatInput } from "./api/inference.js"
 import { jobAdapterRoute, jobBaseModelRoute, jobEventsRoute, jobsApi, type AdapterChoice } from "./api/jobs.js";
 import { keysApi } from "./api/keys.js";
 import { modelsApi } from "./api/models.js";
+import { workersApi } from "./api/workers.js";
 import { installRouteMethods, pathOf, type AnyRoute, type CallParts, type ResponseOf, type RouteMethods } from "./api/route.js";
 import type { Dataset, JobEvent, JobEventType } from "./wire.js";
 
@@ -46,7 +47,7 @@ export interface EventStreamOptions {
 type Query = Record<string, string | number | undefined>;
 
 /** The cloud's JSON routes, one method each (its streams and uploads are written out below). */
-const cloudApi = { ...accountsApi, ...jobsApi, ...deploymentsApi, ...keysApi, ...modelsApi };
+const cloudApi = { ...accountsApi, ...jobsApi, ...deploymentsApi, ...keysApi, ...modelsApi, ...workersApi };
 
 /** The derived methods (`listJobs`, `getJob`, `createDeployment`, ...), installed at the end of this file. */
 export interface CloudClient extends RouteMethods<typeof cloudApi> {}

@@ -344,6 +344,27 @@ const jobSamples: Migration = {
   },
 };
 
+/** The worker list, shared by the instances on one database (WorkersTable). */
+const workers: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable("workers")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("name", "text", (c) => c.notNull())
+      .addColumn("host", "text", (c) => c.notNull())
+      .addColumn("backends", "text", (c) => c.notNull())
+      .addColumn("devices", "text", (c) => c.notNull())
+      .addColumn("world_size", "integer", (c) => c.notNull())
+      .addColumn("state", "text", (c) => c.notNull())
+      .addColumn("job_ids", "text", (c) => c.notNull())
+      .addColumn("connected_at", "text", (c) => c.notNull())
+      .addColumn("last_seen_at", "text", (c) => c.notNull())
+      .addColumn("disconnected_at", "text")
+      .execute();
+    await db.schema.createIndex("workers_last_seen").on("workers").column("last_seen_at").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -357,6 +378,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0009_upstream_lora_dir": upstreamLoraDir,
   "0010_usage_detail": usageDetail,
   "0011_job_samples": jobSamples,
+  "0012_workers": workers,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

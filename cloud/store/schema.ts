@@ -235,6 +235,29 @@ export interface WriteProbeTable {
   at: string;
 }
 
+/**
+ * One row per worker link ever opened (cloud/workers/workerRegistry.ts): what its hello said and what it is doing,
+ * written by the instance that holds the link, which also beats `last_seen_at` while the link is open. Shared by
+ * every instance on one database, so any of them can list every worker.
+ */
+export interface WorkersTable {
+  id: string;
+  name: string;
+  host: string;
+  /** JSON array of backend names. */
+  backends: string;
+  /** JSON array of WorkerDevice. */
+  devices: string;
+  world_size: number;
+  /** starting | idle | training | gone */
+  state: string;
+  /** JSON array of the job ids it runs. */
+  job_ids: string;
+  connected_at: string;
+  last_seen_at: string;
+  disconnected_at: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -255,4 +278,5 @@ export interface Database {
   base_models: BaseModelsTable;
   oauth_payloads: OauthPayloadsTable;
   write_probe: WriteProbeTable;
+  workers: WorkersTable;
 }

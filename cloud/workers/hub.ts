@@ -24,6 +24,8 @@ import type { JobsTable } from "../store/schema.js";
 import { JobEndedError } from "../domain/jobState.js";
 import { parseWorkerFrame, type CloudMessage, type WorkerMessage } from "./protocol.js";
 import { LeaseTracker, workerName } from "./leases.js";
+import { WorkerRegistry } from "./workerRegistry.js";
+import type { WorkerInfo, WorkerState } from "../../sdk/api/workers.js";
 
 type EventFrame = Extract<WorkerMessage, { type: "event" }>;
 
@@ -50,6 +52,10 @@ interface ConnectedWorker {
   name: string;
   idle: boolean;
   jobs: Set<string>;
+  /** When this link's hello was recorded in the worker list: fences the list's writes for this link. */
+  connectedAt: string;
+  /** What the worker list last heard about this link, so unchanged states are not written again. */
+  listed: string;
 }
 
 /** How long a job survives its worker's disconnect, waiting for the worker to reconnect. */
@@ -69,8 +75,12 @@ export class WorkerHub {
   private closed = false;
   /** Shared database only: who holds which claimed job, across instances (replaces the orphan timers). */
   private readonly leases: LeaseTracker | undefined;
+  /** The worker list, in the store so that every instance lists the workers of all. */
+  private readonly registry: WorkerRegistry;
 
   constructor(private readonly ctx: CloudContext) {
+    this.registry = new WorkerRegistry(ctx, () => [...this.workers.keys()]);
+    this.registry.start();
     const cluster = ctx.cluster;
     if (!cluster?.shared) return;
     this.leases = new LeaseTracker(
@@ -127,6 +137,11 @@ export class WorkerHub {
       .execute();
     for (const job of claimed) this.startOrphanTimer(job.id, workerName(job.worker_id));
     return claimed.length;
+  }
+
+  /** The workers linked to every instance, and those gone within the hour (`GET /v1/workers`). */
+  listWorkers(): Promise<WorkerInfo[]> {
+    return this.registry.list();
   }
 
   connectedCount(): number {
@@ -190,6 +205,10 @@ export class WorkerHub {
   async close(): Promise<void> {
     this.closed = true;
     this.leases?.stop();
+    this.registry.stop();
+    // Listed as gone now, while the store is still open: the links are closed below.
+    for (const worker of this.workers.values()) this.registry.disconnected(worker.workerId, worker.connectedAt);
+    await this.registry.settled();
     for (const timer of this.orphanTimers.values()) clearTimeout(timer);
     for (const worker of this.workers.values()) worker.socket.close(1001, "cloud shutting down");
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
@@ -212,8 +231,23 @@ export class WorkerHub {
           name: message.name,
           idle: false,
           jobs: new Set(message.holding),
+          connectedAt: "",
+          listed: "",
         };
         this.workers.set(message.workerId, worker);
+        worker.listed = listedState(worker);
+        worker.connectedAt = this.registry.connected(
+          {
+            workerId: message.workerId,
+            name: message.name,
+            host: message.host ?? "",
+            backends: message.backends ?? [],
+            devices: message.devices ?? [],
+            worldSize: message.worldSize ?? 1,
+          },
+          stateOf(worker),
+          [...worker.jobs],
+        );
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
         this.leases?.heldHere(message.holding);
         return;
@@ -221,6 +255,7 @@ export class WorkerHub {
       if (!worker) return socket.close(1008, "send hello first");
       if (message.type === "ready") {
         worker.idle = true;
+        this.relist(worker);
         void this.jobQueued();
       } else if (message.type === "event") {
         if (worker.broken) return;
@@ -231,6 +266,7 @@ export class WorkerHub {
     socket.on("close", () => {
       if (!worker || this.workers.get(worker.workerId) !== worker) return;
       this.workers.delete(worker.workerId);
+      if (!this.closed) this.registry.disconnected(worker.workerId, worker.connectedAt);
       if (this.leases) return; // the lease runs out unless another instance's link holds the job
       for (const jobId of worker.jobs) this.startOrphanTimer(jobId, worker.name);
     });
@@ -302,6 +338,15 @@ export class WorkerHub {
       }
     });
     for (const jobId of [...pendingAck.keys()]) flush(jobId);
+    this.relist(worker);
+  }
+
+  /** Tells the worker list what the worker does now, when that changed. */
+  private relist(worker: ConnectedWorker): void {
+    const listed = listedState(worker);
+    if (listed === worker.listed || this.closed || this.workers.get(worker.workerId) !== worker) return;
+    worker.listed = listed;
+    this.registry.changed(worker.workerId, worker.connectedAt, stateOf(worker), [...worker.jobs]);
   }
 
   /**
@@ -329,10 +374,12 @@ export class WorkerHub {
         continue;
       }
       worker.jobs.add(job.id);
+      this.relist(worker);
       this.leases?.heldHere([job.id]);
       worker.socket.send(JSON.stringify(assignment), (err) => {
         if (!err) return;
         worker.jobs.delete(job.id);
+        this.relist(worker);
         void this.requeue(job.id, job.claim, worker, `the assignment could not be sent (${err.message})`);
       });
     }
@@ -416,6 +463,16 @@ export class WorkerHub {
       if (!(err instanceof JobEndedError)) throw err; // it ended meanwhile (say, cancelled): nothing to fail
     });
   }
+}
+
+/** A worker running jobs trains (their upload included); one that said ready waits; else it is still starting. */
+function stateOf(worker: ConnectedWorker): WorkerState {
+  if (worker.jobs.size > 0) return "training";
+  return worker.idle ? "idle" : "starting";
+}
+
+function listedState(worker: ConnectedWorker): string {
+  return `${stateOf(worker)} ${[...worker.jobs].join(",")}`;
 }
 
 function send(socket: WebSocket, message: CloudMessage): void {

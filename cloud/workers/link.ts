@@ -11,6 +11,7 @@ import WebSocket from "ws";
 import { reconnectDelayMs } from "./backoff.js";
 import type { JobEventType } from "../../sdk/wire.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
+import type { HelloFacts } from "./workerFacts.js";
 
 type EventFrame = Extract<WorkerMessage, { type: "event" }>;
 
@@ -22,6 +23,8 @@ export interface LinkOptions {
   onMessage: (message: CloudMessage) => void;
   /** Job ids this worker still runs, reported in hello after a reconnect. */
   holding: () => string[];
+  /** Its machine, backends, devices and ranks, for the cloud's worker list. */
+  facts?: HelloFacts;
   log?: (line: string) => void;
 }
 
@@ -157,7 +160,13 @@ export class WorkerLink {
       socket.once("open", () => {
         opened = true;
         this.socket = socket;
-        this.sendNow(socket, { type: "hello", workerId: this.options.workerId, name: this.options.name, holding: this.options.holding() });
+        this.sendNow(socket, {
+          type: "hello",
+          workerId: this.options.workerId,
+          name: this.options.name,
+          holding: this.options.holding(),
+          ...this.options.facts,
+        });
         // Resend everything not yet acknowledged, in order; duplicates are acked, not stored twice.
         for (const frames of this.outbox.values()) for (const frame of frames) this.sendNow(socket, frame);
         if (this.wantsWork) this.sendNow(socket, { type: "ready" });

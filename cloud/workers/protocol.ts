@@ -11,6 +11,7 @@ import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { JobEvent, type Job } from "../../sdk/api/jobs.js";
+import { WorkerDevice } from "../../sdk/api/workers.js";
 
 const Id = T.String({ minLength: 1, maxLength: 200 });
 /**
@@ -19,8 +20,20 @@ const Id = T.String({ minLength: 1, maxLength: 200 });
  * the socket's listener, which took the whole cloud down.
  */
 export const WorkerMessage = T.Union([
-  /** First frame: who the worker is and which jobs it still holds (after a reconnect). */
-  T.Object({ type: T.Literal("hello"), workerId: Id, name: T.String({ maxLength: 200 }), holding: T.Array(Id, { maxItems: 1000 }) }),
+  /**
+   * First frame: who the worker is and which jobs it still holds (after a reconnect); then, for the worker list, its
+   * machine, backends, devices and ranks (optional: a worker from before them still links).
+   */
+  T.Object({
+    type: T.Literal("hello"),
+    workerId: Id,
+    name: T.String({ maxLength: 200 }),
+    holding: T.Array(Id, { maxItems: 1000 }),
+    host: T.Optional(T.String({ maxLength: 255 })),
+    backends: T.Optional(T.Array(T.String({ minLength: 1, maxLength: 40 }), { maxItems: 10 })),
+    devices: T.Optional(T.Array(WorkerDevice, { maxItems: 64 })),
+    worldSize: T.Optional(T.Integer({ minimum: 1, maximum: 100_000 })),
+  }),
   /** The worker is idle and takes the next queued job. */
   T.Object({ type: T.Literal("ready") }),
   /** One job event; `seq` is the job's next event number as the worker counts it. */

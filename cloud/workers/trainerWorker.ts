@@ -18,6 +18,7 @@ import { resolveBaseModel } from "./baseModelCache.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
+import { workerFacts } from "./workerFacts.js";
 import { workerStallMs } from "./stallTimeout.js";
 import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
@@ -49,12 +50,14 @@ export interface TrainerWorkerOptions {
 export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{ stop(): void }> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const running = new Map<string, AbortController>();
+  const facts = await workerFacts({ backend: options.backend, ranks: options.ranks });
   const link: WorkerLink = new WorkerLink({
     cloudUrl: options.cloudUrl,
     token: options.token,
     workerId: `${options.name}-${randomUUID().slice(0, 8)}`,
     name: options.name,
     holding: () => [...running.keys()],
+    facts,
     log,
     onMessage: (message) => {
       if (message.type === "cancel") running.get(message.jobId)?.abort();

@@ -9,6 +9,7 @@ import { AdapterChoice, jobEventsRoute, jobsApi, MergedExportChoice } from "./jo
 import { DeploymentTarget, deploymentsApi } from "./deployments.js";
 import { keysApi, UsageExportQuery, type KeyRules } from "./keys.js";
 import { modelsApi } from "./models.js";
+import { workersApi } from "./workers.js";
 import { ChatMessages, MAX_TOKENS_LIMIT } from "./inference.js";
 import type { DryRunReport } from "../trainer/dryRunReport.js";
 import { relay, route, type ParamsOf, type QueryOf } from "./route.js";
@@ -94,6 +95,8 @@ export const studioApi = {
   listArtifacts: relay(jobsApi.listArtifacts, "/api/jobs/:id/artifacts"),
   listJobSamples: relay(jobsApi.listJobSamples, "/api/jobs/:id/samples"),
   listModels: relay(modelsApi.listModels, "/api/models"),
+  /** The cloud's training workers and their devices (Overview's Workers card). */
+  listWorkers: relay(workersApi.listWorkers, "/api/workers"),
   listDeployments: relay(deploymentsApi.listDeployments, "/api/deployments"),
   createDeployment: relay(deploymentsApi.createDeployment, "/api/deployments"),
   getDeployment: relay(deploymentsApi.getDeployment, "/api/deployments/:id"),

@@ -21,6 +21,7 @@ type ProjectRoutes =
   | "getCredentials"
   | "ensureCredentials"
   | "listModels"
+  | "listWorkers"
   | "train"
   | "chat";
 
@@ -47,6 +48,7 @@ export function projectHandlers(ctx: StudioContext): Pick<StudioHandlers, Projec
     getCredentials: () => ctx.sessions.describe(),
     ensureCredentials: () => ctx.sessions.describe(),
     listModels: async () => (await ctx.sessions.open()).client().listModels(),
+    listWorkers: async () => (await ctx.sessions.open()).client().listWorkers(),
 
     train: async (_request, reply) => {
       const res = reply.raw;

@@ -16,6 +16,7 @@ import { inferenceChatRoute } from "../../sdk/api/inference.js";
 import { jobAdapterRoute, jobBaseModelRoute, jobEventsRoute, jobListWatchRoute, jobsApi } from "../../sdk/api/jobs.js";
 import { keysApi } from "../../sdk/api/keys.js";
 import { modelsApi } from "../../sdk/api/models.js";
+import { workersApi } from "../../sdk/api/workers.js";
 import { pathOf, type AnyRoute } from "../../sdk/api/route.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
 import { newAccount, type Account } from "../support/api.js";
@@ -28,6 +29,7 @@ const USER_ROUTES: Record<string, AnyRoute> = {
   ...deploymentsApi,
   ...keysApi,
   listModels: modelsApi.listModels,
+  ...workersApi,
   uploadDataset: uploadDatasetRoute,
   jobAdapter: jobAdapterRoute,
   jobBaseModel: jobBaseModelRoute,

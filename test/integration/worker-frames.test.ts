@@ -37,6 +37,18 @@ const CASES: [string, (string | Buffer)[], RegExp][] = [
   ["hello: workerId a number", [JSON.stringify({ ...hello, workerId: 12 })], /hello frame: workerId/],
   ["hello: workerId empty", [JSON.stringify({ ...hello, workerId: "" })], /hello frame: workerId/],
   ["hello: name an object", [JSON.stringify({ ...hello, name: { first: "x" } })], /hello frame: name/],
+  ["hello: devices not a list", [JSON.stringify({ ...hello, devices: "cuda" })], /hello frame: devices/],
+  [
+    "hello: a device of an unknown kind",
+    [JSON.stringify({ ...hello, devices: [{ kind: "tpu", name: "v5e", memoryBytes: null, count: 1 }] })],
+    /hello frame: devices\.0\.kind/,
+  ],
+  [
+    "hello: a device count of 0",
+    [JSON.stringify({ ...hello, devices: [{ kind: "cpu", name: "x", memoryBytes: 1, count: 0 }] })],
+    /hello frame: devices\.0\.count/,
+  ],
+  ["hello: backends a string", [JSON.stringify({ ...hello, backends: "torch" })], /hello frame: backends/],
   ["event: seq a string", [JSON.stringify(hello), JSON.stringify({ ...event, seq: "1" })], /event frame: seq/],
   ["event: seq 0", [JSON.stringify(hello), JSON.stringify({ ...event, seq: 0 })], /event frame: seq/],
   ["event: seq fractional", [JSON.stringify(hello), JSON.stringify({ ...event, seq: 1.5 })], /event frame: seq/],

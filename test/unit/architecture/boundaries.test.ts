@@ -29,6 +29,7 @@ const BROWSER_SAFE_SDK = [
   "sdk/wire.ts",
   "sdk/manifest.ts",
   "sdk/modelFacts.ts",
+  "sdk/workerList.ts",
   "sdk/keyLabel.ts",
   "sdk/logMessage.ts",
   "sdk/sseParser.ts",
