@@ -344,6 +344,17 @@ const jobSamples: Migration = {
   },
 };
 
+/**
+ * The Hugging Face folder a base model was converted from (`svc models add FOLDER`), referenced in
+ * place: the torch backend trains from its safetensors; the GGUF converted from it serves. Null
+ * for a model added as a GGUF.
+ */
+const baseModelHfFolder: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("base_models").addColumn("hf_folder", "text").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -357,6 +368,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0009_upstream_lora_dir": upstreamLoraDir,
   "0010_usage_detail": usageDetail,
   "0011_job_samples": jobSamples,
+  "0012_base_model_hf_folder": baseModelHfFolder,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
