@@ -260,6 +260,36 @@ with torch.no_grad(): print(json.dumps(m(torch.tensor([${ids.join(",")}])[None])
     });
   }
 
+  it("refuses a hfFolder that is not an absolute folder with a config.json, or that comes without its GGUF", async () => {
+    const token = readFileSync(path.join(cloud.home, "cloud", "worker-token"), "utf8").trim();
+    const gguf = path.join(scratch, "some.gguf");
+    const register = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${cloud.cloudUrl}/v1/models`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, message: ((await res.json()) as { error?: { message: string } }).error?.message };
+    };
+    assert.deepEqual(await register({ name: "no-gguf", upstreamUrl: "http://127.0.0.1:9/v1", hfFolder: folder }), {
+      status: 400,
+      message: "hfFolder: only a GGUF (path) converted from it can name its Hugging Face folder",
+    });
+    assert.deepEqual(await register({ name: "relative", path: gguf, hfFolder: "my-folder" }), {
+      status: 400,
+      message: "hfFolder must be an absolute folder on the cloud's machine",
+    });
+    assert.deepEqual(await register({ name: "no-config", path: gguf, hfFolder: scratch }), {
+      status: 400,
+      message: `hfFolder: ${scratch} has no readable config.json`,
+    });
+    const list = JSON.parse(svc(["models", "list", "--json"]).stdout) as Array<{ name: string }>;
+    assert.deepEqual(
+      list.map((m) => m.name).filter((n) => ["no-gguf", "relative", "no-config"].includes(n)),
+      [],
+    );
+  });
+
   it("finds a checkpoint in the Hugging Face cache: discover lists it, add ORG/NAME converts and registers it", () => {
     const hub = path.join(scratch, "hub");
     const snapshot = path.join(hub, "models--tiny-org--Tiny-Qwen3", "snapshots", "0123abcd");
