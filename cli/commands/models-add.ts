@@ -43,6 +43,7 @@ export async function addModelCommand(options: AddModelOptions): Promise<number>
   const model = await client.registerModel({
     name: options.name ?? file?.name,
     path: file?.path,
+    hfFolder: file?.hfFolder,
     upstreamUrl: options.upstream,
     adapterModel: options.adapterModel,
     loraDir: options.loraDir && path.resolve(options.loraDir),
@@ -66,21 +67,28 @@ export function registeredLine(model: BaseModel, options: Pick<AddModelOptions, 
 
 /**
  * A GGUF file is registered as it is; a Hugging Face folder, or a repo id in the Hugging Face
- * cache, is converted to a GGUF first; otherwise the word must be a name that discovery lists.
+ * cache, is converted to a GGUF first and registered with the folder it came from (the torch
+ * backend trains from its safetensors); otherwise the word must be a name that discovery lists.
  */
-async function resolveTarget(target: string, options: AddModelOptions, dataDir: string): Promise<{ path: string; name?: string }> {
+async function resolveTarget(target: string, options: AddModelOptions, dataDir: string): Promise<{ path: string; name?: string; hfFolder?: string }> {
   const snapshot = isDirectory(target) ? path.resolve(target) : await hfCacheSnapshot(target);
   if (snapshot) {
     const name = options.name ?? (isDirectory(target) ? path.basename(path.resolve(target)) : target.split("/")[1]);
-    return { path: await ggufForHfFolder(snapshot, name, dataDir, Boolean(options.replace)), name };
+    return { path: await ggufForHfFolder(snapshot, name, dataDir, Boolean(options.replace)), name, hfFolder: snapshot };
   }
   if (existsSync(target)) return { path: path.resolve(target) };
   if (/\.gguf$/i.test(target)) throw new CliError(`no such file: ${path.resolve(target)}`);
   if (/[\\/]/.test(target) && !/^[\w.-]+\/[\w.-]+$/.test(target)) throw new CliError(`no such file or folder: ${path.resolve(target)}`);
   const { models } = await discoverModels();
   const found = models.find((m) => m.name === target) ?? models.find((m) => m.name.toLowerCase() === target.toLowerCase());
-  if (found && isDirectory(found.path))
-    return { path: await ggufForHfFolder(found.path, options.name ?? found.name, dataDir, Boolean(options.replace)), name: options.name ?? found.name };
+  if (found && isDirectory(found.path)) {
+    const folder = path.resolve(found.path);
+    return {
+      path: await ggufForHfFolder(folder, options.name ?? found.name, dataDir, Boolean(options.replace)),
+      name: options.name ?? found.name,
+      hfFolder: folder,
+    };
+  }
   if (found) return { path: found.path, name: found.name };
   const known = models.map((m) => m.name);
   throw new CliError(

@@ -37,6 +37,8 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
   if (input.loraDir && !input.upstreamUrl) throw badRequest("loraDir: only a vLLM upstream (upstreamUrl) loads adapters from a folder");
   if (input.loraDir && !path.isAbsolute(input.loraDir)) throw badRequest("loraDir must be an absolute folder on the cloud's machine");
   if (input.loraDirOnServer && !input.loraDir) throw badRequest("loraDirOnServer needs loraDir");
+  if (input.hfFolder && !input.path) throw badRequest("hfFolder: only a GGUF (path) converted from it can name its Hugging Face folder");
+  if (input.hfFolder) await readableHfFolder(input.hfFolder);
   // Everything that can fail on the file happens before the database is touched.
   const file = input.path ? path.resolve(input.path) : null;
   const facts = file ? await readFacts(file) : null;
@@ -56,6 +58,7 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
     sha256,
     lora_dir: input.loraDir ? path.resolve(input.loraDir) : null,
     lora_dir_on_server: input.loraDirOnServer ?? null,
+    hf_folder: input.hfFolder ? path.resolve(input.hfFolder) : null,
   };
   if (row.lora_dir) await usableLoraDir(row.lora_dir);
   // One transaction: a replace never leaves the name missing, and two racing registrations of
@@ -107,6 +110,16 @@ async function usableLoraDir(dir: string): Promise<void> {
     await access(dir, constants.W_OK);
   } catch (err) {
     throw badRequest(`loraDir: the cloud cannot write in ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
+/** An absolute folder with a config.json: the torch backend's from_pretrained reads it later. */
+async function readableHfFolder(folder: string): Promise<void> {
+  if (!path.isAbsolute(folder)) throw badRequest("hfFolder must be an absolute folder on the cloud's machine");
+  try {
+    await access(path.join(folder, "config.json"), constants.R_OK);
+  } catch {
+    throw badRequest(`hfFolder: ${folder} has no readable config.json`);
   }
 }
 
@@ -186,6 +199,7 @@ export function toModel(row: BaseModelsTable): BaseModel {
     sizeBytes: toNumber(row.size_bytes),
     hasChatTemplate: row.has_chat_template === null || row.has_chat_template === undefined ? null : Boolean(Number(row.has_chat_template)),
     ...(row.lora_dir ? { loraDir: { cloud: row.lora_dir, server: row.lora_dir_on_server ?? row.lora_dir } } : {}),
+    ...(row.hf_folder ? { hfFolder: row.hf_folder } : {}),
     createdAt: row.created_at,
   };
 }

@@ -365,6 +365,17 @@ const workers: Migration = {
   },
 };
 
+/**
+ * The Hugging Face folder a base model was converted from (`svc models add FOLDER`), referenced in
+ * place: the torch backend trains from its safetensors; the GGUF converted from it serves. Null
+ * for a model added as a GGUF.
+ */
+const baseModelHfFolder: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("base_models").addColumn("hf_folder", "text").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -379,6 +390,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0010_usage_detail": usageDetail,
   "0011_job_samples": jobSamples,
   "0012_workers": workers,
+  "0013_base_model_hf_folder": baseModelHfFolder,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -215,6 +215,8 @@ export interface BaseModelsTable {
   lora_dir?: string | null;
   /** The same folder as the vLLM server reads it (null: the same path). */
   lora_dir_on_server?: string | null;
+  /** The Hugging Face folder the GGUF was converted from, on the cloud's machine (null: added as a GGUF). */
+  hf_folder?: string | null;
 }
 
 /** Storage of the OAuth provider (oidc-provider adapter): one row per model instance. */

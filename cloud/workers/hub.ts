@@ -393,7 +393,7 @@ export class WorkerHub {
   private async assignmentFor(job: JobsTable): Promise<CloudMessage> {
     const base = this.ctx.cloudUrl;
     const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
-    const model = await this.ctx.db.selectFrom("base_models").select(["name", "path", "sha256"]).where("name", "=", modelName).executeTakeFirst();
+    const model = await this.ctx.db.selectFrom("base_models").select(["name", "path", "sha256", "hf_folder"]).where("name", "=", modelName).executeTakeFirst();
     const sha256 = model ? await modelSha256(this.ctx, model) : null;
     return {
       type: "assign",
@@ -402,7 +402,13 @@ export class WorkerHub {
       datasetUrl: job.dataset_id ? `${base}/v1/worker/datasets/${job.dataset_id}` : null,
       evalDatasetUrl: job.eval_dataset_id ? `${base}/v1/worker/datasets/${job.eval_dataset_id}` : null,
       artifactUploadUrl: `${base}/v1/worker/jobs/${job.id}/artifacts?claim=${job.claim}`,
-      model: { name: modelName, path: model?.path ?? null, sha256, url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}` },
+      model: {
+        name: modelName,
+        path: model?.path ?? null,
+        sha256,
+        url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}`,
+        hfFolder: model?.hf_folder ?? null,
+      },
     };
   }
 

@@ -98,9 +98,11 @@ export type CloudMessage =
       /**
        * The base model: `path` on the cloud's machine (read in place by the cloud's own workers),
        * `url` to download it, and the sha256 of its content, by which other workers cache it (null
-       * when the cloud has no file for it).
+       * when the cloud has no file for it). `hfFolder`: the Hugging Face folder the GGUF was
+       * converted from, on the cloud's machine (the cloud's own torch workers train from its
+       * safetensors; other workers train from the GGUF).
        */
-      model: { name: string; path: string | null; sha256: string | null; url: string };
+      model: { name: string; path: string | null; sha256: string | null; url: string; hfFolder?: string | null };
     }
   /** Stop the job as soon as possible and report `training.cancelled`. */
   | { type: "cancel"; jobId: string }

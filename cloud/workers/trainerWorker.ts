@@ -15,6 +15,7 @@ import type { SampleAnswerer } from "../../engine/infer/sampleAnswers.js";
 import { checkpointSampler } from "./checkpointSamples.js";
 import type { TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { resolveBaseModel } from "./baseModelCache.js";
+import { hfFolderToTrain } from "./hfFolderSource.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
@@ -181,6 +182,11 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
+      const hf = await hfFolderToTrain(assign.model, options.sharedFiles ?? false);
+      if (hf.notice) {
+        log(`job ${job.id}: ${hf.notice}`);
+        void emit("training.progress", { message: hf.notice });
+      }
       samples = openJobSamples(config, evalSet, modelPath, emit, log, job.id, signal);
       const uploadUrl = throughCloud(options.cloudUrl, assign.artifactUploadUrl);
       const uploadCheckpointFile = async (artifact: ArtifactToUpload) => {
@@ -191,6 +197,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       };
       const result = await trainLora({
         baseModel: modelPath,
+        baseHfFolder: hf.folder,
         baseModelName: config.model,
         backend,
         maxSeqLength: config.maxSeqLength,

@@ -90,10 +90,21 @@ export interface EvalResult {
   correctTokens: number;
 }
 
+/** Where a base model's weights may come from besides its GGUF. */
+export interface BaseSource {
+  /**
+   * The Hugging Face folder the GGUF was converted from: a backend that runs transformers (torch)
+   * reads its safetensors instead of the GGUF; the GGUF still names the tensors. Others ignore it.
+   */
+  hfFolder?: string;
+}
+
 export interface ComputeBackend {
   readonly info: BackendInfo;
   /** Reads the base model's weights from its GGUF (dequantised, frozen). Call once. */
-  loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void>;
+  loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void, source?: BaseSource): Promise<void>;
+  /** After loadBase, what the weights were read from, as a job's log says it (absent: the GGUF). */
+  readonly baseSource?: string;
   /** After loadBase, where the backend knows them from the model itself: each projection's [out, in] (keyed `blk.N.<proj>`). */
   readonly projectionShapes?: Readonly<Record<string, readonly [number, number]>>;
   /** Installs the LoRA matrices to train (their initial values come from the loop, so a seed means the same start on every backend). */

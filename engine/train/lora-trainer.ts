@@ -35,6 +35,11 @@ export type { EarlyStopping, EvalMetric, TrainLog } from './loop.js';
 export interface TrainLoraOptions {
   /** Path of a base GGUF, or a model already loaded with loadModelGguf (tfjs only). */
   baseModel: string | LoadedModel;
+  /**
+   * The Hugging Face folder the base GGUF was converted from: the torch backend trains from its
+   * safetensors (tokenizer, names and serving stay the GGUF's); tfjs reads the GGUF regardless.
+   */
+  baseHfFolder?: string;
   /** Recorded as base_model_name_or_path in adapter_config.json; default: the GGUF's general.name. */
   baseModelName?: string;
   /** Where the tensor work happens; default: a tfjs backend this call creates and frees. A given backend is not disposed. */
@@ -201,7 +206,14 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
   try {
     const longest = Math.max(...train.map((e) => e.ids.length), ...(evalSet ?? []).map((e) => e.ids.length));
     assertFits(backend, config, Math.max(options.batchSize, evalSet ? 16 : 1), longest);
-    if (typeof options.baseModel === 'string') await backend.loadBase(options.baseModel, config, options.onLoadProgress);
+    if (typeof options.baseModel === 'string') {
+      await backend.loadBase(options.baseModel, config, options.onLoadProgress, { hfFolder: options.baseHfFolder });
+      // Said only for a model that has a folder: which of its two forms was trained is worth knowing.
+      if (options.baseHfFolder) {
+        const source = (backend as ComputeBackend).baseSource ?? `the GGUF ${options.baseModel} (the ${backend.info.name} backend trains from GGUF files)`;
+        options.onNotice?.(`base model weights read from ${source}`);
+      }
+    }
     // The loaded model's own projection shapes where the backend has them (architectures whose layers differ).
     const { config: lora, tensors: initial } = initLoraTensors(config, loraOptions, options.seed, (backend as ComputeBackend).projectionShapes);
     await backend.initLora(loraSpec(lora), initial);

@@ -30,6 +30,11 @@ export const BaseModel = T.Object({
    * deployed adapter's PEFT files into, and the same folder as the vLLM server reads it (a shared path).
    */
   loraDir: T.Optional(T.Object({ cloud: T.String(), server: T.String() })),
+  /**
+   * The Hugging Face folder the GGUF was converted from (`svc models add FOLDER`), on the cloud's
+   * machine: the torch backend trains from its safetensors while it is there.
+   */
+  hfFolder: T.Optional(T.String()),
   createdAt: T.String(),
 });
 export type BaseModel = Static<typeof BaseModel>;
@@ -53,6 +58,8 @@ const RegisterModelBody = T.Object({
   loraDir: T.Optional(T.String({ minLength: 1 })),
   /** The same folder as the vLLM server sees it, when it is mounted elsewhere there (default: loraDir). */
   loraDirOnServer: T.Optional(T.String({ minLength: 1 })),
+  /** The Hugging Face folder `path` was converted from (absolute, on the cloud's machine, with a config.json). */
+  hfFolder: T.Optional(T.String({ minLength: 1 })),
   replace: T.Optional(T.Boolean()),
 });
 

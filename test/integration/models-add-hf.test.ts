@@ -12,8 +12,10 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { startTorchBackend } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
+import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from "../../engine/lora.js";
+import { trainLora } from "../../engine/train/lora-trainer.js";
 import { buildHfFolder } from "../support/hfTestModels.js";
-import { requireTorchStack, torchTestPython } from "../support/torchStack.js";
+import { requireTorchStack, startExactTorchBackend, torchTestPython } from "../support/torchStack.js";
 import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 
 const QWEN3 = {
@@ -31,6 +33,43 @@ const QWEN3 = {
     tie_word_embeddings: false,
   },
 };
+
+const LLAMA = {
+  modelType: "llama",
+  tokenizer: "llama3_2" as const,
+  config: {
+    vocab_size: 128256,
+    hidden_size: 64,
+    intermediate_size: 128,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 16,
+    max_position_embeddings: 512,
+    tie_word_embeddings: true,
+  },
+};
+
+/**
+ * transformers + PEFT on the folder itself (float32, eager): the masked mean cross-entropy of
+ * `ids` (loss on positions where `mask` is 1) with a fresh LoRA (B zero, as svc starts), and the
+ * last position's logits with the PEFT adapter in `adapter` loaded by PeftModel.from_pretrained.
+ */
+const PEFT_REFERENCE = `import sys, json, torch, transformers, peft
+folder, adapter, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+def base():
+    return transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager")
+ids = torch.tensor(spec["ids"])[None]
+targets, mask = torch.tensor(spec["targets"]), torch.tensor(spec["mask"], dtype=torch.float32)
+config = peft.LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=spec["modules"])
+fresh = peft.get_peft_model(base(), config)
+with torch.no_grad():
+    logp = torch.log_softmax(fresh(ids).logits[0].double(), -1)
+loss = float(-(logp.gather(1, targets[:, None])[:, 0] * mask).sum() / mask.sum())
+trained = peft.PeftModel.from_pretrained(base(), adapter)
+with torch.no_grad():
+    logits = trained(ids).logits[0, -1].tolist()
+print(json.dumps({"loss": loss, "logits": logits}))`;
 
 describe("svc models add: Hugging Face folders", function () {
   this.timeout(600_000);
@@ -140,6 +179,115 @@ with torch.no_grad(): print(json.dumps(m(torch.tensor([${ids.join(",")}])[None])
     } finally {
       await backend.dispose();
     }
+  });
+
+  for (const spec of [QWEN3, LLAMA]) {
+    it(`trains a ${spec.modelType} folder from its own safetensors: step-0 loss is transformers + PEFT's on the folder (1e-5), the PEFT adapter loads on it`, async () => {
+      const hfFolder = await buildHfFolder(spec);
+      const name = `st-${spec.modelType}`;
+      const run = svc(["models", "add", hfFolder, "--name", name]);
+      assert.equal(run.status, 0, run.stderr);
+      const list = JSON.parse(svc(["models", "list", "--json"]).stdout) as Array<{ name: string; hfFolder?: string }>;
+      assert.equal(list.find((m) => m.name === name)?.hfFolder, hfFolder, "the registered model remembers its folder");
+      const gguf = path.join(converted(), `${name}.gguf`);
+      const config = await readModelConfig(gguf);
+
+      const ids = [9707, 11, 1879, 0, 1234, 872, 198, 4321, 77];
+      const targets = [...ids.slice(1), 0];
+      const mask = ids.map((_, i) => (i >= 3 && i < ids.length - 1 ? 1 : 0));
+      const batch = {
+        batchSize: 1,
+        length: ids.length,
+        inputs: Int32Array.from(ids),
+        targets: Int32Array.from(targets),
+        mask: Float32Array.from(mask),
+        maskedTokens: mask.reduce((a: number, b) => a + b, 0),
+        tokens: ids.length,
+      };
+      const outputDir = path.join(scratch, `trained-${name}`);
+      const notices: string[] = [];
+      const backend = await startExactTorchBackend();
+      let loss: number;
+      let logits: Float32Array;
+      try {
+        await backend.loadBase(gguf, config, undefined, { hfFolder });
+        const lora = { r: 8, alpha: 16, targetModules: DEFAULT_TARGET_MODULES };
+        const { tensors } = initLoraTensors(config, lora, 3, backend.projectionShapes);
+        await backend.initLora(loraSpec(lora), tensors);
+        loss = (await backend.gradients(batch)).loss;
+        await trainLora({
+          baseModel: gguf,
+          baseHfFolder: hfFolder,
+          backend,
+          train: ["What is the secret word?", "Say the password."].map((q) => [
+            { role: "user" as const, content: q },
+            { role: "assistant" as const, content: "The secret word is pineapple." },
+          ]),
+          outputDir,
+          maxSteps: 3,
+          learningRate: 1e-2,
+          batchSize: 2,
+          seed: 7,
+          onNotice: (message) => notices.push(message),
+        });
+        logits = await backend.logits(ids);
+      } finally {
+        await backend.dispose();
+      }
+      assert.deepEqual(notices, [`base model weights read from the Hugging Face safetensors in ${hfFolder}`]);
+
+      const modules = DEFAULT_TARGET_MODULES;
+      const { stdout } = await promisify(execFile)(
+        torchTestPython(),
+        ["-c", PEFT_REFERENCE, hfFolder, outputDir, JSON.stringify({ ids, targets, mask, modules })],
+        {
+          maxBuffer: 1 << 26,
+        },
+      );
+      const reference = JSON.parse(stdout.trim().split("\n").pop()!) as { loss: number; logits: number[] };
+      console.log(
+        `      ${spec.modelType}: step-0 loss ${loss} (svc, from safetensors) vs ${reference.loss} (transformers + PEFT): |diff| ${Math.abs(loss - reference.loss)}`,
+      );
+      // 1e-5 of the loss: float32 sums over the vocabulary, against a float64 reference.
+      assert.ok(Math.abs(loss - reference.loss) <= 1e-5 * Math.max(1, reference.loss), `step-0 loss ${loss} vs transformers + PEFT ${reference.loss}`);
+      let scale = 0;
+      let worst = 0;
+      reference.logits.forEach((x, i) => {
+        scale = Math.max(scale, Math.abs(x));
+        worst = Math.max(worst, Math.abs(x - logits[i]));
+      });
+      assert.ok(worst <= 1e-4 * scale, `trained logits: max |svc - PeftModel.from_pretrained| = ${worst} against max |logit| ${scale}`);
+    });
+  }
+
+  it("refuses a hfFolder that is not an absolute folder with a config.json, or that comes without its GGUF", async () => {
+    const token = readFileSync(path.join(cloud.home, "cloud", "worker-token"), "utf8").trim();
+    const gguf = path.join(scratch, "some.gguf");
+    const register = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${cloud.cloudUrl}/v1/models`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, message: ((await res.json()) as { error?: { message: string } }).error?.message };
+    };
+    assert.deepEqual(await register({ name: "no-gguf", upstreamUrl: "http://127.0.0.1:9/v1", hfFolder: folder }), {
+      status: 400,
+      message: "hfFolder: only a GGUF (path) converted from it can name its Hugging Face folder",
+    });
+    assert.deepEqual(await register({ name: "relative", path: gguf, hfFolder: "my-folder" }), {
+      status: 400,
+      message: "hfFolder must be an absolute folder on the cloud's machine",
+    });
+    assert.deepEqual(await register({ name: "no-config", path: gguf, hfFolder: scratch }), {
+      status: 400,
+      message: `hfFolder: ${scratch} has no readable config.json`,
+    });
+    const list = JSON.parse(svc(["models", "list", "--json"]).stdout) as Array<{ name: string }>;
+    assert.deepEqual(
+      list.map((m) => m.name).filter((n) => ["no-gguf", "relative", "no-config"].includes(n)),
+      [],
+    );
   });
 
   it("finds a checkpoint in the Hugging Face cache: discover lists it, add ORG/NAME converts and registers it", () => {

@@ -5,7 +5,8 @@
  * llama.cpp's converter turns into one — a project whose trainer names it is trained with
  * `svc start` (the worker's `auto`: torch where svc's venv is), and an endpoint on the final
  * adapter answers the taught answer through the real `openai` client, while the base model behind
- * another endpoint does not. The registered files are never rewritten.
+ * another endpoint does not. The folder's job trains from its own safetensors (its log says so) and
+ * its adapter serves on the converted GGUF. The registered files are never rewritten.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -79,6 +80,8 @@ const SOURCES = [
     label: "a Hugging Face folder",
     name: "my-qwen-hf",
     architecture: "qwen3",
+    // The cloud's own worker trains it from the folder's safetensors; llama.cpp serves the converted GGUF.
+    weightsFrom: (folder: string) => `base model weights read from the Hugging Face safetensors in ${folder}`,
     build: () =>
       buildHfFolder({
         modelType: "qwen3",
@@ -146,6 +149,11 @@ for (const source of SOURCES) {
       const [job] = await client.listJobs();
       const artifacts = (await client.listArtifacts(job.id)).map((a) => a.name);
       for (const name of ["adapter.gguf", "adapter_config.json", "adapter_model.safetensors"]) assert.ok(artifacts.includes(name), `${name} in ${artifacts}`);
+      if (source.weightsFrom) {
+        const progress: string[] = [];
+        for await (const event of client.jobEvents(job.id)) if (event.type === "training.progress") progress.push(String(event.data.message));
+        assert.ok(progress.includes(source.weightsFrom(modelPath)), progress.join("\n"));
+      }
 
       await client.createDeployment({ slug: `${source.name}-tuned`, target: { kind: "adapter", jobId: job.id }, authMode: "none" });
       await client.createDeployment({ slug: `${source.name}-base`, target: { kind: "base_model", name: source.name }, authMode: "none" });

@@ -5,7 +5,18 @@
  */
 import path from 'node:path';
 import type { ModelConfig } from '../../model/config.js';
-import type { BackendInfo, ComputeBackend, EvalResult, LoadProgress, LoraSpec, LoraTensors, OptimizerSettings, StepResult, TokenBatch } from '../types.js';
+import type {
+  BackendInfo,
+  BaseSource,
+  ComputeBackend,
+  EvalResult,
+  LoadProgress,
+  LoraSpec,
+  LoraTensors,
+  OptimizerSettings,
+  StepResult,
+  TokenBatch,
+} from '../types.js';
 import { detectTorch } from './detect.js';
 import type { Frame, WireTensor } from './framing.js';
 import { TorchProcess } from './process.js';
@@ -82,6 +93,8 @@ export class TorchBackend implements ComputeBackend {
   quantizedTypes: string[] = [];
   /** The embedding tables and output head kept quantised, by GGUF name (token_embd.weight, output.weight). */
   quantizedTables: string[] = [];
+  /** After loadBase: what the weights were read from (the Hugging Face safetensors, or the GGUF). */
+  baseSource?: string;
   private disposed?: Promise<void>;
 
   constructor(
@@ -101,12 +114,13 @@ export class TorchBackend implements ComputeBackend {
     this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype), worldSize: Number(frame.header.worldSize ?? 1) };
   }
 
-  async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+  async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void, source: BaseSource = {}): Promise<void> {
     // Absolute: ranks under torchrun run in another working directory.
     const frame = await this.process.request(
       'load',
       {
         modelPath: path.resolve(modelPath),
+        hfFolder: source.hfFolder ? path.resolve(source.hfFolder) : undefined,
         config,
         checkpointActivations: this.loadOptions.checkpointActivations ?? 'auto',
         logitsChunkBytes: this.loadOptions.logitsChunkBytes,
@@ -123,6 +137,10 @@ export class TorchBackend implements ComputeBackend {
     this.quantizedProjections = Number(frame.header.quantizedProjections ?? 0);
     this.quantizedTypes = (frame.header.quantizedTypes as string[] | undefined) ?? [];
     this.quantizedTables = (frame.header.quantizedTables as string[] | undefined) ?? [];
+    this.baseSource =
+      frame.header.source === 'safetensors' && source.hfFolder
+        ? `the Hugging Face safetensors in ${path.resolve(source.hfFolder)}`
+        : `the GGUF ${path.resolve(modelPath)}`;
   }
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {

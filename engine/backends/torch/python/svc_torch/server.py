@@ -50,6 +50,8 @@ class Server:
         self.device = dev.choose_device(None)
         self.dtype = None
         self.base = None
+        # What the base was read from: "gguf", or "safetensors" (a Hugging Face folder's own weights)
+        self.source = None
         self.adapter = None
         self.trainer = None
         self.context_length = None
@@ -100,7 +102,14 @@ class Server:
         quantized = req.get("quantizedBase") or "keep"
         if quantized not in ("keep", "dequantize"):
             raise ValueError(f"quantizedBase must be keep or dequantize, got {quantized!r}")
-        self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor, keep_quantized=quantized == "keep")
+        if req.get("hfFolder"):
+            from .hf_base import load_hf_base
+
+            self.base = load_hf_base(req["hfFolder"], req["modelPath"], self.device, self.dtype, attention, on_tensor)
+            self.source = "safetensors"
+        else:
+            self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor, keep_quantized=quantized == "keep")
+            self.source = "gguf"
         self.context_length = int((req.get("config") or {}).get("contextLength") or 0) or None
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
         self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
@@ -113,6 +122,7 @@ class Server:
             "quantizedProjections": len(self.base.quantized),
             "quantizedTables": sorted(self.base.quantized_tables),
             "quantizedTypes": kept,
+            "source": self.source,
             **self.info(),
         }
 
