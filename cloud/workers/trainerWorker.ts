@@ -264,9 +264,10 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         return;
       }
       const final = result.artifacts.find((a) => a.kind === "adapter")!;
-      // The final adapter's answers, unless a checkpoint at that step already gave them.
+      // The final adapter's answers, unless a checkpoint at that step already gave them: answered
+      // while the adapter uploads, and sent before training.completed (the job's last event).
       samples?.at(final.step, final.path);
-      await samples?.finish();
+      const sampled = samples?.finish();
       const names = adapterArtifactNames();
       const finalFiles: ArtifactToUpload[] = [
         { file: final.path, name: names.gguf, kind: "adapter", step: final.step },
@@ -307,6 +308,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         if (endedElsewhere(delivery.error)) return void log(`job ${job.id}: ${delivery.error.message}; the adapter is dropped`);
         throw delivery.error;
       }
+      await sampled;
       await emit("training.completed", manifest.completed);
     } finally {
       await samples?.finish();
@@ -357,7 +359,7 @@ async function download(options: TrainerWorkerOptions, url: string | null, what:
  */
 interface JobSamples {
   at(step: number, adapterPath?: string): void;
-  /** Waits for every queued step, then frees llama.cpp's model. */
+  /** Waits for every queued step, then frees llama.cpp's model; later calls wait for the same. */
   finish(): Promise<void>;
 }
 
@@ -392,7 +394,7 @@ function openJobSamples(
   sampler.catch(warn);
   const done = new Set<number>();
   let queue: Promise<void> = Promise.resolve();
-  let finished = false;
+  let finished: Promise<void> | undefined;
   const samples: JobSamples = {
     at(step, adapterPath) {
       if (finished || done.has(step)) return;
@@ -408,12 +410,13 @@ function openJobSamples(
         }
       });
     },
-    async finish() {
-      if (finished) return;
-      finished = true;
-      await queue;
-      const answerer = await opening.catch(() => undefined);
-      await answerer?.dispose();
+    finish() {
+      finished ??= (async () => {
+        await queue;
+        const answerer = await opening.catch(() => undefined);
+        await answerer?.dispose();
+      })();
+      return finished;
     },
   };
   samples.at(0);

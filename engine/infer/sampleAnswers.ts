@@ -3,7 +3,9 @@
  * llama.cpp on the base GGUF with the checkpoint's GGUF adapter (no adapter: the base model, the
  * run's checkpoint 0). The adapter file is the one every backend writes, so the same code
  * judges tfjs and torch runs, and the answers are the ones the served endpoint would give.
- * The base loads once per run; each checkpoint gets a small context of its own.
+ * The base loads once per run; each checkpoint gets a small context of its own. Its prompts are
+ * answered one after another: as parallel sequences of one context (decoded in shared batches)
+ * the answers now and then took tokens of each other's, and no longer equal the served ones.
  */
 import type { ChatMessage } from './chat-template.js';
 import { loadLlamaCppModel, type LlamaCppModel } from './llama-cpp.js';
