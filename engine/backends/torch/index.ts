@@ -80,6 +80,8 @@ export class TorchBackend implements ComputeBackend {
   /** How many projections of the loaded base stay quantised in memory, and their GGUF types (Q4_K...). */
   quantizedProjections = 0;
   quantizedTypes: string[] = [];
+  /** After initLora: bytes of the model's parameters rank 0 holds (under FSDP, its shard of the layers). */
+  rankParameterBytes = 0;
   private disposed?: Promise<void>;
 
   constructor(
@@ -96,7 +98,14 @@ export class TorchBackend implements ComputeBackend {
     const frame = await this.process.request('hello');
     this.process.markStarted();
     this.hello = frame.header;
-    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype), worldSize: Number(frame.header.worldSize ?? 1) };
+    const strategy = frame.header.strategy === 'fsdp' || frame.header.strategy === 'ddp' ? frame.header.strategy : undefined;
+    this.info = {
+      name: 'torch',
+      device: String(frame.header.device),
+      dtype: String(frame.header.dtype),
+      worldSize: Number(frame.header.worldSize ?? 1),
+      ...(strategy ? { strategy } : {}),
+    };
   }
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void): Promise<void> {
@@ -124,7 +133,8 @@ export class TorchBackend implements ComputeBackend {
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {
     const tensors: WireTensor[] = Object.entries(initial).map(([name, m]) => ({ name, dtype: 'f32', shape: [...m.shape], data: m.data }));
-    await this.process.request('init_lora', { spec }, tensors);
+    const frame = await this.process.request('init_lora', { spec }, tensors);
+    this.rankParameterBytes = Number(frame.header.rankParameterBytes ?? 0);
   }
 
   async trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<StepResult> {

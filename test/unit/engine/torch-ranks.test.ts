@@ -1,6 +1,6 @@
 /**
- * One job on several torch ranks (torchrun, DDP over gloo on CPU): two ranks at batchSize 4 train
- * the same steps as one process at batch 8 (losses and LoRA within 1e-5), a rank killed mid-job
+ * One job on several torch ranks (torchrun, gloo on CPU), DDP and FSDP alike: two ranks at batchSize
+ * 4 train the same steps as one process at batch 8 (losses and LoRA within 1e-5), a rank killed mid-job
  * fails the job with a sentence that names it and ends the other ranks, and a job killed outright
  * leaves no rank behind.
  */
@@ -74,63 +74,69 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
     await dir.remove();
   });
 
-  it('2 ranks at batchSize 4 give the losses and the adapter of 1 process at batch 8', async () => {
-    const train = (await readChatJsonl(path.join(QUICKSTART, 'train.jsonl'))).slice(0, 48);
-    const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 5); // odd: one rank evaluates 3 rows, the other 2
-    const run = async (ranks: TorchRanks | undefined, batchSize: number) => {
-      const backend = await start(ranks);
-      started.push(backend);
-      const losses: number[] = [];
-      const accuracies: number[] = [];
-      const result = await trainLora({
-        baseModel: MODEL,
-        backend,
-        train,
-        eval: evalSet,
-        outputDir: path.join(dir.path, `out-${batchSize}`),
-        maxSteps: 6,
-        evalSteps: 3,
-        learningRate: 3e-3,
-        batchSize,
-        seed: 3,
-        onLog: (entry) => {
-          losses.push(entry.loss);
-          accuracies.push(entry.tokenAccuracy ?? Number.NaN);
-        },
-      });
-      const lora = await backend.loraTensors();
-      const torchrun = backend.pid!;
-      const ranksBefore = [...rankPids(torchrun).values()];
-      await backend.dispose();
-      return { result, losses, accuracies, lora, worldSize: backend.info.worldSize, torchrun, ranksBefore };
-    };
-    const one = await run(undefined, 8);
-    const two = await run(TWO_CPU_RANKS, 4);
+  for (const strategy of ['ddp', 'fsdp'] as const)
+    it(`${strategy}: 2 ranks at batchSize 4 give the losses and the adapter of 1 process at batch 8`, async () => {
+      const train = (await readChatJsonl(path.join(QUICKSTART, 'train.jsonl'))).slice(0, 48);
+      const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 5); // odd: one rank evaluates 3 rows, the other 2
+      const run = async (ranks: TorchRanks | undefined, batchSize: number) => {
+        const backend = await start(ranks);
+        started.push(backend);
+        const losses: number[] = [];
+        const accuracies: number[] = [];
+        const result = await trainLora({
+          baseModel: MODEL,
+          backend,
+          train,
+          eval: evalSet,
+          outputDir: path.join(dir.path, `out-${batchSize}`),
+          maxSteps: 6,
+          evalSteps: 3,
+          learningRate: 3e-3,
+          batchSize,
+          seed: 3,
+          onLog: (entry) => {
+            losses.push(entry.loss);
+            accuracies.push(entry.tokenAccuracy ?? Number.NaN);
+          },
+        });
+        const lora = await backend.loraTensors();
+        const held = backend.rankParameterBytes;
+        const torchrun = backend.pid!;
+        const ranksBefore = [...rankPids(torchrun).values()];
+        await backend.dispose();
+        return { result, losses, accuracies, lora, worldSize: backend.info.worldSize, strategy: backend.info.strategy, held, torchrun, ranksBefore };
+      };
+      const one = await run(undefined, 8);
+      const two = await run({ ...TWO_CPU_RANKS, strategy }, 4);
 
-    assert.equal(one.worldSize, 1);
-    assert.equal(two.worldSize, 2);
-    assert.equal(two.ranksBefore.length, 2, 'torchrun ran two ranks');
-    assert.equal(two.result.steps, 6);
-    assert.equal(two.losses.length, one.losses.length);
-    two.losses.forEach((loss, i) =>
-      assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`),
-    );
-    // Token accuracy is summed over the ranks too: at most one token's share apart (an argmax tie may fall either way).
-    two.accuracies.forEach((accuracy, i) =>
-      assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`),
-    );
-    assert.ok(
-      Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss,
-      `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`,
-    );
-    for (const [name, tensor] of Object.entries(one.lora)) {
-      const other = two.lora[name].data;
-      const worst = tensor.data.reduce((max, x, i) => Math.max(max, Math.abs(x - other[i])), 0);
-      assert.ok(worst <= TOLERANCE, `${name}: max |difference| ${worst}`);
-    }
-    // The shutdown reached every rank: none is left.
-    await pollUntil(() => ![two.torchrun, ...two.ranksBefore].some(alive), { timeoutMs: 20_000, description: 'torchrun and its ranks to exit' });
-  });
+      assert.equal(one.worldSize, 1);
+      assert.equal(two.worldSize, 2);
+      assert.equal(two.strategy, strategy);
+      // FSDP: rank 0 holds its half of the layers' weights, the embeddings, norm and head whole.
+      if (strategy === 'fsdp') assert.ok(two.held < one.held * 0.9, `rank 0 holds ${two.held} bytes of parameters, one process ${one.held}`);
+      else assert.equal(two.held, one.held);
+      assert.equal(two.ranksBefore.length, 2, 'torchrun ran two ranks');
+      assert.equal(two.result.steps, 6);
+      assert.equal(two.losses.length, one.losses.length);
+      two.losses.forEach((loss, i) =>
+        assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`),
+      );
+      // Token accuracy is summed over the ranks too: at most one token's share apart (an argmax tie may fall either way).
+      two.accuracies.forEach((accuracy, i) =>
+        assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`),
+      );
+      assert.ok(
+        Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss,
+        `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`,
+      );
+      for (const [name, tensor] of Object.entries(one.lora)) {
+        const other = two.lora[name].data;
+        const worst = tensor.data.reduce((max, x, i) => Math.max(max, Math.abs(x - other[i])), 0);
+        assert.ok(worst <= TOLERANCE, `${name}: max |difference| ${worst}`);
+      }
+      // The shutdown reached every rank: none is left.
+      await pollUntil(() => ![two.torchrun, ...two.ranksBefore].some(alive), { timeoutMs: 20_000, description: 'torchrun and its ranks to exit' });
+    });
 
   it('a rank killed mid-job fails the step with a sentence naming it, and no rank is left behind', async () => {
     const backend = await start(TWO_CPU_RANKS);
