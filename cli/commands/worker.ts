@@ -24,8 +24,8 @@ replaced on the cloud is downloaded again). --shared-files reads them from the c
 instead: only for a worker on the cloud's machine (the cloud's own workers use it).
 --procs N trains each job as N CPU processes (torch DDP over gloo), --gpus N as one process per
 GPU (NCCL), under torchrun; batchSize is per process, so a step takes batchSize × N examples.
---fsdp shards the base model's layers across those processes (torch FSDP) instead of a whole
-copy in each: for a model that does not fit one device; the same steps and losses as DDP.
+--fsdp shards each decoder layer's base weights across those processes (torch FSDP) instead of a
+whole copy in each; the same steps and losses as DDP.
 --nodes M spreads a job over M machines (each with its --procs/--gpus): node 0 (this command with
 --cloud) listens at --master HOST:PORT; on each other machine run
 \`svc worker --nodes M --node-rank R --master HOST:PORT\` (no --cloud): it joins every job node 0

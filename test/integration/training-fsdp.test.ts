@@ -2,7 +2,7 @@
  * `svc worker --procs 2 --fsdp`: a remote worker trains a job as two torch ranks under torchrun
  * (gloo, CPU) with the base's decoder layers sharded across them (FSDP). The job's losses match
  * one process's (a `--backend torch` worker without ranks) at the doubled batch, on the same data
- * and seed, within TOLERANCE; the job writes the PEFT pair and the GGUF adapter, and an endpoint on
+ * and seed, within TOLERANCE; it saves the same checkpoints, writes the PEFT pair and the GGUF adapter, and an endpoint on
  * that adapter (llama.cpp) gives the taught answer.
  */
 import assert from "node:assert/strict";
@@ -49,6 +49,7 @@ export const trainer = createTrainer({
   maxSteps: ${STEPS},
   learningRate: 1e-2,
   batchSize: ${batchSize},
+  saveSteps: 10,
   seed: 7,
 });
 
@@ -119,13 +120,15 @@ describe("svc worker --procs 2 --fsdp: one job sharded over two torch ranks", fu
       const [job] = await client.listJobs();
       assert.equal(job.status, "completed");
       const losses: number[] = [];
+      const checkpoints: number[] = [];
       let started: Record<string, unknown> = {};
       for await (const event of client.jobEvents(job.id)) {
         const data = event.data as Record<string, unknown>;
         if (event.type === "training.started") started = data;
         if (event.type === "training.log" && typeof data.loss === "number") losses.push(data.loss);
+        if (event.type === "checkpoint.saved") checkpoints.push(Number(data.step));
       }
-      return { client, job, losses, started, log };
+      return { client, job, losses, checkpoints, started, log };
     } finally {
       await stopWorker(worker);
     }
@@ -147,6 +150,8 @@ describe("svc worker --procs 2 --fsdp: one job sharded over two torch ranks", fu
     fsdp.losses.forEach((loss, i) =>
       assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: FSDP ${loss}, 1 process ${one.losses[i]}`),
     );
+    assert.deepEqual(fsdp.checkpoints, one.checkpoints);
+    assert.ok(fsdp.checkpoints.length >= 2, `checkpoints at ${fsdp.checkpoints}`);
     assert.ok(fsdp.losses.at(-1)! < fsdp.losses[0] / 10, `loss ${fsdp.losses[0]} -> ${fsdp.losses.at(-1)}`);
 
     const artifacts = (await fsdp.client.listArtifacts(fsdp.job.id)).map((a) => a.name);
