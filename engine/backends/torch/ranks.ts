@@ -41,6 +41,11 @@ export function ranksEnv(ranks: TorchRanks): Record<string, string> {
     SVC_TORCH_DIST_BACKEND: ranks.backend,
     SVC_TORCH_STRATEGY: ranks.strategy ?? 'ddp',
     ...(ranks.backend === 'gloo' ? { SVC_TORCH_DEVICE: 'cpu' } : {}),
+    // FSDP allocates and frees each layer's gathered weights every pass. glibc raises its mmap
+    // threshold to the largest block freed, so those blocks then come from the heap, which keeps
+    // them: on CPU a rank grew past DDP's memory. A fixed threshold (which also stops the raising)
+    // returns them at once. A value the user set is kept.
+    ...(ranks.strategy === 'fsdp' && process.env.MALLOC_MMAP_THRESHOLD_ === undefined ? { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) } : {}),
   };
 }
 
