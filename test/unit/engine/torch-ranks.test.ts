@@ -138,33 +138,34 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
       await pollUntil(() => ![two.torchrun, ...two.ranksBefore].some(alive), { timeoutMs: 20_000, description: 'torchrun and its ranks to exit' });
     });
 
-  it('a rank killed mid-job fails the step with a sentence naming it, and no rank is left behind', async () => {
-    const backend = await start(TWO_CPU_RANKS);
-    started.push(backend);
-    const config = await readModelConfig(MODEL);
-    await backend.loadBase(MODEL, config);
-    const { config: lora, tensors } = initLoraTensors(config, { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, 1, backend.projectionShapes);
-    await backend.initLora(loraSpec(lora), tensors);
-    const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
-    await backend.trainStep(batchOf(config.vocabSize), optimizer);
-    const torchrun = backend.pid!;
-    const ranks = rankPids(torchrun);
-    assert.equal(ranks.size, 2);
-    process.kill(ranks.get(1)!, 'SIGKILL');
-    await assert.rejects(
-      (async () => {
-        for (;;) await backend.trainStep(batchOf(config.vocabSize), optimizer);
-      })(),
-      (error: Error) => {
-        assert.match(
-          error.message,
-          /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/,
-        );
-        return true;
-      },
-    );
-    await pollUntil(() => ![torchrun, ...ranks.values()].some(alive), { timeoutMs: 60_000, description: 'torchrun and the surviving rank to exit' });
-  });
+  for (const strategy of ['ddp', 'fsdp'] as const)
+    it(`${strategy}: a rank killed mid-job fails the step with a sentence naming it, and no rank is left behind`, async () => {
+      const backend = await start({ ...TWO_CPU_RANKS, strategy });
+      started.push(backend);
+      const config = await readModelConfig(MODEL);
+      await backend.loadBase(MODEL, config);
+      const { config: lora, tensors } = initLoraTensors(config, { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, 1, backend.projectionShapes);
+      await backend.initLora(loraSpec(lora), tensors);
+      const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+      await backend.trainStep(batchOf(config.vocabSize), optimizer);
+      const torchrun = backend.pid!;
+      const ranks = rankPids(torchrun);
+      assert.equal(ranks.size, 2);
+      process.kill(ranks.get(1)!, 'SIGKILL');
+      await assert.rejects(
+        (async () => {
+          for (;;) await backend.trainStep(batchOf(config.vocabSize), optimizer);
+        })(),
+        (error: Error) => {
+          assert.match(
+            error.message,
+            /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/,
+          );
+          return true;
+        },
+      );
+      await pollUntil(() => ![torchrun, ...ranks.values()].some(alive), { timeoutMs: 60_000, description: 'torchrun and the surviving rank to exit' });
+    });
 
   it('a job killed outright (torchrun SIGKILLed) takes its ranks with it', async () => {
     const backend = await start(TWO_CPU_RANKS);
