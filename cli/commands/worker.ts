@@ -6,11 +6,11 @@ import { CliError } from "../output.js";
 import { onStopRequest } from "../../sdk/platform/stop.js";
 import { detectTorch } from "../../engine/backends/torch/detect.js";
 import { runTorchFollower } from "../../engine/backends/torch/follower.js";
-import { worldSize, type TorchRanks } from "../../engine/backends/torch/ranks.js";
+import { describeRanks, worldSize, type TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { ranksFromFlags } from "../rankFlags.js";
 
 const USAGE = `svc worker --cloud URL [--token T] [--name N] [--work-dir DIR] [--backend auto|torch|tfjs] [--device D] [--shared-files]
-           [--procs N | --gpus N] [--nodes M --master HOST:PORT [--node-rank R]]
+           [--procs N | --gpus N] [--fsdp] [--nodes M --master HOST:PORT [--node-rank R]]
 
 Connects to the cloud's control plane and trains queued jobs, one at a time.
 --backend picks the compute backend (default: SVC_TRAIN_BACKEND, else auto): torch runs a
@@ -24,10 +24,12 @@ replaced on the cloud is downloaded again). --shared-files reads them from the c
 instead: only for a worker on the cloud's machine (the cloud's own workers use it).
 --procs N trains each job as N CPU processes (torch DDP over gloo), --gpus N as one process per
 GPU (NCCL), under torchrun; batchSize is per process, so a step takes batchSize × N examples.
+--fsdp shards each decoder layer's base weights across those processes (torch FSDP) instead of a
+whole copy in each; the same steps and losses as DDP.
 --nodes M spreads a job over M machines (each with its --procs/--gpus): node 0 (this command with
 --cloud) listens at --master HOST:PORT; on each other machine run
 \`svc worker --nodes M --node-rank R --master HOST:PORT\` (no --cloud): it joins every job node 0
-starts and needs the base model at the same path (a shared --work-dir).`;
+starts and needs the base model at the same path (a shared --work-dir); give --fsdp on every node or none.`;
 
 export const workerCommand: Command = {
   name: "worker",
@@ -49,6 +51,7 @@ export const workerCommand: Command = {
         nodes: { type: "string" },
         "node-rank": { type: "string" },
         master: { type: "string" },
+        fsdp: { type: "boolean" },
       },
       USAGE,
     );
@@ -85,7 +88,7 @@ export const workerCommand: Command = {
       sharedFiles: values["shared-files"] === true,
       ranks,
     });
-    const spread = ranks ? `, ${worldSize(ranks)} ranks (${ranks.backend})` : "";
+    const spread = ranks ? `, ${worldSize(ranks)} ranks (${describeRanks(ranks)})` : "";
     process.stderr.write(`svc worker ${name} connected to ${cloudUrl} (backend: ${backend}${spread})\n`);
     // Ctrl-C, SIGTERM, or the daemon's drain request (its way to ask on Windows, where a signal kills).
     let stopListening = () => {};
@@ -103,7 +106,7 @@ async function followNodeZero(ranks: TorchRanks): Promise<number> {
   const stop = new AbortController();
   const stopListening = onStopRequest(() => stop.abort());
   process.stderr.write(
-    `svc worker: node ${ranks.nodes!.rank} of ${ranks.nodes!.count}, ${ranks.perNode} rank(s) (${ranks.backend}), joining jobs at ${ranks.nodes!.master}\n`,
+    `svc worker: node ${ranks.nodes!.rank} of ${ranks.nodes!.count}, ${ranks.perNode} rank(s) (${describeRanks(ranks)}), joining jobs at ${ranks.nodes!.master}\n`,
   );
   await runTorchFollower({ python: found.python, ranks, signal: stop.signal, log: (line) => process.stderr.write(`${line}\n`) });
   stopListening();

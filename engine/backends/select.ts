@@ -6,6 +6,7 @@
  */
 import { TfjsBackend } from './tfjs.js';
 import { detectTorch, startTorchBackend, type TorchRanks } from './torch/index.js';
+import { describeRanks } from './torch/ranks.js';
 import type { ComputeBackend } from './types.js';
 
 export const BACKEND_CHOICES = ['auto', 'torch', 'tfjs'] as const;
@@ -57,6 +58,6 @@ export async function chooseBackend(choice: BackendChoice, options: ChooseOption
     ranks: options.ranks,
   });
   const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
-  const ranks = (backend.info.worldSize ?? 1) > 1 ? ` × ${backend.info.worldSize} ranks (${options.ranks?.backend})` : '';
+  const ranks = (backend.info.worldSize ?? 1) > 1 ? ` × ${backend.info.worldSize} ranks (${options.ranks ? describeRanks(options.ranks) : ''})` : '';
   return { backend, reason: `${why}; training on ${backend.info.device}${ranks}` };
 }

@@ -71,6 +71,8 @@ export interface BackendInfo {
   dtype: string;
   /** Data-parallel ranks training together (torch under torchrun); absent or 1: one process. Each step takes batchSize examples per rank. */
   worldSize?: number;
+  /** How the ranks hold the base: each whole (ddp) or its layers sharded across them (fsdp); absent for one process. */
+  strategy?: 'ddp' | 'fsdp';
 }
 
 /** One optimiser step's numbers. */

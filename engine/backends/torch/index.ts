@@ -95,6 +95,8 @@ export class TorchBackend implements ComputeBackend {
   quantizedTables: string[] = [];
   /** After loadBase: what the weights were read from (the Hugging Face safetensors, or the GGUF). */
   baseSource?: string;
+  /** After initLora: bytes of the model's parameters rank 0 holds (under FSDP, its shard of the layers). */
+  rankParameterBytes = 0;
   private disposed?: Promise<void>;
 
   constructor(
@@ -111,7 +113,14 @@ export class TorchBackend implements ComputeBackend {
     const frame = await this.process.request('hello');
     this.process.markStarted();
     this.hello = frame.header;
-    this.info = { name: 'torch', device: String(frame.header.device), dtype: String(frame.header.dtype), worldSize: Number(frame.header.worldSize ?? 1) };
+    const strategy = frame.header.strategy === 'fsdp' || frame.header.strategy === 'ddp' ? frame.header.strategy : undefined;
+    this.info = {
+      name: 'torch',
+      device: String(frame.header.device),
+      dtype: String(frame.header.dtype),
+      worldSize: Number(frame.header.worldSize ?? 1),
+      ...(strategy ? { strategy } : {}),
+    };
   }
 
   async loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void, source: BaseSource = {}): Promise<void> {
@@ -145,7 +154,8 @@ export class TorchBackend implements ComputeBackend {
 
   async initLora(spec: LoraSpec, initial: LoraTensors): Promise<void> {
     const tensors: WireTensor[] = Object.entries(initial).map(([name, m]) => ({ name, dtype: 'f32', shape: [...m.shape], data: m.data }));
-    await this.process.request('init_lora', { spec }, tensors);
+    const frame = await this.process.request('init_lora', { spec }, tensors);
+    this.rankParameterBytes = Number(frame.header.rankParameterBytes ?? 0);
   }
 
   async trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<StepResult> {

@@ -9,6 +9,8 @@ export interface TorchRanks {
   /** Processes on this machine: CPU processes (gloo) or one per GPU (nccl). */
   perNode: number;
   backend: 'gloo' | 'nccl';
+  /** ddp (the default): every rank holds the whole base; fsdp: each decoder layer's base weights are sharded across the ranks (python/svc_torch/fsdp.py). */
+  strategy?: 'ddp' | 'fsdp';
   /** Several machines: how many, this one's index (0 is the one that talks to the cloud), and where node 0 listens (host:port). */
   nodes?: { count: number; rank: number; master: string };
 }
@@ -35,7 +37,21 @@ export function torchrunArgs(ranks: TorchRanks): string[] {
 
 /** The environment every rank needs on top of the backend's own (env.ts). */
 export function ranksEnv(ranks: TorchRanks): Record<string, string> {
-  return { SVC_TORCH_DIST_BACKEND: ranks.backend, ...(ranks.backend === 'gloo' ? { SVC_TORCH_DEVICE: 'cpu' } : {}) };
+  return {
+    SVC_TORCH_DIST_BACKEND: ranks.backend,
+    SVC_TORCH_STRATEGY: ranks.strategy ?? 'ddp',
+    ...(ranks.backend === 'gloo' ? { SVC_TORCH_DEVICE: 'cpu' } : {}),
+    // FSDP allocates and frees each layer's gathered weights every pass. glibc raises its mmap
+    // threshold to the largest block freed, so those blocks then come from the heap, which keeps
+    // them: on CPU a rank grew past DDP's memory. A fixed threshold (which also stops the raising)
+    // returns them at once. A value the user set is kept.
+    ...(ranks.strategy === 'fsdp' && process.env.MALLOC_MMAP_THRESHOLD_ === undefined ? { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) } : {}),
+  };
+}
+
+/** The ranks in words for logs and training.started's reason: "gloo", "nccl, FSDP". */
+export function describeRanks(ranks: TorchRanks): string {
+  return ranks.strategy === 'fsdp' ? `${ranks.backend}, FSDP` : ranks.backend;
 }
 
 /**

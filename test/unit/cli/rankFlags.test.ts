@@ -1,6 +1,6 @@
 /** `svc worker` flags for one job on several ranks (issue 29), and torchrun's arguments from them. */
 import assert from "node:assert/strict";
-import { rankFailure, torchrunArgs } from "../../../engine/backends/torch/ranks.js";
+import { rankFailure, ranksEnv, torchrunArgs } from "../../../engine/backends/torch/ranks.js";
 import { ranksFromFlags } from "../../../cli/rankFlags.js";
 
 describe("svc worker rank flags", () => {
@@ -10,6 +10,15 @@ describe("svc worker rank flags", () => {
     assert.equal(ranksFromFlags({ procs: "1" }), undefined);
     assert.equal(ranksFromFlags({}), undefined);
     assert.deepEqual(torchrunArgs({ perNode: 2, backend: "gloo" }), ["--standalone", "--nproc-per-node=2", "--max-restarts=0"]);
+  });
+
+  it("--fsdp: the ranks shard the base (FSDP), which needs two ranks or more", () => {
+    assert.deepEqual(ranksFromFlags({ procs: "2", fsdp: true }), { perNode: 2, backend: "gloo", strategy: "fsdp" });
+    assert.deepEqual(ranksFromFlags({ gpus: "8", fsdp: true }), { perNode: 8, backend: "nccl", strategy: "fsdp" });
+    assert.equal(ranksEnv({ perNode: 2, backend: "gloo", strategy: "fsdp" }).SVC_TORCH_STRATEGY, "fsdp");
+    assert.equal(ranksEnv({ perNode: 2, backend: "gloo" }).SVC_TORCH_STRATEGY, "ddp");
+    assert.throws(() => ranksFromFlags({ fsdp: true }), /--fsdp shards a job across ranks: give it with --procs, --gpus or --nodes/);
+    assert.throws(() => ranksFromFlags({ procs: "1", fsdp: true }), /--fsdp needs at least 2 ranks/);
   });
 
   it("--nodes: node 0's address and this node's rank reach torchrun", () => {

@@ -1,6 +1,6 @@
 /**
- * One job on several torch ranks (torchrun, DDP over gloo on CPU): two ranks at batchSize 4 train
- * the same steps as one process at batch 8 (losses and LoRA within 1e-5), a rank killed mid-job
+ * One job on several torch ranks (torchrun, gloo on CPU), DDP and FSDP alike: two ranks at batchSize
+ * 4 train the same steps as one process at batch 8 (losses and LoRA within 1e-5), a rank killed mid-job
  * fails the job with a sentence that names it and ends the other ranks, and a job killed outright
  * leaves no rank behind.
  */
@@ -74,91 +74,98 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
     await dir.remove();
   });
 
-  it('2 ranks at batchSize 4 give the losses and the adapter of 1 process at batch 8', async () => {
-    const train = (await readChatJsonl(path.join(QUICKSTART, 'train.jsonl'))).slice(0, 48);
-    const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 5); // odd: one rank evaluates 3 rows, the other 2
-    const run = async (ranks: TorchRanks | undefined, batchSize: number) => {
-      const backend = await start(ranks);
+  for (const strategy of ['ddp', 'fsdp'] as const)
+    it(`${strategy}: 2 ranks at batchSize 4 give the losses and the adapter of 1 process at batch 8`, async () => {
+      const train = (await readChatJsonl(path.join(QUICKSTART, 'train.jsonl'))).slice(0, 48);
+      const evalSet = (await readChatJsonl(path.join(QUICKSTART, 'eval.jsonl'))).slice(0, 5); // odd: one rank evaluates 3 rows, the other 2
+      const run = async (ranks: TorchRanks | undefined, batchSize: number) => {
+        const backend = await start(ranks);
+        started.push(backend);
+        const losses: number[] = [];
+        const accuracies: number[] = [];
+        const result = await trainLora({
+          baseModel: MODEL,
+          backend,
+          train,
+          eval: evalSet,
+          outputDir: path.join(dir.path, `out-${batchSize}`),
+          maxSteps: 6,
+          evalSteps: 3,
+          learningRate: 3e-3,
+          batchSize,
+          seed: 3,
+          onLog: (entry) => {
+            losses.push(entry.loss);
+            accuracies.push(entry.tokenAccuracy ?? Number.NaN);
+          },
+        });
+        const lora = await backend.loraTensors();
+        const held = backend.rankParameterBytes;
+        const torchrun = backend.pid!;
+        const ranksBefore = [...rankPids(torchrun).values()];
+        await backend.dispose();
+        return { result, losses, accuracies, lora, worldSize: backend.info.worldSize, strategy: backend.info.strategy, held, torchrun, ranksBefore };
+      };
+      const one = await run(undefined, 8);
+      const two = await run({ ...TWO_CPU_RANKS, strategy }, 4);
+
+      assert.equal(one.worldSize, 1);
+      assert.equal(two.worldSize, 2);
+      assert.equal(two.strategy, strategy);
+      // FSDP: rank 0 holds its half of the layers' weights, the embeddings, norm and head whole.
+      if (strategy === 'fsdp') assert.ok(two.held < one.held * 0.9, `rank 0 holds ${two.held} bytes of parameters, one process ${one.held}`);
+      else assert.equal(two.held, one.held);
+      assert.equal(two.ranksBefore.length, 2, 'torchrun ran two ranks');
+      assert.equal(two.result.steps, 6);
+      assert.equal(two.losses.length, one.losses.length);
+      two.losses.forEach((loss, i) =>
+        assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`),
+      );
+      // Token accuracy is summed over the ranks too: at most one token's share apart (an argmax tie may fall either way).
+      two.accuracies.forEach((accuracy, i) =>
+        assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`),
+      );
+      assert.ok(
+        Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss,
+        `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`,
+      );
+      for (const [name, tensor] of Object.entries(one.lora)) {
+        const other = two.lora[name].data;
+        const worst = tensor.data.reduce((max, x, i) => Math.max(max, Math.abs(x - other[i])), 0);
+        assert.ok(worst <= TOLERANCE, `${name}: max |difference| ${worst}`);
+      }
+      // The shutdown reached every rank: none is left.
+      await pollUntil(() => ![two.torchrun, ...two.ranksBefore].some(alive), { timeoutMs: 20_000, description: 'torchrun and its ranks to exit' });
+    });
+
+  for (const strategy of ['ddp', 'fsdp'] as const)
+    it(`${strategy}: a rank killed mid-job fails the step with a sentence naming it, and no rank is left behind`, async () => {
+      const backend = await start({ ...TWO_CPU_RANKS, strategy });
       started.push(backend);
-      const losses: number[] = [];
-      const accuracies: number[] = [];
-      const result = await trainLora({
-        baseModel: MODEL,
-        backend,
-        train,
-        eval: evalSet,
-        outputDir: path.join(dir.path, `out-${batchSize}`),
-        maxSteps: 6,
-        evalSteps: 3,
-        learningRate: 3e-3,
-        batchSize,
-        seed: 3,
-        onLog: (entry) => {
-          losses.push(entry.loss);
-          accuracies.push(entry.tokenAccuracy ?? Number.NaN);
-        },
-      });
-      const lora = await backend.loraTensors();
+      const config = await readModelConfig(MODEL);
+      await backend.loadBase(MODEL, config);
+      const { config: lora, tensors } = initLoraTensors(config, { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, 1, backend.projectionShapes);
+      await backend.initLora(loraSpec(lora), tensors);
+      const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+      await backend.trainStep(batchOf(config.vocabSize), optimizer);
       const torchrun = backend.pid!;
-      const ranksBefore = [...rankPids(torchrun).values()];
-      await backend.dispose();
-      return { result, losses, accuracies, lora, worldSize: backend.info.worldSize, torchrun, ranksBefore };
-    };
-    const one = await run(undefined, 8);
-    const two = await run(TWO_CPU_RANKS, 4);
-
-    assert.equal(one.worldSize, 1);
-    assert.equal(two.worldSize, 2);
-    assert.equal(two.ranksBefore.length, 2, 'torchrun ran two ranks');
-    assert.equal(two.result.steps, 6);
-    assert.equal(two.losses.length, one.losses.length);
-    two.losses.forEach((loss, i) =>
-      assert.ok(Math.abs(loss - one.losses[i]) <= TOLERANCE * Math.max(1, one.losses[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one.losses[i]}`),
-    );
-    // Token accuracy is summed over the ranks too: at most one token's share apart (an argmax tie may fall either way).
-    two.accuracies.forEach((accuracy, i) =>
-      assert.ok(Math.abs(accuracy - one.accuracies[i]) <= 1 / 256, `step ${i + 1}: accuracy ${accuracy} vs ${one.accuracies[i]}`),
-    );
-    assert.ok(
-      Math.abs(two.result.finalEvalLoss - one.result.finalEvalLoss) <= TOLERANCE * one.result.finalEvalLoss,
-      `eval ${two.result.finalEvalLoss} vs ${one.result.finalEvalLoss}`,
-    );
-    for (const [name, tensor] of Object.entries(one.lora)) {
-      const other = two.lora[name].data;
-      const worst = tensor.data.reduce((max, x, i) => Math.max(max, Math.abs(x - other[i])), 0);
-      assert.ok(worst <= TOLERANCE, `${name}: max |difference| ${worst}`);
-    }
-    // The shutdown reached every rank: none is left.
-    await pollUntil(() => ![two.torchrun, ...two.ranksBefore].some(alive), { timeoutMs: 20_000, description: 'torchrun and its ranks to exit' });
-  });
-
-  it('a rank killed mid-job fails the step with a sentence naming it, and no rank is left behind', async () => {
-    const backend = await start(TWO_CPU_RANKS);
-    started.push(backend);
-    const config = await readModelConfig(MODEL);
-    await backend.loadBase(MODEL, config);
-    const { config: lora, tensors } = initLoraTensors(config, { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, 1, backend.projectionShapes);
-    await backend.initLora(loraSpec(lora), tensors);
-    const optimizer = { learningRate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
-    await backend.trainStep(batchOf(config.vocabSize), optimizer);
-    const torchrun = backend.pid!;
-    const ranks = rankPids(torchrun);
-    assert.equal(ranks.size, 2);
-    process.kill(ranks.get(1)!, 'SIGKILL');
-    await assert.rejects(
-      (async () => {
-        for (;;) await backend.trainStep(batchOf(config.vocabSize), optimizer);
-      })(),
-      (error: Error) => {
-        assert.match(
-          error.message,
-          /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/,
-        );
-        return true;
-      },
-    );
-    await pollUntil(() => ![torchrun, ...ranks.values()].some(alive), { timeoutMs: 60_000, description: 'torchrun and the surviving rank to exit' });
-  });
+      const ranks = rankPids(torchrun);
+      assert.equal(ranks.size, 2);
+      process.kill(ranks.get(1)!, 'SIGKILL');
+      await assert.rejects(
+        (async () => {
+          for (;;) await backend.trainStep(batchOf(config.vocabSize), optimizer);
+        })(),
+        (error: Error) => {
+          assert.match(
+            error.message,
+            /^the torch backend's rank 1 of 2 failed \(Signal 9 \(SIGKILL\)[^)]*\); torchrun stopped the other ranks while (training|idle)/,
+          );
+          return true;
+        },
+      );
+      await pollUntil(() => ![torchrun, ...ranks.values()].some(alive), { timeoutMs: 60_000, description: 'torchrun and the surviving rank to exit' });
+    });
 
   it('a job killed outright (torchrun SIGKILLed) takes its ranks with it', async () => {
     const backend = await start(TWO_CPU_RANKS);

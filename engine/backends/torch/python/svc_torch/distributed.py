@@ -1,6 +1,7 @@
 """
 Data parallelism across processes started by torchrun (torch.distributed.run): one rank per CPU
-process, GPU or node. Rank 0 alone speaks the protocol; it broadcasts every request that changes
+process, GPU or node, each with the whole base (DDP) or a shard of its layers (FSDP, fsdp.py).
+Rank 0 alone speaks the protocol; it broadcasts every request that changes
 the model (load, init_lora, train_step, eval, shutdown) to the other ranks, which run it on their
 slice of the batch's rows. Each rank's loss is its masked sum over the whole batch's masked-token
 count, so summing the LoRA gradients across ranks (one all-reduce, as DDP does) gives exactly the
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
 # Requests every rank runs; the rest (hello, logits, grads, get_lora, memory) rank 0 answers alone.
 COLLECTIVE_OPS = frozenset({"load", "init_lora", "train_step", "eval", "shutdown"})
+# Under FSDP every forward pass gathers each layer's weights from all ranks, so the requests that
+# run the model (logits, grads) need every rank too.
+SHARDED_COLLECTIVE_OPS = COLLECTIVE_OPS | {"logits", "grads"}
 
 # Followers wait for rank 0's next request for as long as the job lasts (tokenising, uploading a
 # checkpoint): a dead rank is noticed by torchrun, which stops the others, not by this timeout.
@@ -47,6 +51,10 @@ class Ranks:
         self.local_rank = int(os.environ.get("LOCAL_RANK") or 0)
         self.world = world_size()
         self.backend = os.environ.get("SVC_TORCH_DIST_BACKEND") or ("nccl" if torch.cuda.is_available() else "gloo")
+        # "fsdp": the base's layers sharded across the ranks (fsdp.py); else each rank holds it whole (DDP).
+        self.strategy = os.environ.get("SVC_TORCH_STRATEGY") or "ddp"
+        if self.strategy not in ("ddp", "fsdp"):
+            raise ValueError(f"SVC_TORCH_STRATEGY must be ddp or fsdp, not {self.strategy!r}")
         die_with_parent()
         if self.backend == "nccl":
             torch.cuda.set_device(self.local_rank)
@@ -57,6 +65,14 @@ class Ranks:
     @property
     def speaker(self) -> bool:
         return self.rank == 0
+
+    @property
+    def sharded(self) -> bool:
+        return self.strategy == "fsdp"
+
+    @property
+    def collective_ops(self) -> frozenset:
+        return SHARDED_COLLECTIVE_OPS if self.sharded else COLLECTIVE_OPS
 
     def broadcast_request(self, frame: Optional[Tuple[dict, dict]]) -> Tuple[dict, dict]:
         """Rank 0 passes the request it read; every rank returns it."""

@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from .distributed import COLLECTIVE_OPS, Ranks, is_communication_error, is_distributed
+from .distributed import Ranks, is_communication_error, is_distributed
 
 
 def _private_stdout():
@@ -82,6 +82,7 @@ class Server:
             "threads": self.threads,
             "pid": os.getpid(),
             "worldSize": self.ranks.world if self.ranks else 1,
+            **({"strategy": self.ranks.strategy} if self.ranks else {}),
             **self.info(),
         }
 
@@ -132,16 +133,26 @@ class Server:
 
         if self.base is None:
             raise RuntimeError("load must come before init_lora")
+        sharded = self.ranks is not None and self.ranks.sharded
         if self.adapter is not None:  # a second adapter on the same base: start from the plain model
+            if sharded:
+                raise RuntimeError("an FSDP job trains one adapter per load: load the base again for another")
             self.base.model = self.adapter.model.unload()
         spec = req["spec"]
         self.adapter = Adapter(self.base, int(spec["r"]), float(spec["alpha"]), list(spec["targets"]), tensors, self.device)
+        if sharded:
+            from .fsdp import shard_decoder_layers
+
+            layers = shard_decoder_layers(self.adapter.model, self.adapter.trainable(), self.device)
+            log(f"rank {self.ranks.rank}: FSDP shards {layers} decoder layers across {self.ranks.world} ranks")
         self.trainer = Trainer(self.base, self.adapter, self.context_length)
         if self.logits_chunk_bytes:
             self.trainer.LOGITS_CHUNK_BYTES = self.logits_chunk_bytes
         if self.checkpoint_mode != "auto":
             self.trainer.set_checkpointing(bool(self.checkpoint_mode))
-        return {"loraTensorCount": len(self.adapter.params)}
+        from .fsdp import held_parameter_bytes
+
+        return {"loraTensorCount": len(self.adapter.params), "rankParameterBytes": held_parameter_bytes(self.adapter.model)}
 
     def _batch(self, req, tensors):
         torch = self.torch
@@ -195,6 +206,12 @@ class Server:
         masked = float(tensors["mask"].sum())
         part = {name: tensors[name][rows] for name in ("inputs", "targets", "mask")}
         size = part["inputs"].shape[0]
+        if size == 0 and self.ranks.sharded:
+            # FSDP gathers each layer's weights from every rank as it runs: this rank runs one row
+            # with nothing masked in, which adds nothing to the loss or the gradients.
+            part = {name: tensors[name][:1] for name in ("inputs", "targets")}
+            part["mask"] = self.np.zeros_like(tensors["mask"][:1])
+            size = 1
         if size == 0:  # a last batch smaller than the world: this rank only joins the sums
             return None, masked
         return self._batch({"batchSize": size, "length": req["length"]}, part), masked
@@ -293,7 +310,7 @@ class Server:
             self.send({"id": rid, "ok": True, **reply}, out_tensors)
         except Exception as err:  # reported to the client; the process stays usable
             log(traceback.format_exc().rstrip())
-            if self.ranks and op in COLLECTIVE_OPS and is_communication_error(err):
+            if self.ranks and op in self.ranks.collective_ops and is_communication_error(err):
                 # Another rank is gone and the group cannot be used again: end, so torchrun ends the job.
                 log(f"rank {self.ranks.rank}: a collective failed; exiting")
                 os._exit(1)
@@ -313,7 +330,7 @@ def main() -> int:
     except Exception as err:
         log(f"cannot start: {err}")
         raise
-    where = f" (rank {ranks.rank} of {ranks.world}, {ranks.backend})" if ranks else ""
+    where = f" (rank {ranks.rank} of {ranks.world}, {ranks.backend}, {ranks.strategy})" if ranks else ""
     log(f"ready: torch {server.torch.__version__} on {server.info()['device']}{where}")
     if ranks is not None and not ranks.speaker:
         return _follow(server, ranks)
@@ -326,7 +343,7 @@ def main() -> int:
                 ranks.close()
             return 0
         header, tensors = frame
-        if ranks is not None and header.get("op") in COLLECTIVE_OPS:
+        if ranks is not None and header.get("op") in ranks.collective_ops:
             ranks.broadcast_request(frame)
         if not server.handle(header, tensors):
             if ranks is not None:
