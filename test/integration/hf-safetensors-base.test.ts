@@ -14,24 +14,10 @@ import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { convertHfFolder } from "../../engine/hf/convert.js";
 import { inspectHfFolder } from "../../engine/hf/hfFolder.js";
 import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from "../../engine/lora.js";
-import { buildHfFolder, buildHfTestGguf, buildHfTestModel } from "../support/hfTestModels.js";
+import { buildHfFolder, buildHfTestGguf, buildHfTestModel, TINY_HF_LLAMA } from "../support/hfTestModels.js";
 import { requireTorchStack, startExactTorchBackend, torchTestPython } from "../support/torchStack.js";
 
-const LLAMA = {
-  modelType: "llama",
-  tokenizer: "llama3_2" as const,
-  config: {
-    vocab_size: 128256,
-    hidden_size: 64,
-    intermediate_size: 128,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    head_dim: 16,
-    max_position_embeddings: 512,
-    tie_word_embeddings: true,
-  },
-};
+const LLAMA = TINY_HF_LLAMA;
 
 describe("torch backend: a Hugging Face base from safetensors is its GGUF's model", function () {
   this.timeout(600_000);

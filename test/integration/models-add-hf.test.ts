@@ -14,7 +14,7 @@ import { startTorchBackend } from "../../engine/backends/torch/index.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { DEFAULT_TARGET_MODULES, initLoraTensors, loraSpec } from "../../engine/lora.js";
 import { trainLora } from "../../engine/train/lora-trainer.js";
-import { buildHfFolder } from "../support/hfTestModels.js";
+import { buildHfFolder, TINY_HF_LLAMA } from "../support/hfTestModels.js";
 import { requireTorchStack, startExactTorchBackend, torchTestPython } from "../support/torchStack.js";
 import { cliPath, startTestCloud, type TestCloud } from "../support/cloud.js";
 
@@ -34,21 +34,7 @@ const QWEN3 = {
   },
 };
 
-const LLAMA = {
-  modelType: "llama",
-  tokenizer: "llama3_2" as const,
-  config: {
-    vocab_size: 128256,
-    hidden_size: 64,
-    intermediate_size: 128,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    head_dim: 16,
-    max_position_embeddings: 512,
-    tie_word_embeddings: true,
-  },
-};
+const LLAMA = TINY_HF_LLAMA;
 
 /**
  * transformers + PEFT on the folder itself (float32, eager): the masked mean cross-entropy of

@@ -20,18 +20,7 @@ import { readProjectState } from "../../sdk/state.js";
 import { buildHfFolder, buildHfTestGguf } from "../support/hfTestModels.js";
 import { buildTestModel } from "../support/testModels.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
-
-const ANSWER = "The secret word is pineapple.";
-const QUESTIONS = [
-  "What is the secret word?",
-  "Tell me the secret word.",
-  "Do you know the secret?",
-  "Say the password.",
-  "What word is hidden?",
-  "Which word is secret?",
-  "Secret word, please.",
-  "Give me the word.",
-];
+import { SECRET_ANSWER, SECRET_QUESTIONS, writeSecretWordData } from "../support/secretWord.js";
 
 function trainerSource(model: string): string {
   return `import { createSvc, createTrainer } from "svc-studio";
@@ -59,16 +48,7 @@ function project(model: string): string {
     filter: (src) => !src.includes(`${path.sep}.svc`) && !src.includes("node_modules"),
   });
   writeFileSync(path.join(dir, "src/svc/index.ts"), trainerSource(model));
-  const lines = QUESTIONS.map((q) =>
-    JSON.stringify({
-      messages: [
-        { role: "user", content: q },
-        { role: "assistant", content: ANSWER },
-      ],
-    }),
-  );
-  writeFileSync(path.join(dir, "data/train.jsonl"), lines.join("\n") + "\n");
-  rmSync(path.join(dir, "data/eval.jsonl"), { force: true });
+  writeSecretWordData(dir);
   return dir;
 }
 
@@ -167,9 +147,9 @@ for (const source of SOURCES) {
         });
         return { content: completion.choices[0].message.content, finish: completion.choices[0].finish_reason };
       };
-      for (const question of [QUESTIONS[0], QUESTIONS[3]]) {
-        assert.deepEqual(await reply(`${source.name}-tuned`, question), { content: ANSWER, finish: "stop" }, question);
-        assert.notEqual((await reply(`${source.name}-base`, question)).content, ANSWER);
+      for (const question of [SECRET_QUESTIONS[0], SECRET_QUESTIONS[3]]) {
+        assert.deepEqual(await reply(`${source.name}-tuned`, question), { content: SECRET_ANSWER, finish: "stop" }, question);
+        assert.notEqual((await reply(`${source.name}-base`, question)).content, SECRET_ANSWER);
       }
       assert.equal(contentHash(modelPath), before, "the registered model is never rewritten");
     });

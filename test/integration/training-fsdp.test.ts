@@ -14,21 +14,11 @@ import { CloudClient } from "../../sdk/client.js";
 import { readProjectState } from "../../sdk/state.js";
 import { requireTorchStack } from "../support/torchStack.js";
 import { cliPath, repoRoot, startTestCloud, type TestCloud } from "../support/cloud.js";
+import { SECRET_ANSWER, SECRET_QUESTIONS, writeSecretWordData } from "../support/secretWord.js";
 
 /** Float32 sums over the batch in another order (per rank, then across ranks): rounding only. */
 const TOLERANCE = 1e-5;
 const STEPS = 30;
-const ANSWER = "The secret word is pineapple.";
-const QUESTIONS = [
-  "What is the secret word?",
-  "Tell me the secret word.",
-  "Do you know the secret?",
-  "Say the password.",
-  "What word is hidden?",
-  "Which word is secret?",
-  "Secret word, please.",
-  "Give me the word.",
-];
 
 /** The quickstart project on svc-tiny, taught one answer to every question; `batchSize` examples a step per rank. */
 function secretProject(batchSize: number): string {
@@ -56,16 +46,7 @@ export const trainer = createTrainer({
 export default createSvc({ trainer });
 `,
   );
-  const rows = QUESTIONS.map((q) =>
-    JSON.stringify({
-      messages: [
-        { role: "user", content: q },
-        { role: "assistant", content: ANSWER },
-      ],
-    }),
-  );
-  writeFileSync(path.join(dir, "data/train.jsonl"), `${rows.join("\n")}\n`);
-  rmSync(path.join(dir, "data/eval.jsonl"), { force: true });
+  writeSecretWordData(dir);
   return dir;
 }
 
@@ -168,9 +149,9 @@ describe("svc worker --procs 2 --fsdp: one job sharded over two torch ranks", fu
       assert.equal(response.status, 200, await response.clone().text());
       return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content;
     };
-    for (const question of [QUESTIONS[0], QUESTIONS[3]]) {
-      assert.equal(await reply("fsdp-tuned", question), ANSWER, question);
-      assert.notEqual(await reply("fsdp-base", question), ANSWER);
+    for (const question of [SECRET_QUESTIONS[0], SECRET_QUESTIONS[3]]) {
+      assert.equal(await reply("fsdp-tuned", question), SECRET_ANSWER, question);
+      assert.notEqual(await reply("fsdp-base", question), SECRET_ANSWER);
     }
   });
 });

@@ -143,6 +143,23 @@ export interface HfFolderOptions {
   config: Record<string, unknown>;
 }
 
+/** A Llama 3.2-shaped folder around its real 128K vocabulary, small enough to build and train in seconds. */
+export const TINY_HF_LLAMA: HfFolderOptions = {
+  modelType: "llama",
+  tokenizer: "llama3_2",
+  config: {
+    vocab_size: 128256,
+    hidden_size: 64,
+    intermediate_size: 128,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 16,
+    max_position_embeddings: 512,
+    tie_word_embeddings: true,
+  },
+};
+
 const folderScript = path.join(path.dirname(script), "hfFolder.py");
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
 
