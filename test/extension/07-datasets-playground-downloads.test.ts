@@ -2,10 +2,11 @@
  * Issue 12's Datasets preview, Playground and adapter downloads in VS Code's panels: Preview
  * Datasets (the panel asking the studio for the dry run's preview, a problem's line opening the
  * dataset there, nothing outside the project), Open Playground (from a completed job, a Job panel's
- * "Compare with base model", the palette), and an adapter saved from a panel through the save dialog.
+ * "Compare with base model", the palette), an adapter saved from a panel through the save dialog, and
+ * a panel's Ollama export unpacked into the folder the dialog names.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import * as vscode from "vscode";
 import { panelRequestHandlers } from "../../extension/core/panelApi.js";
@@ -131,5 +132,21 @@ describe("Datasets and Playground panels, adapter downloads", () => {
     await assert.rejects(handlers["host/saveDownload"]!({ route: "downloadAdapter", params: { id: job.id }, query: { format: "gguf", step: 99_999 } }), {
       status: 404,
     });
+  });
+
+  it("a panel's Ollama export unpacks into the folder the user chose: the Modelfile beside the base and the adapter", async function () {
+    this.timeout(300_000);
+    const job = await completedJob();
+    const handlers = await hostHandlers();
+    const target = vscode.Uri.file(path.join(workspaceFolder(), "exports", "ollama-model"));
+    prompts.answerSaves(() => target);
+    const saved = await handlers["host/saveDownload"]!({ route: "downloadMergedModel", params: { id: job.id }, query: { format: "ollama" } });
+    assert.deepEqual(saved, { path: target.fsPath });
+    assert.equal(prompts.saveDialogs[0]?.title, "Folder for the Ollama model");
+    const modelfile = readFileSync(path.join(target.fsPath, "Modelfile"), "utf8");
+    const [from, adapter] = [/^FROM \.\/(.+)$/m, /^ADAPTER \.\/(.+)$/m].map((line) => modelfile.match(line)?.[1]);
+    assert.ok(from && adapter, modelfile);
+    assert.deepEqual(readdirSync(target.fsPath).sort(), ["Modelfile", adapter, from].sort());
+    for (const file of [from, adapter]) assert.equal(readFileSync(path.join(target.fsPath, file)).subarray(0, 4).toString("latin1"), "GGUF", file);
   });
 });
