@@ -189,10 +189,10 @@ describe("the worker list: connected workers, their devices and what they do", f
     const viaOther = new CloudClient({ baseUrl: other.cloudUrl, token: account.token, projectId: account.projectId });
     const list = await viaOther.listWorkers();
     assert.deepEqual(
-      list.map((w) => [w.name, w.state]),
+      list.map((w) => [w.name, w.state, w.llamaDevice?.type]),
       [
-        ["list-a", "idle"],
-        ["list-b", "idle"],
+        ["list-a", "idle", "cpu"],
+        ["list-b", "idle", "cpu"],
       ],
     );
   });
