@@ -54,6 +54,8 @@ interface ConnectedWorker {
   jobs: Set<string>;
   /** Of `jobs`, those the worker said are trained and uploading (a `state` frame). */
   uploading: Set<string>;
+  /** The jobs its hello held: the only ones a `state` frame may release (those assigned on this link end with their events). */
+  heldAtHello: Set<string>;
   /** When this link's hello was recorded in the worker list: fences the list's writes for this link. */
   connectedAt: string;
   /** What the worker list last heard about this link, so unchanged states are not written again. */
@@ -234,6 +236,7 @@ export class WorkerHub {
           idle: false,
           jobs: new Set(message.holding),
           uploading: new Set(),
+          heldAtHello: new Set(message.holding),
           connectedAt: "",
           listed: "",
         };
@@ -267,6 +270,7 @@ export class WorkerHub {
         if (!worker.storing) void this.storeEvents(worker);
       } else if (message.type === "state") {
         worker.uploading = new Set(message.uploading);
+        for (const jobId of message.released ?? []) if (worker.heldAtHello.has(jobId)) worker.jobs.delete(jobId);
         this.relist(worker);
       } else if (message.type === "llama") {
         if (this.linked(worker)) this.registry.llamaDevice(worker.workerId, worker.connectedAt, message.device);

@@ -48,6 +48,8 @@ export class WorkerLink {
   private llama: WorkerLlamaDevice | null = null;
   /** Held jobs that are trained and whose adapters are being delivered. */
   private readonly uploadingJobs = new Set<string>();
+  /** Jobs this link's hello held that were completed over HTTP, not yet told to its hub. */
+  private released = new Set<string>();
   /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
   private connecting: Promise<void> | null = null;
   /**
@@ -116,7 +118,17 @@ export class WorkerLink {
     if (uploading === this.uploadingJobs.has(jobId)) return;
     if (uploading) this.uploadingJobs.add(jobId);
     else this.uploadingJobs.delete(jobId);
-    this.sendOptional({ type: "state", uploading: [...this.uploadingJobs] });
+    this.sendState();
+  }
+
+  /**
+   * A job the hello held (an adapter an earlier run of this worker left) is delivered and completed over HTTP: the
+   * cloud lists it no more. Call it after `holding` stopped naming the job, so a later hello does not hold it.
+   */
+  delivered(jobId: string): void {
+    this.uploadingJobs.delete(jobId);
+    this.released.add(jobId);
+    this.sendState();
   }
 
   /** Queues one event of a job; resolves when the cloud has stored it. */
@@ -186,6 +198,8 @@ export class WorkerLink {
         opened = true;
         this.socket = socket;
         this.welcomed = new Set();
+        // This hello holds none of them: nothing is left to release on this link.
+        this.released = new Set();
         this.sendNow(socket, {
           type: "hello",
           workerId: this.options.workerId,
@@ -237,7 +251,15 @@ export class WorkerLink {
   private welcome(frames: string[]): void {
     this.welcomed = new Set(frames);
     if (this.llama) this.sendOptional({ type: "llama", device: this.llama });
-    if (this.uploadingJobs.size > 0) this.sendOptional({ type: "state", uploading: [...this.uploadingJobs] });
+    if (this.uploadingJobs.size > 0 || this.released.size > 0) this.sendState();
+  }
+
+  private sendState(): void {
+    if (!this.welcomed.has("state")) return;
+    const released = [...this.released];
+    this.send({ type: "state", uploading: [...this.uploadingJobs], ...(released.length > 0 ? { released } : {}) });
+    // Told once: a link that drops before the hub read it reconnects with a hello that no longer holds these.
+    if (this.socket?.readyState === WebSocket.OPEN) this.released.clear();
   }
 
   /** A frame an older hub does not know (it would close the link): sent only where the hub's welcome named it. */

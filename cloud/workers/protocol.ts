@@ -50,8 +50,16 @@ export const WorkerMessage = T.Union([
    * Sent only to a hub whose welcome names it, like every frame after this one.
    */
   T.Object({ type: T.Literal("llama"), device: WorkerLlamaDevice }),
-  /** Which of the jobs the worker holds are trained and having their adapters delivered (all of them, each time). */
-  T.Object({ type: T.Literal("state"), uploading: T.Array(Id, { maxItems: 1000 }) }),
+  /**
+   * Which of the jobs the worker holds are trained and having their adapters delivered (all of them, each time), and
+   * (`released`) jobs its hello held that it no longer holds: adapters left by an earlier run of it, delivered and
+   * completed over HTTP, which this link's events never end.
+   */
+  T.Object({
+    type: T.Literal("state"),
+    uploading: T.Array(Id, { maxItems: 1000 }),
+    released: T.Optional(T.Array(Id, { maxItems: 1000 })),
+  }),
 ]);
 export type WorkerMessage = Static<typeof WorkerMessage>;
 

@@ -91,7 +91,7 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
   for (const { dir, manifest } of pending) {
     await finishPendingUpload(options, dir, manifest, log);
     running.delete(manifest.jobId);
-    link.uploading(manifest.jobId, false);
+    link.delivered(manifest.jobId);
   }
   link.ready();
   return { stop: () => link.close() };

@@ -82,6 +82,8 @@ const CASES: [string, (string | Buffer)[], RegExp][] = [
   ["state: uploading a string", [JSON.stringify(hello), '{"type":"state","uploading":"j1"}'], /state frame: uploading/],
   ["state: uploading numbers", [JSON.stringify(hello), '{"type":"state","uploading":[1]}'], /state frame: uploading\.0/],
   ["state: uploading an empty id", [JSON.stringify(hello), '{"type":"state","uploading":[""]}'], /state frame: uploading\.0/],
+  ["state: released a string", [JSON.stringify(hello), '{"type":"state","uploading":[],"released":"j1"}'], /state frame: released/],
+  ["state: released numbers", [JSON.stringify(hello), '{"type":"state","uploading":[],"released":[7]}'], /state frame: released\.0/],
   ["state before hello, malformed", ['{"type":"state","uploading":null}'], /state frame: uploading/],
   ["ready: then garbage", [JSON.stringify(hello), '{"type":"ready"}', '{"type":"ready","x":'], /must be JSON/],
 ];

@@ -89,6 +89,14 @@ describe("worker link: optional frames only to a hub that welcomed them", functi
       link.uploading("job-1", false);
       await pollUntil(() => hub.received.length === 4, { timeoutMs: 5000, description: "the state frame with no upload" });
       assert.deepEqual(hub.received[3], { type: "state", uploading: [] });
+      // A job the hello held, delivered over HTTP: released once, not again with the next state.
+      link.delivered("job-1");
+      link.uploading("job-2", true);
+      await pollUntil(() => hub.received.length === 6, { timeoutMs: 5000, description: "the release and the next state" });
+      assert.deepEqual(hub.received.slice(4), [
+        { type: "state", uploading: [], released: ["job-1"] },
+        { type: "state", uploading: ["job-2"] },
+      ]);
     } finally {
       link.close();
       await hub.close();
