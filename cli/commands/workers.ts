@@ -2,13 +2,14 @@
 import { type Command, parse } from "../command.js";
 import { ProjectSession } from "../../sdk/session.js";
 import type { WorkerInfo } from "../../sdk/api/workers.js";
-import { describeDevices, describeState } from "../../sdk/workerList.js";
+import { describeDevices, describeLlamaDevice, describeState } from "../../sdk/workerList.js";
 import { formatTable } from "../table.js";
 
 const USAGE = `svc workers [--json]
 
 The training workers linked to the cloud (any of its instances): name, host, state (starting, idle,
-training JOB, gone), the backends they train with, their devices and ranks, and when the cloud last
+training JOB, uploading JOB, gone), the backends they train with, their devices, what their llama.cpp
+runs on (checkpoint samples; --json says why a GPU is not used), their ranks, and when the cloud last
 heard from them. Workers that left within the hour are listed as gone.`;
 
 export const workersCommand: Command = {
@@ -36,10 +37,11 @@ export function formatWorkerList(workers: readonly WorkerInfo[], now = Date.now(
     describeState(w),
     w.backends.join(", ") || "-",
     describeDevices(w.devices),
+    describeLlamaDevice(w.llamaDevice),
     String(w.worldSize),
     secondsAgo(w.lastSeenAt, now),
   ]);
-  return formatTable(["NAME", "HOST", "STATE", "BACKENDS", "DEVICES", "RANKS", "LAST SEEN"], rows);
+  return formatTable(["NAME", "HOST", "STATE", "BACKENDS", "DEVICES", "LLAMA.CPP", "RANKS", "LAST SEEN"], rows);
 }
 
 function secondsAgo(iso: string, now: number): string {

@@ -376,6 +376,13 @@ const baseModelHfFolder: Migration = {
   },
 };
 
+/** What each worker's llama.cpp runs on (WorkersTable.llama_device), reported after its hello. */
+const workerLlamaDevice: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable("workers").addColumn("llama_device", "text").execute();
+  },
+};
+
 /** In order; exported for the upgrade test, which applies a prefix of them to make an old database. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0001_initial": initial,
@@ -391,6 +398,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   "0011_job_samples": jobSamples,
   "0012_workers": workers,
   "0013_base_model_hf_folder": baseModelHfFolder,
+  "0014_worker_llama_device": workerLlamaDevice,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -251,13 +251,15 @@ export interface WorkersTable {
   /** JSON array of WorkerDevice. */
   devices: string;
   world_size: number;
-  /** starting | idle | training | gone */
+  /** starting | idle | training | uploading | gone */
   state: string;
   /** JSON array of the job ids it runs. */
   job_ids: string;
   connected_at: string;
   last_seen_at: string;
   disconnected_at: string | null;
+  /** JSON WorkerLlamaDevice: what its llama.cpp runs on; null until the worker reported it. */
+  llama_device: string | null;
 }
 
 export interface Database {

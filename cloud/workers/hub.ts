@@ -22,7 +22,7 @@ import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, releaseClaim
 import { modelSha256 } from "../domain/models.js";
 import type { JobsTable } from "../store/schema.js";
 import { JobEndedError } from "../domain/jobState.js";
-import { parseWorkerFrame, type CloudMessage, type WorkerMessage } from "./protocol.js";
+import { OPTIONAL_FRAMES, parseWorkerFrame, type CloudMessage, type WorkerMessage } from "./protocol.js";
 import { LeaseTracker, workerName } from "./leases.js";
 import { WorkerRegistry } from "./workerRegistry.js";
 import type { WorkerInfo, WorkerState } from "../../sdk/api/workers.js";
@@ -52,6 +52,10 @@ interface ConnectedWorker {
   name: string;
   idle: boolean;
   jobs: Set<string>;
+  /** Of `jobs`, those the worker said are trained and uploading (a `state` frame). */
+  uploading: Set<string>;
+  /** The jobs its hello held: the only ones a `state` frame may release (those assigned on this link end with their events). */
+  heldAtHello: Set<string>;
   /** When this link's hello was recorded in the worker list: fences the list's writes for this link. */
   connectedAt: string;
   /** What the worker list last heard about this link, so unchanged states are not written again. */
@@ -231,6 +235,8 @@ export class WorkerHub {
           name: message.name,
           idle: false,
           jobs: new Set(message.holding),
+          uploading: new Set(),
+          heldAtHello: new Set(message.holding),
           connectedAt: "",
           listed: "",
         };
@@ -250,6 +256,7 @@ export class WorkerHub {
         );
         for (const jobId of message.holding) this.clearOrphanTimer(jobId);
         this.leases?.heldHere(message.holding);
+        send(socket, { type: "welcome", frames: [...OPTIONAL_FRAMES] });
         return;
       }
       if (!worker) return socket.close(1008, "send hello first");
@@ -261,6 +268,12 @@ export class WorkerHub {
         if (worker.broken) return;
         worker.queue.push(message);
         if (!worker.storing) void this.storeEvents(worker);
+      } else if (message.type === "state") {
+        worker.uploading = new Set(message.uploading);
+        for (const jobId of message.released ?? []) if (worker.heldAtHello.has(jobId)) worker.jobs.delete(jobId);
+        this.relist(worker);
+      } else if (message.type === "llama") {
+        if (this.linked(worker)) this.registry.llamaDevice(worker.workerId, worker.connectedAt, message.device);
       }
     });
     socket.on("close", () => {
@@ -471,9 +484,13 @@ export class WorkerHub {
   }
 }
 
-/** A worker running jobs trains (their upload included); one that said ready waits; else it is still starting. */
+/**
+ * A worker holding a job it did not say is uploading trains; one whose every job is uploading uploads; one that said
+ * ready waits; else it is still starting.
+ */
 function stateOf(worker: ConnectedWorker): WorkerState {
-  if (worker.jobs.size > 0) return "training";
+  if ([...worker.jobs].some((jobId) => !worker.uploading.has(jobId))) return "training";
+  if (worker.jobs.size > 0) return "uploading";
   return worker.idle ? "idle" : "starting";
 }
 

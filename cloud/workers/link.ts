@@ -3,6 +3,9 @@
  * numbers each job's events, keeps them until acknowledged and resends the unacknowledged ones
  * after a reconnect (the cloud stores each seq once).
  *
+ * What the worker list shows beyond hello (llama.cpp's device, the jobs being uploaded) is kept here and sent again
+ * on each link whose hub welcomed those frames.
+ *
  * Exactly one reconnect loop runs at a time (`connecting`): a failed attempt fires both `error`
  * and `close`, and when each of those started a loop of its own the loops multiplied into
  * thousands of attempts a second.
@@ -12,6 +15,7 @@ import { reconnectDelayMs } from "./backoff.js";
 import type { JobEventType } from "../../sdk/wire.js";
 import type { CloudMessage, WorkerMessage } from "./protocol.js";
 import type { HelloFacts } from "./workerFacts.js";
+import type { WorkerLlamaDevice } from "../../sdk/api/workers.js";
 
 type EventFrame = Extract<WorkerMessage, { type: "event" }>;
 
@@ -39,6 +43,13 @@ export class WorkerLink {
   private readonly finished = new Set<string>();
   private closed = false;
   private wantsWork = false;
+  /** The optional frames the hub of the open link named in its welcome; none until it did. */
+  private welcomed = new Set<string>();
+  private llama: WorkerLlamaDevice | null = null;
+  /** Held jobs that are trained and whose adapters are being delivered. */
+  private readonly uploadingJobs = new Set<string>();
+  /** Jobs this link's hello held that were completed over HTTP, not yet told to its hub. */
+  private released = new Set<string>();
   /** The one reconnect loop in progress, if any; every caller of connect() shares it. */
   private connecting: Promise<void> | null = null;
   /**
@@ -96,6 +107,30 @@ export class WorkerLink {
     this.wantsWork = false;
   }
 
+  /** Tells the cloud what this worker's llama.cpp runs on (remembered across reconnects). */
+  llamaDevice(device: WorkerLlamaDevice): void {
+    this.llama = device;
+    this.sendOptional({ type: "llama", device });
+  }
+
+  /** Tells the cloud the job is trained and its adapter uploading (`true`), or no longer (remembered across reconnects). */
+  uploading(jobId: string, uploading: boolean): void {
+    if (uploading === this.uploadingJobs.has(jobId)) return;
+    if (uploading) this.uploadingJobs.add(jobId);
+    else this.uploadingJobs.delete(jobId);
+    this.sendState();
+  }
+
+  /**
+   * A job the hello held (an adapter an earlier run of this worker left) is delivered and completed over HTTP: the
+   * cloud lists it no more. Call it after `holding` stopped naming the job, so a later hello does not hold it.
+   */
+  delivered(jobId: string): void {
+    this.uploadingJobs.delete(jobId);
+    this.released.add(jobId);
+    this.sendState();
+  }
+
   /** Queues one event of a job; resolves when the cloud has stored it. */
   emit(jobId: string, eventType: JobEventType, data: Record<string, unknown>): Promise<void> {
     const seq = (this.nextSeq.get(jobId) ?? 0) + 1;
@@ -117,6 +152,8 @@ export class WorkerLink {
    * (a long-lived worker must not keep something for every job it ever ran).
    */
   forget(jobId: string): void {
+    // The hub drops the job with its last event: no state frame is needed for it.
+    this.uploadingJobs.delete(jobId);
     this.finished.add(jobId);
     this.dropIfAnswered(jobId);
   }
@@ -160,6 +197,9 @@ export class WorkerLink {
       socket.once("open", () => {
         opened = true;
         this.socket = socket;
+        this.welcomed = new Set();
+        // This hello holds none of them: nothing is left to release on this link.
+        this.released = new Set();
         this.sendNow(socket, {
           type: "hello",
           workerId: this.options.workerId,
@@ -185,6 +225,7 @@ export class WorkerLink {
   }
 
   private receive(message: CloudMessage): void {
+    if (message.type === "welcome") return this.welcome(message.frames);
     if (message.type === "ack" || message.type === "nack") {
       if (message.type === "ack") this.dropsWithoutProgress = 0;
       const frames = this.outbox.get(message.jobId) ?? [];
@@ -204,6 +245,26 @@ export class WorkerLink {
     }
     if (message.type === "assign") this.claims.set(message.job.id, message.claim);
     this.options.onMessage(message);
+  }
+
+  /** The hub takes these optional frames: what it should know is sent now. */
+  private welcome(frames: string[]): void {
+    this.welcomed = new Set(frames);
+    if (this.llama) this.sendOptional({ type: "llama", device: this.llama });
+    if (this.uploadingJobs.size > 0 || this.released.size > 0) this.sendState();
+  }
+
+  private sendState(): void {
+    if (!this.welcomed.has("state")) return;
+    const released = [...this.released];
+    this.send({ type: "state", uploading: [...this.uploadingJobs], ...(released.length > 0 ? { released } : {}) });
+    // Told once: a link that drops before the hub read it reconnects with a hello that no longer holds these.
+    if (this.socket?.readyState === WebSocket.OPEN) this.released.clear();
+  }
+
+  /** A frame an older hub does not know (it would close the link): sent only where the hub's welcome named it. */
+  private sendOptional(message: Extract<WorkerMessage, { type: "llama" | "state" }>): void {
+    if (this.welcomed.has(message.type)) this.send(message);
   }
 
   private send(message: WorkerMessage): void {

@@ -11,7 +11,7 @@ import type { Static } from "@sinclair/typebox";
 import * as T from "@sinclair/typebox/type";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { JobEvent, type Job } from "../../sdk/api/jobs.js";
-import { WorkerDevice } from "../../sdk/api/workers.js";
+import { WorkerDevice, WorkerLlamaDevice } from "../../sdk/api/workers.js";
 
 const Id = T.String({ minLength: 1, maxLength: 200 });
 /**
@@ -45,6 +45,21 @@ export const WorkerMessage = T.Union([
     eventType: JobEvent.properties.type,
     data: T.Record(T.String(), T.Unknown()),
   }),
+  /**
+   * What the worker's llama.cpp runs on, once its runtime loaded (seconds after hello, which does not wait for it).
+   * Sent only to a hub whose welcome names it, like every frame after this one.
+   */
+  T.Object({ type: T.Literal("llama"), device: WorkerLlamaDevice }),
+  /**
+   * Which of the jobs the worker holds are trained and having their adapters delivered (all of them, each time), and
+   * (`released`) jobs its hello held that it no longer holds: adapters left by an earlier run of it, delivered and
+   * completed over HTTP, which this link's events never end.
+   */
+  T.Object({
+    type: T.Literal("state"),
+    uploading: T.Array(Id, { maxItems: 1000 }),
+    released: T.Optional(T.Array(Id, { maxItems: 1000 })),
+  }),
 ]);
 export type WorkerMessage = Static<typeof WorkerMessage>;
 
@@ -54,7 +69,15 @@ const checkByType = {
   hello: TypeCompiler.Compile(WorkerMessage.anyOf[0]),
   ready: TypeCompiler.Compile(WorkerMessage.anyOf[1]),
   event: TypeCompiler.Compile(WorkerMessage.anyOf[2]),
+  llama: TypeCompiler.Compile(WorkerMessage.anyOf[3]),
+  state: TypeCompiler.Compile(WorkerMessage.anyOf[4]),
 };
+
+/**
+ * The frames a hub takes beyond hello, ready and event, named in its welcome: a worker sends them only to a hub
+ * that named them, since an older hub closes a link on a frame type it does not know.
+ */
+export const OPTIONAL_FRAMES = ["llama", "state"] as const;
 
 /**
  * A frame's text as a WorkerMessage, or the reason it is not one, short enough for a WebSocket
@@ -86,6 +109,8 @@ export function closeReason(text: string): string {
 }
 
 export type CloudMessage =
+  /** The answer to hello: the optional frames (OPTIONAL_FRAMES) this hub takes. Older workers ignore it. */
+  | { type: "welcome"; frames: string[] }
   /** A job to run; datasets are fetched over HTTP with the worker token. */
   | {
       type: "assign";

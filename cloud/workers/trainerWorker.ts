@@ -19,7 +19,7 @@ import { hfFolderToTrain } from "./hfFolderSource.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
-import { workerFacts } from "./workerFacts.js";
+import { llamaDeviceFact, workerFacts } from "./workerFacts.js";
 import { workerStallMs } from "./stallTimeout.js";
 import { adapterArtifactNames } from "../../sdk/api/jobs.js";
 import { describeConfigProblems, jobConfigProblems } from "../../sdk/trainer/config.js";
@@ -79,17 +79,35 @@ export async function runTrainerWorker(options: TrainerWorkerOptions): Promise<{
   // Adapters a previous run of this worker trained and did not deliver: held in hello (so the
   // cloud keeps their jobs) and finished before this worker takes new work.
   const pending = await findPendingUploads(options.workDir ?? os.tmpdir(), options.name);
-  for (const { manifest } of pending) running.set(manifest.jobId, new AbortController());
+  for (const { manifest } of pending) {
+    running.set(manifest.jobId, new AbortController());
+    link.uploading(manifest.jobId, true);
+  }
   await link.connect();
   // llama.cpp's runtime (its native library, the device probe: seconds) loads once per process:
-  // loaded now, while the worker waits for work, a job's first samples do not wait for it.
-  void import("../../engine/infer/llamaRuntime.js").then(({ getLlamaRuntime }) => getLlamaRuntime()).catch(() => undefined);
+  // loaded now, while the worker waits for work, a job's first samples do not wait for it; its
+  // device goes to the worker list once known (hello does not wait for it).
+  void loadLlamaDevice(link, log);
   for (const { dir, manifest } of pending) {
     await finishPendingUpload(options, dir, manifest, log);
     running.delete(manifest.jobId);
+    link.delivered(manifest.jobId);
   }
   link.ready();
   return { stop: () => link.close() };
+}
+
+/** Loads llama.cpp's runtime and tells the cloud its device; a runtime that does not load is only logged here (the samples that need it warn). */
+async function loadLlamaDevice(link: WorkerLink, log: (line: string) => void): Promise<void> {
+  try {
+    const { getLlamaRuntime } = await import("../../engine/infer/llamaRuntime.js");
+    const { llamaDeviceLogLine, llamaGpuSetting } = await import("../../engine/infer/llamaDevice.js");
+    const { device } = await getLlamaRuntime();
+    log(`svc worker: ${llamaDeviceLogLine(device, llamaGpuSetting())}`);
+    link.llamaDevice(llamaDeviceFact(device));
+  } catch (err) {
+    log(`svc worker: llama.cpp did not load: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -296,6 +314,7 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
       // From here the work dir holds the only copy of the adapter until the cloud acknowledges it.
       await writePendingUpload(dir, manifest);
       keepDir = true;
+      link.uploading(job.id, true);
       for (const artifact of manifest.artifacts)
         log(`job ${job.id}: ${artifact.name} (sha256 ${artifact.sha256}, ${artifact.bytes} bytes) is written; uploading`);
       const delivery = await deliverArtifacts(

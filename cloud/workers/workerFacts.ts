@@ -9,7 +9,8 @@ import os from "node:os";
 import type { BackendChoice } from "../../engine/backends/select.js";
 import { worldSize, type TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { torchVenvPython } from "../../engine/backends/torch/venv.js";
-import type { WorkerDevice } from "../../sdk/api/workers.js";
+import type { LlamaDevice } from "../../engine/infer/llamaDevice.js";
+import type { WorkerDevice, WorkerLlamaDevice } from "../../sdk/api/workers.js";
 
 export interface HelloFacts {
   host: string;
@@ -70,4 +71,18 @@ export function parseNvidiaSmi(text: string): WorkerDevice[] {
     else byName.set(name, { kind: "cuda", name, memoryBytes: Number(match[2]) * 1024 * 1024, count: 1 });
   }
   return [...byName.values()];
+}
+
+/**
+ * llama.cpp's device as the `llama` frame carries it, cut to the frame's bounds: a frame out of them would cost the
+ * link, and the worker would send it again on the next.
+ */
+export function llamaDeviceFact(device: LlamaDevice): WorkerLlamaDevice {
+  return {
+    type: device.type.slice(0, 40) || "cpu",
+    names: device.names.slice(0, 64).map((name) => name.slice(0, 200)),
+    vramTotalBytes: Math.max(0, device.vramTotalBytes || 0),
+    vramFreeBytes: Math.max(0, device.vramFreeBytes || 0),
+    ...(device.fallbackReason ? { fallbackReason: device.fallbackReason.slice(0, 1000) } : {}),
+  };
 }

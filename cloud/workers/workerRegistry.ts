@@ -1,7 +1,7 @@
 /**
  * The worker list (`GET /v1/workers`), kept in the store so that every instance on one database lists every worker,
- * whichever instance its link reached. The instance that holds a link writes its row on hello, on each change of what
- * the worker does, and when the link closes; while links are open it beats their `last_seen_at` in one statement.
+ * whichever instance its link reached. The instance that holds a link writes its row on hello, when the worker reports
+ * its llama.cpp device, on each change of what the worker does, and when the link closes; while links are open it beats their `last_seen_at` in one statement.
  * A row whose beats stopped (its instance was killed, or lost the database) is listed as gone once it is older than
  * STALE_MS, so the list never shows a worker as connected through an instance that is no longer there.
  *
@@ -10,7 +10,7 @@
  * old link's close arrives late here.
  */
 import type { CloudContext } from "../context.js";
-import type { WorkerDevice, WorkerInfo, WorkerState } from "../../sdk/api/workers.js";
+import type { WorkerDevice, WorkerInfo, WorkerLlamaDevice, WorkerState } from "../../sdk/api/workers.js";
 import type { WorkersTable } from "../store/schema.js";
 
 /** How often an instance says its links are open. */
@@ -70,8 +70,10 @@ export class WorkerRegistry {
       connected_at: now,
       last_seen_at: now,
       disconnected_at: null,
+      llama_device: null,
     };
-    const { id: _id, ...update } = row;
+    // A reconnect of the same process keeps the llama.cpp device it reported (it does not report it again).
+    const { id: _id, llama_device: _llama, ...update } = row;
     this.write(facts.workerId, () =>
       this.ctx.db
         .insertInto("workers")
@@ -88,6 +90,18 @@ export class WorkerRegistry {
       this.ctx.db
         .updateTable("workers")
         .set({ state, job_ids: JSON.stringify(jobIds), last_seen_at: now })
+        .where("id", "=", workerId)
+        .where("connected_at", "=", connectedAt)
+        .execute(),
+    );
+  }
+
+  /** What the worker's llama.cpp runs on, once its runtime loaded. */
+  llamaDevice(workerId: string, connectedAt: string, device: WorkerLlamaDevice): void {
+    this.write(workerId, () =>
+      this.ctx.db
+        .updateTable("workers")
+        .set({ llama_device: JSON.stringify(device) })
         .where("id", "=", workerId)
         .where("connected_at", "=", connectedAt)
         .execute(),
@@ -170,6 +184,7 @@ function toWorkerInfo(row: WorkersTable, now: number): WorkerInfo {
     backends: parseList<string>(row.backends),
     devices: parseList<WorkerDevice>(row.devices),
     worldSize: Number(row.world_size),
+    llamaDevice: parseObject<WorkerLlamaDevice>(row.llama_device),
     state: stale ? "gone" : (row.state as WorkerState),
     jobIds: stale ? [] : parseList<string>(row.job_ids),
     connectedAt: row.connected_at,
@@ -184,5 +199,15 @@ function parseList<T>(text: string): T[] {
     return Array.isArray(value) ? (value as T[]) : [];
   } catch {
     return [];
+  }
+}
+
+function parseObject<T>(text: string | null): T | null {
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as T) : null;
+  } catch {
+    return null;
   }
 }

@@ -17,11 +17,26 @@ export const WorkerDevice = T.Object({
 export type WorkerDevice = Static<typeof WorkerDevice>;
 
 /**
- * What a worker is doing: `starting` (linked, not yet taking work: it loads, or delivers what an earlier run of it
- * left), `idle` (waiting for a job), `training` (running `jobIds`, their upload included), `gone` (its link closed, or
- * the instance it was linked to stopped beating; kept in the list for an hour).
+ * What a worker's llama.cpp (checkpoint samples, GGUF adapter work) runs on, as the worker found it when its runtime
+ * loaded: `cpu` or the GPU build that loaded (`cuda`, `vulkan`, `metal`), the GPUs' names, their memory then, and why
+ * the CPU serves although a GPU was allowed (`SVC_LLAMA_GPU`).
  */
-export const WorkerState = T.Union([T.Literal("starting"), T.Literal("idle"), T.Literal("training"), T.Literal("gone")]);
+export const WorkerLlamaDevice = T.Object({
+  type: T.String({ minLength: 1, maxLength: 40 }),
+  names: T.Array(T.String({ maxLength: 200 }), { maxItems: 64 }),
+  vramTotalBytes: T.Number({ minimum: 0 }),
+  vramFreeBytes: T.Number({ minimum: 0 }),
+  fallbackReason: T.Optional(T.String({ maxLength: 1000 })),
+});
+export type WorkerLlamaDevice = Static<typeof WorkerLlamaDevice>;
+
+/**
+ * What a worker is doing: `starting` (linked, not yet taking work: it loads, or delivers what an earlier run of it
+ * left), `idle` (waiting for a job), `training` (running `jobIds`), `uploading` (`jobIds` are trained and the worker
+ * delivers their adapters to the cloud), `gone` (its link closed, or the instance it was linked to stopped beating;
+ * kept in the list for an hour). A worker too old to say it uploads is `training` until its job completes.
+ */
+export const WorkerState = T.Union([T.Literal("starting"), T.Literal("idle"), T.Literal("training"), T.Literal("uploading"), T.Literal("gone")]);
 export type WorkerState = Static<typeof WorkerState>;
 
 export const WorkerInfo = T.Object({
@@ -35,6 +50,8 @@ export const WorkerInfo = T.Object({
   devices: T.Array(WorkerDevice),
   /** Processes one of its jobs trains on (`--procs` / `--gpus` / `--nodes`); 1 for one process. */
   worldSize: T.Integer({ minimum: 1 }),
+  /** What its llama.cpp runs on; null until its runtime loaded (seconds after it links), or from a worker too old to say. */
+  llamaDevice: T.Union([WorkerLlamaDevice, T.Null()]),
   state: WorkerState,
   jobIds: T.Array(T.String()),
   connectedAt: T.String(),

@@ -11,10 +11,13 @@ import WebSocket from "ws";
 import type { CloudMessage } from "../../cloud/workers/protocol.js";
 import { startTestCloud, type TestCloud } from "../support/cloud.js";
 import { newAccount } from "../support/api.js";
+import { pollUntil } from "../support/poll.js";
 import { TestWorker } from "../support/worker.js";
 
 const hello = { type: "hello", workerId: "w-raw", name: "w-raw", holding: [] };
 const event = { type: "event", jobId: "j1", claim: 1, seq: 1, eventType: "training.log", data: {} };
+const device = { type: "cuda", names: ["NVIDIA H100 80GB HBM3"], vramTotalBytes: 85e9, vramFreeBytes: 80e9 };
+const llama = (fields: Record<string, unknown>) => JSON.stringify({ type: "llama", device: { ...device, ...fields } });
 
 /** [what is wrong, the frames sent on one link (the last one is the malformed one), what the reason must say] */
 const CASES: [string, (string | Buffer)[], RegExp][] = [
@@ -64,6 +67,24 @@ const CASES: [string, (string | Buffer)[], RegExp][] = [
   ["event: data an array", [JSON.stringify(hello), JSON.stringify({ ...event, data: [1] })], /event frame: data/],
   ["event: data a string", [JSON.stringify(hello), JSON.stringify({ ...event, data: "x" })], /event frame: data/],
   ["event before hello, malformed", [JSON.stringify({ ...event, seq: -3 })], /event frame: seq/],
+  ["llama: no device", [JSON.stringify(hello), '{"type":"llama"}'], /llama frame: device/],
+  ["llama: device a string", [JSON.stringify(hello), '{"type":"llama","device":"cuda"}'], /llama frame: device/],
+  ["llama: type a number", [JSON.stringify(hello), llama({ type: 1 })], /llama frame: device\.type/],
+  ["llama: type empty", [JSON.stringify(hello), llama({ type: "" })], /llama frame: device\.type/],
+  ["llama: names a string", [JSON.stringify(hello), llama({ names: "H100" })], /llama frame: device\.names/],
+  ["llama: a name a number", [JSON.stringify(hello), llama({ names: [100] })], /llama frame: device\.names\.0/],
+  ["llama: free memory negative", [JSON.stringify(hello), llama({ vramFreeBytes: -1 })], /llama frame: device\.vramFreeBytes/],
+  ["llama: total memory a string", [JSON.stringify(hello), llama({ vramTotalBytes: "80 GB" })], /llama frame: device\.vramTotalBytes/],
+  ["llama: no total memory", [JSON.stringify(hello), llama({ vramTotalBytes: undefined })], /llama frame: device\.vramTotalBytes/],
+  ["llama: fallback reason a number", [JSON.stringify(hello), llama({ fallbackReason: 3 })], /llama frame: device\.fallbackReason/],
+  ["llama: fallback reason too long", [JSON.stringify(hello), llama({ fallbackReason: "x".repeat(5000) })], /llama frame: device\.fallbackReason/],
+  ["state: no uploading", [JSON.stringify(hello), '{"type":"state"}'], /state frame: uploading/],
+  ["state: uploading a string", [JSON.stringify(hello), '{"type":"state","uploading":"j1"}'], /state frame: uploading/],
+  ["state: uploading numbers", [JSON.stringify(hello), '{"type":"state","uploading":[1]}'], /state frame: uploading\.0/],
+  ["state: uploading an empty id", [JSON.stringify(hello), '{"type":"state","uploading":[""]}'], /state frame: uploading\.0/],
+  ["state: released a string", [JSON.stringify(hello), '{"type":"state","uploading":[],"released":"j1"}'], /state frame: released/],
+  ["state: released numbers", [JSON.stringify(hello), '{"type":"state","uploading":[],"released":[7]}'], /state frame: released\.0/],
+  ["state before hello, malformed", ['{"type":"state","uploading":null}'], /state frame: uploading/],
   ["ready: then garbage", [JSON.stringify(hello), '{"type":"ready"}', '{"type":"ready","x":'], /must be JSON/],
 ];
 
@@ -103,6 +124,38 @@ describe("worker link: malformed frames", function () {
       assert.equal(ready.status, 200);
     });
   }
+
+  it("a hello is answered with a welcome naming the optional frames; well-formed llama and state frames are listed", async () => {
+    const alice = await newAccount(cloud);
+    const worker = await TestWorker.connect(cloud, "w-states");
+    try {
+      const welcome = await worker.next((m): m is Extract<CloudMessage, { type: "welcome" }> => m.type === "welcome");
+      assert.deepEqual(welcome.frames.toSorted(), ["llama", "state"]);
+      worker.send({ type: "llama", device });
+      const listed = await pollUntil(async () => (await alice.client.listWorkers()).find((w) => w.name === "w-states" && w.llamaDevice), {
+        timeoutMs: 10_000,
+        description: "the worker's llama.cpp device listed",
+      });
+      assert.deepEqual(listed.llamaDevice, device);
+      const job = await alice.client.createJob({ name: "states", config: { maxSteps: 1 } });
+      worker.send({ type: "ready" });
+      await worker.next((m): m is Extract<CloudMessage, { type: "assign" }> => m.type === "assign" && m.job.id === job.id);
+      worker.send({ type: "state", uploading: [job.id] });
+      const uploading = await pollUntil(async () => (await alice.client.listWorkers()).find((w) => w.name === "w-states" && w.state === "uploading"), {
+        timeoutMs: 10_000,
+        description: "the worker listed as uploading",
+      });
+      assert.deepEqual(uploading.jobIds, [job.id]);
+      worker.send({ type: "state", uploading: [] });
+      await pollUntil(async () => (await alice.client.listWorkers()).find((w) => w.name === "w-states")?.state === "training", {
+        timeoutMs: 10_000,
+        description: "the worker listed as training again",
+      });
+      await alice.client.cancelJob(job.id);
+    } finally {
+      worker.close();
+    }
+  });
 
   it("after all of them, a well-formed worker still gets its job", async () => {
     assert.ok(CASES.length >= 30, "many shapes are tried");

@@ -3,7 +3,7 @@
  * full disk, the one fault the proxy fakes): a checkpoint that cannot be stored is a warning and
  * training goes on; a final adapter that cannot be stored stays on the worker, its job running,
  * and is delivered once the cloud takes it again, by the same worker or by one restarted on the
- * same work dir.
+ * same work dir (which the worker list then shows idle, the delivered job no longer its).
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -164,5 +164,11 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
     );
     assert.equal((await client.getJob(next.id)).status, "completed");
     assert.equal(pendingManifests().length, 0);
+    // The delivered job, held since the restarted worker's hello, is not listed as the worker's any more.
+    const listed = await pollUntil(async () => (await client.listWorkers()).find((w) => w.name === "retrier" && w.state === "idle" && w.jobIds.length === 0), {
+      timeoutMs: 10_000,
+      description: `the restarted worker listed idle, with no job\n${JSON.stringify(await client.listWorkers())}`,
+    });
+    assert.equal(listed.disconnectedAt, null);
   });
 });

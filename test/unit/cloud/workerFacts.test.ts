@@ -1,7 +1,9 @@
 /** What a worker says about its devices: nvidia-smi's answer grouped by GPU model, and the words the list shows. */
 import assert from "node:assert/strict";
-import { backendsFor, parseNvidiaSmi } from "../../../cloud/workers/workerFacts.js";
-import { describeDevice, describeDevices } from "../../../sdk/workerList.js";
+import { parseWorkerFrame } from "../../../cloud/workers/protocol.js";
+import { backendsFor, llamaDeviceFact, parseNvidiaSmi } from "../../../cloud/workers/workerFacts.js";
+import type { WorkerInfo } from "../../../sdk/api/workers.js";
+import { describeDevice, describeDevices, describeLlamaDevice, describeState } from "../../../sdk/workerList.js";
 
 const MIB = 1024 * 1024;
 
@@ -30,5 +32,41 @@ describe("worker facts for the worker list", () => {
     assert.equal(describeDevices([cpu]), "AMD EPYC 9654 × 16 cores (512 GiB)");
     assert.equal(describeDevices([{ kind: "mps", name: "Apple GPU", memoryBytes: 32 * 1024 ** 3, count: 1 }]), "Apple GPU (shared memory)");
     assert.equal(describeDevices([]), "-");
+  });
+
+  it("describes llama.cpp's device: the CPU, or the GPU build with its GPUs and free memory", () => {
+    const reason = "no CUDA, Vulkan or Metal driver found on this machine";
+    assert.equal(describeLlamaDevice({ type: "cpu", names: [], vramTotalBytes: 0, vramFreeBytes: 0, fallbackReason: reason }), "cpu");
+    assert.equal(
+      describeLlamaDevice({ type: "cuda", names: ["NVIDIA H100 80GB HBM3"], vramTotalBytes: 79.6 * 1024 ** 3, vramFreeBytes: 70.1 * 1024 ** 3 }),
+      "cuda (NVIDIA H100 80GB HBM3, 70.1 of 79.6 GiB free)",
+    );
+    assert.equal(
+      describeLlamaDevice({ type: "vulkan", names: [], vramTotalBytes: 8 * 1024 ** 3, vramFreeBytes: 2 * 1024 ** 3 }),
+      "vulkan (2.0 of 8.0 GiB free)",
+    );
+    assert.equal(describeLlamaDevice(null), "-");
+  });
+
+  it("names the jobs a worker trains or uploads", () => {
+    const worker = { state: "uploading", jobIds: ["job-1"] } as WorkerInfo;
+    assert.equal(describeState(worker), "uploading job-1");
+    assert.equal(describeState({ ...worker, state: "training" }), "training job-1");
+    assert.equal(describeState({ ...worker, state: "idle", jobIds: [] }), "idle");
+  });
+
+  it("cuts llama.cpp's device to what the llama frame takes, so that it never costs the link", () => {
+    const fact = llamaDeviceFact({
+      type: "cuda",
+      names: Array(100).fill("G".repeat(500)),
+      vramTotalBytes: 10,
+      vramFreeBytes: -1,
+      fallbackReason: "r".repeat(5000),
+    });
+    assert.equal(fact.names.length, 64);
+    assert.equal(fact.names[0].length, 200);
+    assert.equal(fact.vramFreeBytes, 0);
+    assert.equal(fact.fallbackReason?.length, 1000);
+    assert.ok("message" in parseWorkerFrame(JSON.stringify({ type: "llama", device: fact })));
   });
 });
