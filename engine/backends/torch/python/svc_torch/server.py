@@ -106,6 +106,10 @@ class Server:
             raise ValueError(f"quantizedBase must be keep or dequantize, got {quantized!r}")
         # FSDP: the base stays on the meta device until init_lora has sharded it (sharded_load.py).
         deferred = self.ranks is not None and self.ranks.sharded
+        # The libraries every rank needs, imported before the load's peak is measured (rank 0 has them from hello).
+        import peft  # noqa: F401
+        import transformers  # noqa: F401
+
         self.load_rss = self.dev.start_peak_rss()
         if req.get("hfFolder"):
             from .hf_base import load_hf_base
