@@ -205,6 +205,36 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
     for (const peak of fsdp.peaks) assert.ok(peak < 0.75 * Math.min(...ddp.peaks), report);
   });
 
+  it('fsdp: a base kept quantised (its Q4_K and Q6_K blocks whole on every rank) trains as one process does', async () => {
+    const config = llamaConfig({
+      name: 'd256x2',
+      vocabSize: 262,
+      contextLength: 64,
+      embeddingLength: 256,
+      blockCount: 2,
+      headCount: 4,
+      feedForwardLength: 512,
+    });
+    const file = path.join(dir.path, 'd256x2-q4_k_m.gguf');
+    await writeRandomModelGguf(file, config, 'q4_k_m');
+    const lora = { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'] };
+    const optimizer = { learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+    const losses = async (ranks?: TorchRanks) => {
+      const backend = await startTorchBackend({ python: torchTestPython(), dtype: 'float32', threads: 1, ranks, quantizedBase: 'keep' });
+      started.push(backend);
+      await backend.loadBase(file, config);
+      assert.ok(backend.quantizedProjections > 0, 'the projections stay quantised');
+      await backend.initLora(loraSpec(lora), initLoraTensors(config, lora, 1, backend.projectionShapes).tensors);
+      const out: number[] = [];
+      for (let i = 0; i < 3; i++) out.push((await backend.trainStep(batchOf(config.vocabSize), optimizer)).loss);
+      await backend.dispose();
+      return out;
+    };
+    const one = await losses();
+    const two = await losses({ ...TWO_CPU_RANKS, strategy: 'fsdp' });
+    two.forEach((loss, i) => assert.ok(Math.abs(loss - one[i]) <= TOLERANCE * Math.max(1, one[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one[i]}`));
+  });
+
   it('a job killed outright (torchrun SIGKILLed) takes its ranks with it', async () => {
     const backend = await start(TWO_CPU_RANKS);
     started.push(backend);
