@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { TorchBackend } from "../../engine/backends/torch/index.js";
+import { startTorchBackend, type TorchBackend } from "../../engine/backends/torch/index.js";
+import type { TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { readModelConfig } from "../../engine/gguf/model-file.js";
 import { convertHfFolder } from "../../engine/hf/convert.js";
 import { inspectHfFolder } from "../../engine/hf/hfFolder.js";
@@ -76,4 +77,34 @@ describe("torch backend: a Hugging Face base from safetensors is its GGUF's mode
       assert.ok(worst <= 1e-4 * scale, `max |folder - GGUF| = ${worst} against max |logit| ${scale}`);
     });
   }
+
+  it("llama under FSDP: two ranks, each reading its shard of the folder's safetensors, give one process's logits", async () => {
+    const { folder, gguf } = await models[0].build();
+    const config = await readModelConfig(gguf);
+    const ids = [2, 9707, 11, 1879, 0, 1234, 872, 198];
+    const lora = { r: 4, alpha: 8, targetModules: DEFAULT_TARGET_MODULES };
+    const run = async (ranks?: TorchRanks) => {
+      const backend = await startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32", ranks });
+      try {
+        await backend.loadBase(gguf, config, undefined, { hfFolder: folder });
+        const { tensors } = initLoraTensors(config, lora, 5, backend.projectionShapes);
+        for (const [name, t] of Object.entries(tensors))
+          if (name.endsWith("lora_b")) t.data.forEach((_, i) => (t.data[i] = Math.sin(i * 0.37 + name.length) * 0.05));
+        await backend.initLora(loraSpec(lora), tensors);
+        return { logits: await backend.logits(ids), held: backend.rankParameterBytes };
+      } finally {
+        await backend.dispose();
+      }
+    };
+    const one = await run();
+    const two = await run({ perNode: 2, backend: "gloo", strategy: "fsdp" });
+    assert.ok(two.held < one.held, `rank 0 holds ${two.held} bytes of parameters, one process ${one.held}`);
+    let scale = 0;
+    let worst = 0;
+    one.logits.forEach((x, i) => {
+      scale = Math.max(scale, Math.abs(x));
+      worst = Math.max(worst, Math.abs(x - two.logits[i]));
+    });
+    assert.ok(worst <= 1e-5 * scale, `max |FSDP - one process| = ${worst} against max |logit| ${scale}`);
+  });
 });

@@ -97,6 +97,8 @@ export class TorchBackend implements ComputeBackend {
   baseSource?: string;
   /** After initLora: bytes of the model's parameters rank 0 holds (under FSDP, its shard of the layers). */
   rankParameterBytes = 0;
+  /** After initLora: by rank, how far each process's resident memory peaked above where it stood when the load began. */
+  rankLoadRssBytes: number[] = [];
   private disposed?: Promise<void>;
 
   constructor(
@@ -156,6 +158,7 @@ export class TorchBackend implements ComputeBackend {
     const tensors: WireTensor[] = Object.entries(initial).map(([name, m]) => ({ name, dtype: 'f32', shape: [...m.shape], data: m.data }));
     const frame = await this.process.request('init_lora', { spec }, tensors);
     this.rankParameterBytes = Number(frame.header.rankParameterBytes ?? 0);
+    this.rankLoadRssBytes = ((frame.header.rankLoadRssBytes as number[] | undefined) ?? []).map(Number);
   }
 
   async trainStep(batch: TokenBatch, optimizer: OptimizerSettings): Promise<StepResult> {

@@ -7,12 +7,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeRandomModelGguf } from '../../../engine/backends/torch/bench.js';
 import { startTorchBackend, type TorchBackend } from '../../../engine/backends/torch/index.js';
 import type { TorchRanks } from '../../../engine/backends/torch/ranks.js';
 import type { TokenBatch } from '../../../engine/backends/types.js';
 import { readChatJsonl } from '../../../engine/data/chat-jsonl.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { initLoraTensors, loraSpec } from '../../../engine/lora.js';
+import { llamaConfig } from '../../../engine/model/config.js';
 import { trainLora } from '../../../engine/train/lora-trainer.js';
 import { packageRoot } from '../../../sdk/packageRoot.js';
 import { pollUntil } from '../../support/poll.js';
@@ -166,6 +168,72 @@ describe('torch backend on several ranks (torchrun, gloo)', function () {
       );
       await pollUntil(() => ![torchrun, ...ranks.values()].some(alive), { timeoutMs: 60_000, description: 'torchrun and the surviving rank to exit' });
     });
+
+  it("fsdp: each rank's memory grows by its shard of the base while loading, well under a DDP rank's", async () => {
+    // Layers outweigh the embeddings (a 262-token vocabulary): 8 × 4.2M float32 weights, about 134 MB.
+    const config = llamaConfig({
+      name: 'd512x8',
+      vocabSize: 262,
+      contextLength: 64,
+      embeddingLength: 512,
+      blockCount: 8,
+      headCount: 8,
+      feedForwardLength: 2048,
+    });
+    const file = path.join(dir.path, 'd512x8.gguf');
+    // Stored as bfloat16 and read into float32: a rank's weights are its own memory, not pages of the file.
+    await writeRandomModelGguf(file, config, 'bf16');
+    const lora = { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] };
+    const loadPeaks = async (strategy: 'ddp' | 'fsdp') => {
+      const backend = await start({ ...TWO_CPU_RANKS, strategy });
+      started.push(backend);
+      await backend.loadBase(file, config);
+      await backend.initLora(loraSpec(lora), initLoraTensors(config, lora, 1, backend.projectionShapes).tensors);
+      const peaks = backend.rankLoadRssBytes;
+      const baseBytes = backend.baseBytes;
+      await backend.dispose();
+      return { peaks, baseBytes };
+    };
+    const ddp = await loadPeaks('ddp');
+    const fsdp = await loadPeaks('fsdp');
+    const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+    const report = `base ${mb(ddp.baseBytes)}; growth while loading by rank: DDP ${ddp.peaks.map(mb).join(', ')}, FSDP ${fsdp.peaks.map(mb).join(', ')}`;
+    assert.equal(ddp.peaks.length, 2, report);
+    assert.equal(fsdp.peaks.length, 2, report);
+    // A DDP rank holds the whole base: what it grows by is the base, not noise.
+    for (const peak of ddp.peaks) assert.ok(peak >= 0.9 * ddp.baseBytes, report);
+    for (const peak of fsdp.peaks) assert.ok(peak < 0.75 * Math.min(...ddp.peaks), report);
+  });
+
+  it('fsdp: a base kept quantised (its Q4_K and Q6_K blocks whole on every rank) trains as one process does', async () => {
+    const config = llamaConfig({
+      name: 'd256x2',
+      vocabSize: 262,
+      contextLength: 64,
+      embeddingLength: 256,
+      blockCount: 2,
+      headCount: 4,
+      feedForwardLength: 512,
+    });
+    const file = path.join(dir.path, 'd256x2-q4_k_m.gguf');
+    await writeRandomModelGguf(file, config, 'q4_k_m');
+    const lora = { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'] };
+    const optimizer = { learningRate: 1e-2, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0, maxGradNorm: 1 };
+    const losses = async (ranks?: TorchRanks) => {
+      const backend = await startTorchBackend({ python: torchTestPython(), dtype: 'float32', threads: 1, ranks, quantizedBase: 'keep' });
+      started.push(backend);
+      await backend.loadBase(file, config);
+      assert.ok(backend.quantizedProjections > 0, 'the projections stay quantised');
+      await backend.initLora(loraSpec(lora), initLoraTensors(config, lora, 1, backend.projectionShapes).tensors);
+      const out: number[] = [];
+      for (let i = 0; i < 3; i++) out.push((await backend.trainStep(batchOf(config.vocabSize), optimizer)).loss);
+      await backend.dispose();
+      return out;
+    };
+    const one = await losses();
+    const two = await losses({ ...TWO_CPU_RANKS, strategy: 'fsdp' });
+    two.forEach((loss, i) => assert.ok(Math.abs(loss - one[i]) <= TOLERANCE * Math.max(1, one[i]), `step ${i + 1}: 2 ranks ${loss}, 1 process ${one[i]}`));
+  });
 
   it('a job killed outright (torchrun SIGKILLed) takes its ranks with it', async () => {
     const backend = await start(TWO_CPU_RANKS);

@@ -27,6 +27,7 @@ class Adapter:
         self.model = get_peft_model(base.model, config)
         self.base = base
         self.params: Dict[str, torch.Tensor] = {}  # seam name -> PEFT parameter
+        self.initial: Dict[str, torch.Tensor] = {}  # seam name -> its initial value, in transformers' row order
         peft_params = dict(self.model.named_parameters())
         for seam_name, array in tensors.items():
             param = peft_params.get(self._peft_name(seam_name))
@@ -35,13 +36,23 @@ class Adapter:
             value = torch.from_numpy(np.asarray(array, dtype=np.float32))
             if tuple(value.shape) != tuple(param.shape):
                 raise ValueError(f"LoRA tensor {seam_name} has shape {list(value.shape)}, expected {list(param.shape)}")
-            with torch.no_grad():
-                param.copy_(self._to_hf(seam_name, value).to(param.device, param.dtype))
+            self.initial[seam_name] = self._to_hf(seam_name, value)
             self.params[seam_name] = param
         given = {id(p) for p in self.params.values()}
         unset = [n for n, p in peft_params.items() if p.requires_grad and id(p) not in given]
         if unset:
             raise ValueError(f"no initial value given for {len(unset)} LoRA tensors, e.g. {unset[0]}")
+        if not any(p.is_meta for p in self.params.values()):
+            self.set_initial()
+
+    def set_initial(self) -> None:
+        """Gives the LoRA its initial values (again after the model moved off the meta device: sharded_load.py)."""
+        peft_params = dict(self.model.named_parameters())
+        for seam_name, value in self.initial.items():
+            param = peft_params[self._peft_name(seam_name)]
+            with torch.no_grad():
+                param.copy_(value.to(param.device, param.dtype))
+            self.params[seam_name] = param
 
     @staticmethod
     def _target_modules(base: GgufBase, targets: List[str]) -> List[str]:

@@ -141,3 +141,34 @@ def peak_memory(device: torch.device) -> Tuple[int, int]:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     gpu = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else 0
     return rss, gpu
+
+
+def _status_bytes(field: str) -> Optional[int]:
+    """A size from /proc/self/status (VmRSS, VmHWM) in bytes; None where there is none (not Linux)."""
+    try:
+        with open("/proc/self/status") as file:
+            for line in file:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def start_peak_rss() -> int:
+    """Starts measuring a peak: resets the process's high-water mark (VmHWM) to its current resident
+    memory where Linux allows it; returns that resident memory in bytes."""
+    try:
+        with open("/proc/self/clear_refs", "w") as file:
+            file.write("5")
+    except OSError:
+        pass
+    return _status_bytes("VmRSS") or 0
+
+
+def peak_rss_since(start: int) -> int:
+    """Bytes the resident memory peaked above `start` (start_peak_rss) since then."""
+    import resource
+
+    peak = _status_bytes("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return max(0, peak - start)

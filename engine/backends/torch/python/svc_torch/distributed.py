@@ -90,6 +90,12 @@ class Ranks:
         self.dist.all_reduce(tensor, op=self.dist.ReduceOp.SUM)
         return tensor
 
+    def gather(self, value: object) -> list:
+        """Every rank's `value`, in rank order, on every rank."""
+        out: List[object] = [None] * self.world
+        self.dist.all_gather_object(out, value, group=self.control)
+        return out
+
     def close(self) -> None:
         try:
             self.dist.destroy_process_group()

@@ -31,6 +31,8 @@ class GgufBase:
     quantized: Dict[str, str] = field(default_factory=dict)
     # GGUF names of the embedding tables and output head kept quantised, with their type
     quantized_tables: Dict[str, str] = field(default_factory=dict)
+    # Under FSDP: the weights still to be read, once the model is sharded (sharded_load.py); else None
+    weights: Optional[object] = None
 
     PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
 
@@ -193,6 +195,17 @@ def _apply_rope_factors(model: torch.nn.Module, factors: np.ndarray) -> None:
                 module.original_inv_freq = module.inv_freq
 
 
+def _shared_kv_names(model: torch.nn.Module, config) -> set:
+    """The parameters of the layers that reuse an earlier layer's keys and values (see _fill_shared_kv)."""
+    first = int(config.num_hidden_layers) - int(getattr(config, "num_kv_shared_layers", 0) or 0)
+    names = set()
+    for name, _ in model.named_parameters():
+        parts = name.split(".")
+        if "layers" in parts and int(parts[parts.index("layers") + 1]) >= first and any(k in name for k in ("k_proj", "v_proj", "k_norm", "v_norm")):
+            names.add(name)
+    return names
+
+
 def _fill_shared_kv(model: torch.nn.Module, config, device: torch.device, dtype: torch.dtype) -> None:
     """Layers that reuse an earlier layer's keys and values (Gemma 4's last num_kv_shared_layers)
     have k/v projections in transformers' module that they never use; the GGUF holds none."""
@@ -345,10 +358,18 @@ def _dequantized_in_slices(tensor, processor, gguf_to_hf: Dict[str, str], dtype:
 
 
 def load_gguf_base(
-    path: str, device: torch.device, dtype: torch.dtype, attention: str, on_tensor: Callable[[str, int, int], None], keep_quantized: bool = False
+    path: str,
+    device: torch.device,
+    dtype: torch.dtype,
+    attention: str,
+    on_tensor: Callable[[str, int, int], None],
+    keep_quantized: bool = False,
+    deferred: bool = False,
 ) -> GgufBase:
     """Builds the model from the GGUF at `path`; on_tensor(name, loaded_bytes, total_bytes) after each tensor.
-    keep_quantized: projections stored as Q8_0, Q4_K or Q6_K stay as their blocks (quantized.py)."""
+    keep_quantized: projections stored as Q8_0, Q4_K or Q6_K stay as their blocks (quantized.py).
+    deferred: the parameters stay on the meta device and base.weights streams them later (FSDP,
+    sharded_load.py), so each rank only ever holds its own shard of them."""
     from accelerate import init_empty_weights
     from accelerate.utils import set_module_tensor_to_device
     from gguf import dequantize
@@ -377,52 +398,71 @@ def load_gguf_base(
     tables, tied_heads = _quantized_tables(model, reader, gguf_to_hf, device, dtype) if keep_quantized else ({}, {})
     kept_blocks = {**kept, **tables}
     total = sum(4 * int(t.n_elements) for t in reader.tensors)
-    loaded = 0
     expected = {**dict(model.named_parameters()), **buffers}
-    for tensor in reader.tensors:
-        hf_name = gguf_to_hf.get(tensor.name)
-        layer = kept_blocks.get(tensor.name)
-        if layer is not None:
-            blocks = torch.from_numpy(np.array(tensor.data, dtype=np.uint8)).reshape(layer.rows, -1)
-            order = _row_order(processor, tensor.name, layer.rows, gguf_to_hf)
-            if order is None:
-                raise ValueError(f"tensor {tensor.name}: transformers changes more than its row order, so it cannot stay quantised")
-            if not np.array_equal(order, np.arange(layer.rows)):
-                blocks = blocks[torch.from_numpy(order)]
-            layer.qweight = blocks.contiguous().to(device)
-            if tensor.name in tied_heads:
-                tied_heads[tensor.name].qweight = layer.qweight
-            del blocks
-        elif hf_name is not None and hf_name in expected and _in_slices(tensor, expected[hf_name], hf_name in buffers):
-            value = _dequantized_in_slices(tensor, processor, gguf_to_hf, dtype)
-            set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype)
-            del value
-        elif hf_name is not None and hf_name in expected:
-            weights = processor.process(
-                weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}
-            ).weights
-            want = tuple(expected[hf_name].shape)
-            if int(np.prod(weights.shape)) != int(np.prod(want)) or (hf_name not in buffers and tuple(weights.shape) != want):
-                raise ValueError(f"tensor {tensor.name} has shape {list(weights.shape)}, expected {list(want)} for {hf_name}")
-            value = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float32)).reshape(want)
-            set_module_tensor_to_device(model, hf_name, device, value=value, dtype=dtype if hf_name not in buffers else None)
-            del weights, value
-        _drop_pages(reader, tensor)
-        loaded += 4 * int(tensor.n_elements)
-        on_tensor(tensor.name, loaded, total)
 
-    if not tied_heads:  # a kept table and the head tied to it already share their blocks
-        model.tie_weights()
-    _fill_shared_kv(model, config, device, dtype)
-    missing = [name for name, p in model.named_parameters() if p.device.type == "meta"]
-    if missing:
-        raise ValueError(f"GGUF {path} is missing tensor for {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-    for buffer_name, buffer in model.named_buffers():
-        if buffer.device != device:
-            set_module_tensor_to_device(model, buffer_name, device, value=buffer)
+    def stream(place: Callable[[str, torch.Tensor, Optional[torch.dtype]], None]) -> None:
+        """Reads every tensor of the file in turn and hands it to place(hf_name, value, dtype)."""
+        loaded = 0
+        for tensor in reader.tensors:
+            hf_name = gguf_to_hf.get(tensor.name)
+            layer = kept_blocks.get(tensor.name)
+            if layer is not None:
+                blocks = torch.from_numpy(np.array(tensor.data, dtype=np.uint8)).reshape(layer.rows, -1)
+                order = _row_order(processor, tensor.name, layer.rows, gguf_to_hf)
+                if order is None:
+                    raise ValueError(f"tensor {tensor.name}: transformers changes more than its row order, so it cannot stay quantised")
+                if not np.array_equal(order, np.arange(layer.rows)):
+                    blocks = blocks[torch.from_numpy(order)]
+                layer.qweight = blocks.contiguous().to(device)
+                if tensor.name in tied_heads:
+                    tied_heads[tensor.name].qweight = layer.qweight
+                del blocks
+            elif hf_name is not None and hf_name in expected and _in_slices(tensor, expected[hf_name], hf_name in buffers):
+                value = _dequantized_in_slices(tensor, processor, gguf_to_hf, dtype)
+                place(hf_name, value, dtype)
+                del value
+            elif hf_name is not None and hf_name in expected:
+                weights = processor.process(
+                    weights=dequantize(tensor.data, tensor.tensor_type), name=tensor.name, tensor_key_mapping=gguf_to_hf, parsed_parameters={}
+                ).weights
+                want = tuple(expected[hf_name].shape)
+                if int(np.prod(weights.shape)) != int(np.prod(want)) or (hf_name not in buffers and tuple(weights.shape) != want):
+                    raise ValueError(f"tensor {tensor.name} has shape {list(weights.shape)}, expected {list(want)} for {hf_name}")
+                value = torch.from_numpy(np.ascontiguousarray(weights, dtype=np.float32)).reshape(want)
+                place(hf_name, value, dtype if hf_name not in buffers else None)
+                del weights, value
+            _drop_pages(reader, tensor)
+            loaded += 4 * int(tensor.n_elements)
+            on_tensor(tensor.name, loaded, total)
+
     factors = _rope_factors(reader) if architecture in ("llama", "qwen2", "qwen3") else None
-    if factors is not None:
-        _apply_rope_factors(model, factors)
+
+    def finish(target: torch.nn.Module) -> None:
+        """What follows the tensors: the tied head, RoPE scaling from the file."""
+        if not tied_heads:  # a kept table and the head tied to it already share their blocks
+            target.tie_weights()
+        if factors is not None:
+            _apply_rope_factors(target, factors)
+
+    weights = None
+    if deferred:
+        from .sharded_load import DeferredWeights
+
+        shared = int(getattr(config, "num_kv_shared_layers", 0) or 0)
+        weights = DeferredWeights(model, stream, finish, unread=_shared_kv_names(model, config) if shared else set())
+    else:
+        stream(lambda name, value, as_dtype: set_module_tensor_to_device(model, name, device, value=value, dtype=as_dtype))
+        if not tied_heads:
+            model.tie_weights()
+        _fill_shared_kv(model, config, device, dtype)
+        missing = [name for name, p in model.named_parameters() if p.device.type == "meta"]
+        if missing:
+            raise ValueError(f"GGUF {path} is missing tensor for {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        for buffer_name, buffer in model.named_buffers():
+            if buffer.device != device:
+                set_module_tensor_to_device(model, buffer_name, device, value=buffer)
+        if factors is not None:
+            _apply_rope_factors(model, factors)
     model.requires_grad_(False)
     model.eval()
     parameters = sum(p.numel() for p in model.parameters()) + sum(layer.in_features * layer.out_features for layer in kept.values())
@@ -444,6 +484,7 @@ def load_gguf_base(
         parameters,
         {name: QUANT_NAMES[layer.ggml_type] for name, layer in kept.items()},
         {name: QUANT_NAMES[layer.ggml_type] for name, layer in tables.items()},
+        weights,
     )
 
 

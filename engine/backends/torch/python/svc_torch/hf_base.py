@@ -18,8 +18,15 @@ from .gguf_base import GgufBase, _field, open_gguf
 
 
 def load_hf_base(
-    folder: str, gguf_path: str, device: torch.device, dtype: torch.dtype, attention: str, on_progress: Callable[[str, int, int], None]
+    folder: str,
+    gguf_path: str,
+    device: torch.device,
+    dtype: torch.dtype,
+    attention: str,
+    on_progress: Callable[[str, int, int], None],
+    deferred: bool = False,
 ) -> GgufBase:
+    """deferred: the parameters stay on the meta device and base.weights reads them later (FSDP, sharded_load.py)."""
     from transformers import AutoModelForCausalLM
     from transformers.modeling_gguf_pytorch_utils import TENSOR_PROCESSORS, TensorProcessor, get_gguf_hf_weights_map
 
@@ -30,12 +37,16 @@ def load_hf_base(
     present = {t.name for t in reader.tensors}
     total = sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder) if name.endswith(".safetensors"))
     on_progress("safetensors", 0, total)
-    # Straight onto the device: no float32 copy on the host when it is a GPU.
-    placement = {"device_map": {"": device}} if device.type != "cpu" else {}
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, attn_implementation=attention, **placement)
+    weights = None
+    if deferred:
+        model, weights = _deferred_model(folder, dtype, attention, total, on_progress)
+    else:
+        # Straight onto the device: no float32 copy on the host when it is a GPU.
+        placement = {"device_map": {"": device}} if device.type != "cpu" else {}
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, attn_implementation=attention, **placement)
+        on_progress("safetensors", total, total)
     model.requires_grad_(False)
     model.eval()
-    on_progress("safetensors", total, total)
 
     processor = TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=model.config.to_dict())
     known = {**dict(model.named_parameters()), **dict(model.named_buffers())}
@@ -51,4 +62,30 @@ def load_hf_base(
             elif ".attn_k." in name:
                 permuted[name] = kv_heads
     parameters = sum(p.numel() for p in model.parameters())
-    return GgufBase(model, architecture, gguf_to_hf, permuted, parameters)
+    return GgufBase(model, architecture, gguf_to_hf, permuted, parameters, weights=weights)
+
+
+def _deferred_model(folder: str, dtype: torch.dtype, attention: str, total: int, on_progress: Callable[[str, int, int], None]):
+    """The folder's model on the meta device, and its safetensors to stream one tensor at a time."""
+    from accelerate import init_empty_weights
+    from safetensors import safe_open
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from .sharded_load import DeferredWeights
+
+    config = AutoConfig.from_pretrained(folder)
+    with init_empty_weights():  # parameters on the meta device, buffers (RoPE tables) real
+        model = AutoModelForCausalLM.from_config(config, attn_implementation=attention, dtype=dtype)
+    names = {name for name, _ in model.named_parameters()} | {name for name, _ in model.named_buffers()}
+
+    def stream(place) -> None:
+        loaded = 0
+        for file in sorted(f for f in os.listdir(folder) if f.endswith(".safetensors")):
+            with safe_open(os.path.join(folder, file), framework="pt") as tensors:
+                for key in tensors.keys():
+                    if key in names:
+                        place(key, tensors.get_tensor(key), dtype)
+            loaded += os.path.getsize(os.path.join(folder, file))
+            on_progress("safetensors", loaded, total)
+
+    return model, DeferredWeights(model, stream, lambda target: target.tie_weights())

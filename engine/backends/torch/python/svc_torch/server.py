@@ -57,6 +57,7 @@ class Server:
         self.context_length = None
         self.checkpoint_mode = "auto"
         self.logits_chunk_bytes = None
+        self.load_rss = 0
 
     def send(self, header: dict, tensors=None) -> None:
         from .protocol import write_frame
@@ -103,13 +104,20 @@ class Server:
         quantized = req.get("quantizedBase") or "keep"
         if quantized not in ("keep", "dequantize"):
             raise ValueError(f"quantizedBase must be keep or dequantize, got {quantized!r}")
+        # FSDP: the base stays on the meta device until init_lora has sharded it (sharded_load.py).
+        deferred = self.ranks is not None and self.ranks.sharded
+        # The libraries every rank needs, imported before the load's peak is measured (rank 0 has them from hello).
+        import peft  # noqa: F401
+        import transformers  # noqa: F401
+
+        self.load_rss = self.dev.start_peak_rss()
         if req.get("hfFolder"):
             from .hf_base import load_hf_base
 
-            self.base = load_hf_base(req["hfFolder"], req["modelPath"], self.device, self.dtype, attention, on_tensor)
+            self.base = load_hf_base(req["hfFolder"], req["modelPath"], self.device, self.dtype, attention, on_tensor, deferred=deferred)
             self.source = "safetensors"
         else:
-            self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor, keep_quantized=quantized == "keep")
+            self.base = load_gguf_base(req["modelPath"], self.device, self.dtype, attention, on_tensor, keep_quantized=quantized == "keep", deferred=deferred)
             self.source = "gguf"
         self.context_length = int((req.get("config") or {}).get("contextLength") or 0) or None
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
@@ -144,6 +152,9 @@ class Server:
             from .fsdp import shard_decoder_layers
 
             layers = shard_decoder_layers(self.adapter.model, self.adapter.trainable(), self.device)
+            self.base.weights.materialise(self.adapter.model, self.device)
+            self.base.weights = None
+            self.adapter.set_initial()
             log(f"rank {self.ranks.rank}: FSDP shards {layers} decoder layers across {self.ranks.world} ranks")
         self.trainer = Trainer(self.base, self.adapter, self.context_length)
         if self.logits_chunk_bytes:
@@ -152,7 +163,13 @@ class Server:
             self.trainer.set_checkpointing(bool(self.checkpoint_mode))
         from .fsdp import held_parameter_bytes
 
-        return {"loraTensorCount": len(self.adapter.params), "rankParameterBytes": held_parameter_bytes(self.adapter.model)}
+        # Each rank's peak resident memory from the start of load to here, above what it held before.
+        grown = self.dev.peak_rss_since(self.load_rss)
+        return {
+            "loraTensorCount": len(self.adapter.params),
+            "rankParameterBytes": held_parameter_bytes(self.adapter.model),
+            "rankLoadRssBytes": self.ranks.gather(grown) if self.ranks else [grown],
+        }
 
     def _batch(self, req, tensors):
         torch = self.torch
@@ -279,6 +296,8 @@ class Server:
             raise RuntimeError("load must come before logits")
         from .training import Trainer
 
+        if self.trainer is None and self.base.weights is not None:
+            raise RuntimeError("under FSDP the base is read when the adapter is: init_lora must come before logits")
         model = self.trainer or Trainer(self.base, None, self.context_length)
         inputs = torch.from_numpy(tensors["inputs"].reshape(1, -1).astype("int64")).to(self.device)
         with torch.no_grad():
