@@ -35,8 +35,9 @@ export async function hfFolderToTrain(model: AssignedModel, worker: HfFolderWork
       return { notice: `the Hugging Face folder ${model.hfFolder} of ${model.name} is gone (moved or deleted): training from the GGUF converted from it` };
     }
   }
-  if (worker.backend !== "torch" || !worker.copy) return {};
   const fallback = `training ${model.name} from its converted GGUF instead`;
+  if (worker.backend !== "torch") return { notice: `the ${worker.backend} backend reads no safetensors: ${fallback}` };
+  if (!worker.copy) return {};
   if (model.hfFiles === undefined)
     return { notice: `the cloud did not list the files of the Hugging Face folder of ${model.name} (an older cloud): ${fallback}` };
   if (model.hfFiles === null)

@@ -22,6 +22,8 @@ import { http, newAccount, trainToEnd, uploadQuickstartData, type Account } from
 import { createTempDir, type TempDir } from "../support/tmp.js";
 
 const MODEL = "tiny-llama-hf";
+const FILE_TIME = new Date("2026-01-02T03:04:05Z");
+const hostAndPort = (url: string) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) });
 const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
 describe("remote worker: a Hugging Face model trains from its safetensors, fetched by sha256", function () {
@@ -42,6 +44,8 @@ describe("remote worker: a Hugging Face model trains from its safetensors, fetch
     folder = path.join(cloud.home, "tiny-llama");
     cpSync(await buildHfFolder(TINY_HF_LLAMA), folder, { recursive: true });
     writeFileSync(path.join(folder, "README.md"), "# not shipped");
+    // Whole seconds, so the tampering below can put the very same time back.
+    for (const name of readdirSync(folder)) utimesSync(path.join(folder, name), FILE_TIME, FILE_TIME);
     const added = spawnSync(process.execPath, [cliPath, "models", "add", folder, "--name", MODEL], {
       encoding: "utf8",
       env: { ...process.env, SVC_HOME: cloud.home, SVC_CLOUD_URL: cloud.cloudUrl },
@@ -87,7 +91,7 @@ describe("remote worker: a Hugging Face model trains from its safetensors, fetch
     }
     // A bare `..` as sent by a client that does not resolve it.
     const raw = await new Promise<number | undefined>((resolve, reject) =>
-      httpGet(`${cloud.cloudUrl}${base}..`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+      httpGet({ ...hostAndPort(cloud.cloudUrl), path: `${base}..`, headers: { authorization: `Bearer ${token}` } }, (res) => {
         res.resume();
         resolve(res.statusCode);
       }).on("error", reject),
@@ -136,11 +140,11 @@ describe("remote worker: a Hugging Face model trains from its safetensors, fetch
   it("a file changed on the cloud after it was hashed fails its check readably; the job trains the GGUF and keeps no partial copy", async () => {
     // Other bytes at the same size and time: the cloud still lists the sha256 it computed before.
     const weights = path.join(folder, "model.safetensors");
-    const { size, mtime } = statSync(weights);
     const bytes = readFileSync(weights);
-    bytes[size - 1] ^= 0xff;
+    bytes[bytes.length - 1] ^= 0xff;
     writeFileSync(weights, bytes);
-    utimesSync(weights, mtime, mtime);
+    utimesSync(weights, FILE_TIME, FILE_TIME);
+    assert.equal(statSync(weights).mtimeMs, FILE_TIME.getTime());
 
     const { worker, cache } = await startRemoteWorker("remote-b");
     const messages = await train("hf-tampered", worker.log);

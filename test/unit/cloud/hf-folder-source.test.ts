@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { hfFolderToTrain } from "../../../cloud/workers/hfFolderSource.js";
@@ -33,7 +33,10 @@ describe("which form of a Hugging Face model a worker trains", () => {
   });
 
   it("a tfjs worker on another machine fetches nothing: it trains the GGUF", async () => {
-    assert.deepEqual(await hfFolderToTrain(model(folder), remote("tfjs")), {});
+    assert.deepEqual(await hfFolderToTrain(model(folder), remote("tfjs")), {
+      notice: "the tfjs backend reads no safetensors: training my-qwen-hf from its converted GGUF instead",
+    });
+    assert.ok(!existsSync(path.join(folder, "cache")), "nothing fetched");
   });
 
   it("a torch worker on another machine trains the GGUF, saying why, when the cloud lists no files", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { hfFolderManifest } from "../../../cloud/domain/hfFolderManifest.js";
@@ -90,14 +90,15 @@ describe("the cloud's list of a Hugging Face folder", () => {
   afterEach(() => rmSync(folder, { recursive: true, force: true }));
 
   it("lists the shipped files with size and sha256, and hashes a file again only when its size or time changed", async () => {
-    assert.deepEqual(await hfFolderManifest(folder), good.files);
     const weights = path.join(folder, "model.safetensors");
-    const { mtime } = statSync(weights);
+    const time = new Date("2026-01-02T03:04:05Z");
+    utimesSync(weights, time, time);
+    assert.deepEqual(await hfFolderManifest(folder), good.files);
     // Other bytes, same size and time: remembered, not read again (what a worker then finds by its sha256).
     writeFileSync(weights, "abce");
-    utimesSync(weights, mtime, mtime);
+    utimesSync(weights, time, time);
     assert.deepEqual(await hfFolderManifest(folder), good.files);
-    const later = new Date(mtime.getTime() + 5000);
+    const later = new Date(time.getTime() + 5000);
     utimesSync(weights, later, later);
     assert.deepEqual((await hfFolderManifest(folder))?.[1], { name: "model.safetensors", bytes: 4, sha256: sha("abce") });
   });
