@@ -14,6 +14,7 @@ import type { CloudContext } from "../context.js";
 import { badRequest, conflict } from "../http/errors.js";
 import type { BaseModelsTable } from "../store/schema.js";
 import { fileSha256 } from "./fileSha256.js";
+import { hfFolderManifest } from "./hfFolderManifest.js";
 import { nowIso } from "./ids.js";
 
 /** What a model name may look like (the route's schema says the same to clients). */
@@ -75,6 +76,8 @@ export async function registerModel(ctx: CloudContext, input: RegisterModelInput
   });
   // The edge caches which backend serves each deployment; a replaced model may change it.
   ctx.deploymentChanges.changedAll();
+  // Hashed now, in the background, so the first assignment to a remote worker does not wait for it.
+  if (row.hf_folder) void hfFolderManifest(row.hf_folder);
   return toModel(row);
 }
 

@@ -13,6 +13,8 @@ import { getDatasetFile } from "../domain/datasets.js";
 import { requireCurrentClaim } from "../domain/jobs.js";
 import { newId, nowIso } from "../domain/ids.js";
 import { requireWorker } from "../http/auth.js";
+import { hfFileNameProblem, isShippedHfFile } from "../workers/hfManifest.js";
+import { workerFilesApi } from "../../sdk/api/workers.js";
 import { storageProblemOf } from "../http/storageHealth.js";
 import { badRequest, HttpError, notFound } from "../http/errors.js";
 
@@ -44,12 +46,27 @@ export function workerFileRoutes(app: FastifyInstance, ctx: CloudContext): void 
     return reply.send(createReadStream(row.path));
   });
 
-  serveRoute(app, route({ method: "GET", path: "/v1/worker/models/:name" }), async (request, reply) => {
+  serveRoute(app, workerFilesApi.downloadBaseModel, async (request, reply) => {
     await requireWorker(ctx, request);
     const model = await ctx.db.selectFrom("base_models").select(["path"]).where("name", "=", request.params.name).executeTakeFirst();
     if (!model?.path) throw notFound(`model file ${request.params.name}`);
     reply.header("content-type", "application/octet-stream");
     return reply.send(createReadStream(model.path));
+  });
+
+  // Only a name the folder's list holds (hfFolderManifest: a shipped file that is there): never a path into or out of the folder.
+  serveRoute(app, workerFilesApi.downloadHfModelFile, async (request, reply) => {
+    await requireWorker(ctx, request);
+    const { name, file } = request.params;
+    const problem = hfFileNameProblem(file);
+    if (problem) throw badRequest(`file: ${problem}`);
+    const model = await ctx.db.selectFrom("base_models").select(["hf_folder"]).where("name", "=", name).executeTakeFirst();
+    if (!model?.hf_folder) throw notFound(`Hugging Face folder of model ${name}`);
+    const listed = isShippedHfFile(file) && (await fs.stat(path.join(model.hf_folder, file)).catch(() => null))?.isFile();
+    if (!listed) throw notFound(`file ${file} of the Hugging Face folder of model ${name}`);
+    console.error(`svc cloud: sending ${file} of the Hugging Face folder of ${name} to a worker`);
+    reply.header("content-type", "application/octet-stream");
+    return reply.send(createReadStream(path.join(model.hf_folder, file)));
   });
 
   // How much of a resumable upload (one file, by its sha256) the cloud holds: where the worker's next attempt starts.

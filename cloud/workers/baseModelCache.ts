@@ -4,7 +4,8 @@
  * content: the assignment carries the sha256 of the model's file, the copy is named by it, and a
  * model replaced on the cloud has a new sha256, so it is fetched again instead of the old file
  * being trained. A name made only of hex digits is safe on every OS (a model name may hold `:`,
- * which on Windows names an alternate data stream).
+ * which on Windows names an alternate data stream). A Hugging Face model's folder is copied beside
+ * them (hfFolderCopy.ts) and counted in the same size.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream, promises as fs } from "node:fs";
@@ -27,6 +28,8 @@ export interface BaseModelSource {
   log: (line: string) => void;
   /** The most the copies may take on disk together; the least recently trained go first (the one in use stays). */
   cacheBytes?: number;
+  /** Other copies the job uses (its Hugging Face folder): kept when the cache is pruned. */
+  alsoKeep?: string[];
 }
 
 /** SVC_WORKER_MODEL_CACHE_GB, else 20 GB: a few laptop-sized bases, not every model the cloud ever had. */
@@ -62,22 +65,24 @@ export async function resolveBaseModel(model: AssignedModel, source: BaseModelSo
     source.log(`the base model ${model.name} changed on the cloud after this job was assigned; training the current one (sha256 ${sha256})`);
   }
   const file = path.join(source.cacheDir, `${sha256}.gguf`);
-  const removed = await pruneModelCache(source.cacheDir, file, source.cacheBytes ?? modelCacheBytes());
+  const removed = await pruneModelCache(source.cacheDir, [file, ...(source.alsoKeep ?? [])], source.cacheBytes ?? modelCacheBytes());
   if (removed.length > 0) source.log(`removed ${removed.length} older base model copies to keep the cache under its size (SVC_WORKER_MODEL_CACHE_GB)`);
   return { file, sha256 };
 }
 
 /**
- * Deletes the least recently used copies in `dir` until they take at most `budgetBytes` together,
- * never `keep` (the one about to be trained). Returns the files removed.
+ * Deletes the least recently used copies in `dir` (GGUF files and Hugging Face folders) until they
+ * take at most `budgetBytes` together, never those in `keep` (what the job is about to train).
+ * Returns the copies removed.
  */
-export async function pruneModelCache(dir: string, keep: string, budgetBytes: number): Promise<string[]> {
-  const names = (await fs.readdir(dir)).filter((name) => /^[0-9a-f]{64}\.gguf$/.test(name));
+export async function pruneModelCache(dir: string, keep: string | readonly string[], budgetBytes: number): Promise<string[]> {
+  const kept = new Set((typeof keep === "string" ? [keep] : keep).map((file) => path.resolve(file)));
+  const names = (await fs.readdir(dir)).filter((name) => /^[0-9a-f]{64}\.gguf$|^hf-[0-9a-f]{64}$/.test(name));
   const copies = await Promise.all(
     names.map(async (name) => {
       const file = path.join(dir, name);
       const stat = await fs.stat(file);
-      return { file, bytes: stat.size, usedAt: stat.mtimeMs };
+      return { file, bytes: stat.isDirectory() ? await folderBytes(file) : stat.size, usedAt: stat.mtimeMs };
     }),
   );
   copies.sort((a, b) => b.usedAt - a.usedAt);
@@ -85,17 +90,32 @@ export async function pruneModelCache(dir: string, keep: string, budgetBytes: nu
   const removed: string[] = [];
   for (const copy of copies.reverse()) {
     if (total <= budgetBytes) break;
-    if (path.resolve(copy.file) === path.resolve(keep)) continue;
-    await fs.rm(copy.file, { force: true });
+    if (kept.has(path.resolve(copy.file))) continue;
+    await fs.rm(copy.file, { recursive: true, force: true });
     total -= copy.bytes;
     removed.push(copy.file);
   }
   return removed;
 }
 
+async function folderBytes(folder: string): Promise<number> {
+  const stats = await Promise.all((await fs.readdir(folder)).map((name) => fs.stat(path.join(folder, name))));
+  return stats.reduce((sum, stat) => sum + stat.size, 0);
+}
+
 /** Streams the model into the cache, hashing it on the way, and names the copy by that hash. */
 async function download(model: AssignedModel, source: BaseModelSource): Promise<string> {
   const part = path.join(source.cacheDir, `download-${randomBytes(8).toString("hex")}.part`);
+  const sha256 = await fetchToFile(source.url, source.token, part, `the base model ${model.name}`);
+  await fs.rename(part, path.join(source.cacheDir, `${sha256}.gguf`));
+  return sha256;
+}
+
+/**
+ * Streams `url` (a worker route, with the worker token) into `file`, hashing it on the way, and
+ * returns its sha256. A failed transfer removes what it wrote: a partial file never stays.
+ */
+export async function fetchToFile(url: string, token: string, file: string, what: string): Promise<string> {
   const hash = createHash("sha256");
   const hashing = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -103,19 +123,17 @@ async function download(model: AssignedModel, source: BaseModelSource): Promise<
       callback(null, chunk);
     },
   });
-  const stall = stallTimeout(workerStallMs(), `downloading the base model ${model.name}`);
+  const stall = stallTimeout(workerStallMs(), `downloading ${what}`);
   try {
-    const res = await fetch(source.url, { headers: { authorization: `Bearer ${source.token}` }, signal: stall.signal });
-    if (!res.ok || !res.body) throw new Error(`downloading the base model ${model.name} failed: HTTP ${res.status}`);
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: stall.signal });
+    if (!res.ok || !res.body) throw new Error(`downloading ${what} failed: HTTP ${res.status}`);
     // Streamed to disk: a base model may be larger than this worker's free memory.
-    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), hashing, createWriteStream(part), {
+    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), stall.through(), hashing, createWriteStream(file), {
       signal: stall.signal,
     });
-    const sha256 = hash.digest("hex");
-    await fs.rename(part, path.join(source.cacheDir, `${sha256}.gguf`));
-    return sha256;
+    return hash.digest("hex");
   } catch (err) {
-    await fs.rm(part, { force: true });
+    await fs.rm(file, { force: true });
     throw stall.signal.aborted ? stall.signal.reason : err;
   } finally {
     stall.done();

@@ -20,6 +20,9 @@ import type { CloudContext } from "../context.js";
 import { resolvePrincipal } from "../http/auth.js";
 import { appendJobEvent, appendJobEvents, claimNextJob, isTerminal, releaseClaim, toJob, type AppendOutcome } from "../domain/jobs.js";
 import { modelSha256 } from "../domain/models.js";
+import { hfFolderManifest } from "../domain/hfFolderManifest.js";
+import { pathOf } from "../../sdk/api/route.js";
+import { workerFilesApi } from "../../sdk/api/workers.js";
 import type { JobsTable } from "../store/schema.js";
 import { JobEndedError } from "../domain/jobState.js";
 import { OPTIONAL_FRAMES, parseWorkerFrame, type CloudMessage, type WorkerMessage } from "./protocol.js";
@@ -408,6 +411,7 @@ export class WorkerHub {
     const modelName = String((JSON.parse(job.config) as { model?: unknown }).model ?? "");
     const model = await this.ctx.db.selectFrom("base_models").select(["name", "path", "sha256", "hf_folder"]).where("name", "=", modelName).executeTakeFirst();
     const sha256 = model ? await modelSha256(this.ctx, model) : null;
+    const hfFiles = model?.hf_folder ? await hfFolderManifest(model.hf_folder) : null;
     return {
       type: "assign",
       job: toJob(job),
@@ -419,8 +423,9 @@ export class WorkerHub {
         name: modelName,
         path: model?.path ?? null,
         sha256,
-        url: `${base}/v1/worker/models/${encodeURIComponent(modelName)}`,
+        url: `${base}${pathOf(workerFilesApi.downloadBaseModel.path, { name: modelName })}`,
         hfFolder: model?.hf_folder ?? null,
+        hfFiles: hfFiles && { url: `${base}${pathOf(workerFilesApi.downloadHfModelFile.path, { name: modelName, file: "" })}`, files: hfFiles },
       },
     };
   }

@@ -12,6 +12,7 @@ import * as T from "@sinclair/typebox/type";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { JobEvent, type Job } from "../../sdk/api/jobs.js";
 import { WorkerDevice, WorkerLlamaDevice } from "../../sdk/api/workers.js";
+import type { HfFiles } from "./hfManifest.js";
 
 const Id = T.String({ minLength: 1, maxLength: 200 });
 /**
@@ -124,10 +125,11 @@ export type CloudMessage =
        * The base model: `path` on the cloud's machine (read in place by the cloud's own workers),
        * `url` to download it, and the sha256 of its content, by which other workers cache it (null
        * when the cloud has no file for it). `hfFolder`: the Hugging Face folder the GGUF was
-       * converted from, on the cloud's machine (the cloud's own torch workers train from its
-       * safetensors; other workers train from the GGUF).
+       * converted from, on the cloud's machine (the cloud's own workers read it in place).
+       * `hfFiles`: that folder's files as other torch workers fetch them, by size and sha256 (null
+       * when the folder is gone; absent from an older cloud). The worker checks it (parseHfFiles).
        */
-      model: { name: string; path: string | null; sha256: string | null; url: string; hfFolder?: string | null };
+      model: { name: string; path: string | null; sha256: string | null; url: string; hfFolder?: string | null; hfFiles?: HfFiles | null };
     }
   /** Stop the job as soon as possible and report `training.cancelled`. */
   | { type: "cancel"; jobId: string }

@@ -16,6 +16,8 @@ import { checkpointSampler } from "./checkpointSamples.js";
 import type { TorchRanks } from "../../engine/backends/torch/ranks.js";
 import { resolveBaseModel } from "./baseModelCache.js";
 import { hfFolderToTrain } from "./hfFolderSource.js";
+import { hfCopyPath } from "./hfFolderCopy.js";
+import { parseHfFiles } from "./hfManifest.js";
 import { loadProgressReporter } from "./loadProgress.js";
 import type { CloudMessage } from "./protocol.js";
 import { WorkerLink } from "./link.js";
@@ -168,12 +170,17 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
     const { chooseBackend, parseBackendChoice } = await import("../../engine/backends/select.js");
     const train = parseChatJsonl(await download(options, assign.datasetUrl, "dataset"), { name: "dataset" });
     const evalSet = assign.evalDatasetUrl ? parseChatJsonl(await download(options, assign.evalDatasetUrl, "evalDataset"), { name: "evalDataset" }) : undefined;
+    const cacheDir = path.join(options.workDir ?? os.tmpdir(), "svc-models");
+    const hfFiles = parseHfFiles(assign.model.hfFiles);
+    // The model's Hugging Face copy (if this worker has one) survives the GGUF's pruning.
+    const hfCopy = "hfFiles" in hfFiles ? hfCopyPath(cacheDir, hfFiles.hfFiles) : undefined;
     const base = await resolveBaseModel(assign.model, {
-      cacheDir: path.join(options.workDir ?? os.tmpdir(), "svc-models"),
+      cacheDir,
       sharedFiles: options.sharedFiles ?? false,
       url: throughCloud(options.cloudUrl, assign.model.url),
       token: options.token,
       log,
+      alsoKeep: hfCopy ? [hfCopy] : [],
     });
     const modelPath = base.file;
     // The job's own choice (svc start under SVC_TRAIN_BACKEND=...) wins over the worker's default.
@@ -200,7 +207,17 @@ async function runJob(options: TrainerWorkerOptions, link: WorkerLink, assign: A
         worldSize: backend.info.worldSize ?? 1,
         backendReason: reason,
       });
-      const hf = await hfFolderToTrain(assign.model, options.sharedFiles ?? false);
+      const hf = await hfFolderToTrain(assign.model, {
+        sharedFiles: options.sharedFiles ?? false,
+        backend: backend.info.name,
+        copy: {
+          cacheDir,
+          token: options.token,
+          reach: (url) => throughCloud(options.cloudUrl, url),
+          alsoKeep: [modelPath],
+          log,
+        },
+      });
       if (hf.notice) {
         log(`job ${job.id}: ${hf.notice}`);
         void emit("training.progress", { message: hf.notice });

@@ -65,3 +65,11 @@ export const workersApi = {
   /** Every worker linked to any instance of the cloud, connected ones first, then those gone within the hour. */
   listWorkers: route({ method: "GET", path: "/v1/workers", response: T.Array(WorkerInfo) }),
 };
+
+/** What a training worker fetches with the worker token to train a job's base model. */
+export const workerFilesApi = {
+  /** The base model's GGUF file. */
+  downloadBaseModel: route({ method: "GET", path: "/v1/worker/models/:name", produces: "file" }),
+  /** One file of the base model's Hugging Face folder, by a name the assignment's `hfFiles` lists (no folders, no `..`). */
+  downloadHfModelFile: route({ method: "GET", path: "/v1/worker/models/:name/hf/:file", produces: "file" }),
+};

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { modelCacheBytes, pruneModelCache } from "../../../cloud/workers/baseModelCache.js";
@@ -33,6 +33,24 @@ describe("a remote worker's base-model cache stays under its size", () => {
     const inUse = copy(dir, "e", 500, 500);
     assert.deepEqual(await pruneModelCache(dir, inUse, 100), [older]);
     assert.deepEqual(readdirSync(dir), [path.basename(inUse)]);
+  });
+
+  it("counts a Hugging Face copy (a folder) by its files, removes it least recently trained first, and keeps every copy in use", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "svc-model-cache-"));
+    const folder = (hex: string, bytes: number, usedSecondsAgo: number) => {
+      const copyDir = path.join(dir, `hf-${hex.repeat(64)}`);
+      mkdirSync(copyDir);
+      writeFileSync(path.join(copyDir, "config.json"), "{}");
+      writeFileSync(path.join(copyDir, "model.safetensors"), Buffer.alloc(bytes - 2));
+      const at = new Date(Date.now() - usedSecondsAgo * 1000);
+      utimesSync(copyDir, at, at);
+      return copyDir;
+    };
+    const oldFolder = folder("a", 400, 300);
+    const gguf = copy(dir, "b", 400, 200);
+    const inUse = folder("c", 400, 400);
+    assert.deepEqual(await pruneModelCache(dir, [gguf, inUse], 850), [oldFolder]);
+    assert.deepEqual(readdirSync(dir).sort(), [path.basename(gguf), path.basename(inUse)].sort());
   });
 
   it("reads its size from SVC_WORKER_MODEL_CACHE_GB, 20 GB by default", () => {
