@@ -52,7 +52,15 @@ async function mocha(label, globs, env = {}, extra = []) {
     [path.join(root, "node_modules/mocha/bin/mocha.js"), "--config", ".mocharc.json", ...extra, ...files],
     env,
   );
-  const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(out)?.[1] ?? 0);
+  // Mocha's summary is its last "N passing" line; a suite that runs a mocha of its own inside a test
+  // (the VS Code extension host's, its lines prefixed "│") adds that mocha's counts to it.
+  const summary = (word) => {
+    const lines = [...out.matchAll(new RegExp(`^(\\s*│)?\\s*(\\d+) ${word}\\b`, "gm"))];
+    const own = lines.filter((m) => !m[1]).at(-1);
+    const nested = lines.filter((m) => m[1]).reduce((sum, m) => sum + Number(m[2]), 0);
+    return { count: Number(own?.[2] ?? 0) + nested, at: own?.index ?? -1 };
+  };
+  const count = (word) => summary(word).count;
   const passed = count("passing");
   const failed = count("failing");
   totals.passed += passed;
@@ -64,7 +72,7 @@ async function mocha(label, globs, env = {}, extra = []) {
   } else if (failed > 0) {
     failures.push(`${label}: ${failed} failing`);
     const report = out
-      .slice(out.lastIndexOf(`${failed} failing`))
+      .slice(Math.max(0, summary("failing").at))
       .split("\n")
       .filter((line) => line.trim() !== "" && !/^\s+at /.test(line))
       .join("\n");
