@@ -90,6 +90,16 @@ async function step(label, command, args, buffered = false) {
   return true;
 }
 
+/**
+ * Mocha runs the unit and integration files two at a time, in two worker processes that take the
+ * files in turn: most of a file's time is spent waiting on the children it starts (clouds, workers,
+ * Python, llama.cpp) or on one single-threaded process, so a second file uses the core the first
+ * leaves idle. What files share is safe for that: temp folders per test, free ports, builds renamed
+ * into place (sharedBuild.ts, llamaCppTools.ts). SVC_TEST_JOBS=1 runs one file at a time.
+ */
+const jobs = Math.max(1, Number(process.env.SVC_TEST_JOBS) || 2);
+const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
+
 const hasTests = (dir) =>
   existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
 
@@ -105,8 +115,8 @@ const [typeMainOk, typeExtensionOk, buildOk] = await Promise.all([
 ]);
 const typeOk = typeMainOk && typeExtensionOk;
 if (typeOk && buildOk) {
-  if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"]);
-  await mocha("integration tests (SQLite)", ["test/integration/**/*.test.ts"], {}, ["--timeout", "120000"]);
+  if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"], {}, parallel);
+  await mocha("integration tests (SQLite)", ["test/integration/**/*.test.ts"], {}, ["--timeout", "120000", ...parallel]);
   const { startPgCluster } = await import("./pg-cluster.mjs");
   const pg = await startPgCluster();
   try {
