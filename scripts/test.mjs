@@ -52,7 +52,15 @@ async function mocha(label, globs, env = {}, extra = []) {
     [path.join(root, "node_modules/mocha/bin/mocha.js"), "--config", ".mocharc.json", ...extra, ...files],
     env,
   );
-  const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(out)?.[1] ?? 0);
+  // Mocha's summary is its last "N passing" line; a suite that runs a mocha of its own inside a test
+  // (the VS Code extension host's, its lines prefixed "│") adds that mocha's counts to it.
+  const summary = (word) => {
+    const lines = [...out.matchAll(new RegExp(`^(\\s*│)?\\s*(\\d+) ${word}\\b`, "gm"))];
+    const own = lines.filter((m) => !m[1]).at(-1);
+    const nested = lines.filter((m) => m[1]).reduce((sum, m) => sum + Number(m[2]), 0);
+    return { count: Number(own?.[2] ?? 0) + nested, at: own?.index ?? -1 };
+  };
+  const count = (word) => summary(word).count;
   const passed = count("passing");
   const failed = count("failing");
   totals.passed += passed;
@@ -64,7 +72,7 @@ async function mocha(label, globs, env = {}, extra = []) {
   } else if (failed > 0) {
     failures.push(`${label}: ${failed} failing`);
     const report = out
-      .slice(out.lastIndexOf(`${failed} failing`))
+      .slice(Math.max(0, summary("failing").at))
       .split("\n")
       .filter((line) => line.trim() !== "" && !/^\s+at /.test(line))
       .join("\n");
@@ -82,6 +90,16 @@ async function step(label, command, args, buffered = false) {
   return true;
 }
 
+/**
+ * Mocha runs the unit and integration files two at a time, in two worker processes that take the
+ * files in turn: most of a file's time is spent waiting on the children it starts (clouds, workers,
+ * Python, llama.cpp) or on one single-threaded process, so a second file uses the core the first
+ * leaves idle. What files share is safe for that: temp folders per test, free ports, builds renamed
+ * into place (sharedBuild.ts, llamaCppTools.ts). SVC_TEST_JOBS=1 runs one file at a time.
+ */
+const jobs = Math.max(1, Number(process.env.SVC_TEST_JOBS) || 2);
+const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
+
 const hasTests = (dir) =>
   existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
 
@@ -97,8 +115,8 @@ const [typeMainOk, typeExtensionOk, buildOk] = await Promise.all([
 ]);
 const typeOk = typeMainOk && typeExtensionOk;
 if (typeOk && buildOk) {
-  if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"]);
-  await mocha("integration tests (SQLite)", ["test/integration/**/*.test.ts"], {}, ["--timeout", "120000"]);
+  if (hasTests("test/unit")) await mocha("unit tests", ["test/unit/**/*.test.ts"], {}, parallel);
+  await mocha("integration tests (SQLite)", ["test/integration/**/*.test.ts"], {}, ["--timeout", "120000", ...parallel]);
   const { startPgCluster } = await import("./pg-cluster.mjs");
   const pg = await startPgCluster();
   try {

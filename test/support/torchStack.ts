@@ -34,3 +34,21 @@ export function torchTestPython(): string {
 export function startExactTorchBackend(options: Pick<TorchBackendOptions, "quantizedBase" | "logitsChunkBytes"> = {}): Promise<TorchBackend> {
   return startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32", ...options });
 }
+
+/**
+ * One exact torch backend shared by a suite's tests that each load their own base first (a load
+ * replaces the previous base, adapter and trainer, as a worker's next job does): starting Python
+ * and importing torch and transformers costs seconds per process. Call it in a describe body; the
+ * backend starts on first use and stops after the suite.
+ */
+export function sharedExactTorchBackend(): () => Promise<TorchBackend> {
+  let started: Promise<TorchBackend> | undefined;
+  after(async () => {
+    const backend = await started?.catch(() => undefined);
+    await backend?.dispose();
+  });
+  return () => {
+    started ??= startExactTorchBackend();
+    return started;
+  };
+}

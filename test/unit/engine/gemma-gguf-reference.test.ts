@@ -15,7 +15,7 @@ import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilitie
 import path from 'node:path';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { testModelsDir } from '../../support/testModels.js';
-import { startExactTorchBackend } from '../../support/torchStack.js';
+import { sharedExactTorchBackend } from '../../support/torchStack.js';
 import { teachAnswerOnTorch } from '../../support/torchTeach.js';
 
 // Log-probabilities over tokens llama.cpp gives at least e^-30 (compareWithReference). Both run in
@@ -41,6 +41,8 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
   after(async () => {
     await disposeLlamaCppReference();
   });
+  // One torch process for every check below: each loads its GGUF into it first.
+  const torchBackend = sharedExactTorchBackend();
 
   for (const arch of ['gemma3', 'gemma4'] as HfTestArch[]) {
     describe(arch, () => {
@@ -66,17 +68,13 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
       });
 
       it("svc's torch backend on the GGUF gives the HF folder's logits", async () => {
-        const backend = await startExactTorchBackend();
-        try {
-          await backend.loadBase(gguf, await readModelConfig(gguf));
-          const fromGguf = await backend.logits(tokens);
-          let maxDiff = 0;
-          for (let i = 0; i < hfLogits.length; i++) maxDiff = Math.max(maxDiff, Math.abs(fromGguf[i] - hfLogits[i]));
-          console.log(`      ${arch}: max |logit(svc torch on GGUF) - logit(HF)| = ${maxDiff.toExponential(2)}`);
-          assert.ok(maxDiff < SAME_ENGINE_TOLERANCE, `max logit difference ${maxDiff} is over ${SAME_ENGINE_TOLERANCE}`);
-        } finally {
-          await backend.dispose();
-        }
+        const backend = await torchBackend();
+        await backend.loadBase(gguf, await readModelConfig(gguf));
+        const fromGguf = await backend.logits(tokens);
+        let maxDiff = 0;
+        for (let i = 0; i < hfLogits.length; i++) maxDiff = Math.max(maxDiff, Math.abs(fromGguf[i] - hfLogits[i]));
+        console.log(`      ${arch}: max |logit(svc torch on GGUF) - logit(HF)| = ${maxDiff.toExponential(2)}`);
+        assert.ok(maxDiff < SAME_ENGINE_TOLERANCE, `max logit difference ${maxDiff} is over ${SAME_ENGINE_TOLERANCE}`);
       });
 
       it('a LoRA trained on torch teaches a continuation that llama.cpp gives with the exported GGUF adapter', async () => {
@@ -84,13 +82,8 @@ describe('Gemma GGUF reference: llama.cpp and transformers agree on random-weigh
         const prompt = tokens.slice(0, 12);
         const before = await greedy(gguf, prompt, answer.length);
         assert.notDeepEqual(before, answer, 'the base model already continues with the answer');
-        const backend = await startExactTorchBackend();
         const adapterPath = path.join(await testModelsDir(), `${arch}-taught.adapter.gguf`); // not beside the GGUF: that folder is shared
-        try {
-          await teachAnswerOnTorch(backend, gguf, { prompt, answer, adapterPath, label: arch, maxSteps: 60, stopBelow: 0.05 });
-        } finally {
-          await backend.dispose();
-        }
+        await teachAnswerOnTorch(await torchBackend(), gguf, { prompt, answer, adapterPath, label: arch, maxSteps: 60, stopBelow: 0.05 });
         assert.deepEqual(await greedy(gguf, prompt, answer.length, { lora: adapterPath }), answer);
       });
     });

@@ -23,12 +23,11 @@
  */
 import assert from 'node:assert/strict';
 import { TfjsBackend } from '../../../engine/backends/tfjs.js';
-import type { TorchBackend } from '../../../engine/backends/torch/index.js';
 import { readModelConfig } from '../../../engine/gguf/model-file.js';
 import { engineGreedy, type LogitsSource } from '../../support/engineGreedy.js';
 import { compareWithReference, disposeLlamaCppReference, greedy, logProbabilities, tokenize } from '../../support/llamaCppReference.js';
 import { buildTestModel, dequantisedCopy, type TestModelOptions, type TestWeightType } from '../../support/testModels.js';
-import { startExactTorchBackend } from '../../support/torchStack.js';
+import { sharedExactTorchBackend } from '../../support/torchStack.js';
 
 const PROMPT = 'The quick brown fox jumps over the lazy dog, and then';
 const GREEDY_TOKENS = 8;
@@ -55,20 +54,25 @@ async function tfjsSource(modelPath: string): Promise<TfjsBackend> {
   return backend;
 }
 
-async function torchSource(modelPath: string): Promise<TorchBackend> {
-  const backend = await startExactTorchBackend();
-  await backend.loadBase(modelPath, await readModelConfig(modelPath));
-  return backend;
-}
-
-const BACKENDS: Array<{ name: string; open: (modelPath: string) => Promise<LogitsSource & { dispose(): Promise<void> }> }> = [
-  { name: 'tfjs', open: tfjsSource },
-  { name: 'torch', open: torchSource },
-];
+type Source = LogitsSource & { dispose(): Promise<void> };
 
 describe('engine forward pass vs llama.cpp on real architectures and weight types', function () {
   this.timeout(300000);
   after(disposeLlamaCppReference);
+  // tfjs is loaded fresh for each model; torch's process is reused, each test loading its model into it.
+  const torchBackend = sharedExactTorchBackend();
+  const backends: Array<{ name: string; open: (modelPath: string) => Promise<Source>; close: (source: Source) => Promise<void> }> = [
+    { name: 'tfjs', open: tfjsSource, close: (source) => source.dispose() },
+    {
+      name: 'torch',
+      open: async (modelPath) => {
+        const backend = await torchBackend();
+        await backend.loadBase(modelPath, await readModelConfig(modelPath));
+        return backend;
+      },
+      close: async () => {},
+    },
+  ];
 
   for (const base of ARCHITECTURES) {
     for (const weightType of WEIGHT_TYPES) {
@@ -81,7 +85,7 @@ describe('engine forward pass vs llama.cpp on real architectures and weight type
         const exactModel = weightType === 'F32' ? model : await dequantisedCopy(model);
         const exactReference = await logProbabilities(exactModel, ids);
         const referenceGreedy = await greedy(exactModel, ids, GREEDY_TOKENS);
-        for (const { name, open } of BACKENDS) {
+        for (const { name, open, close } of backends) {
           const source = await open(model);
           try {
             const logits = await source.logits(ids);
@@ -94,7 +98,7 @@ describe('engine forward pass vs llama.cpp on real architectures and weight type
             );
             assert.deepEqual(await engineGreedy(source, ids, GREEDY_TOKENS), referenceGreedy, `${name}: greedy continuation`);
           } finally {
-            await source.dispose();
+            await close(source);
           }
         }
       });

@@ -22,7 +22,7 @@ import { randomBatches } from '../../../engine/backends/torch/bench.js';
 import { hfToGgufRows } from '../../support/hfLayout.js';
 import { buildTestModel, type TestModelOptions } from '../../support/testModels.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
-import { requireTorchStack, startExactTorchBackend, torchTestPython } from '../../support/torchStack.js';
+import { requireTorchStack, sharedExactTorchBackend, torchTestPython } from '../../support/torchStack.js';
 
 const run = promisify(execFile);
 const CASES: TestModelOptions[] = [
@@ -69,6 +69,8 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
     tmp = await createTempDir('torch-hf');
   });
   after(async () => tmp?.remove());
+  // One torch process for the cases: each loads its model (and a fresh adapter) into it.
+  const torchBackend = sharedExactTorchBackend();
 
   for (const options of CASES) {
     it(`${options.arch}: loss, logits and LoRA gradients equal transformers' with svc's PEFT adapter`, async () => {
@@ -106,30 +108,26 @@ describe('torch backend vs Hugging Face transformers + PEFT', function () {
       });
       const hf = JSON.parse(stdout.trim().split('\n').pop()!) as { loss: number; lastLogits: number[]; grads: Record<string, number[]> };
 
-      const backend = await startExactTorchBackend();
-      try {
-        await backend.loadBase(modelPath, config);
-        await backend.initLora(loraSpec(lora), tensors);
-        const ours = await backend.gradients(batch);
-        assert.ok(Math.abs(ours.loss - hf.loss) < 1e-4 * Math.max(1, hf.loss), `loss: svc ${ours.loss}, transformers ${hf.loss}`);
-        const logits = await backend.logits([...batch.inputs.subarray(0, batch.length)]);
-        assert.ok(maxDiff(logits, hf.lastLogits) < 1e-3 * maxAbs(hf.lastLogits), 'last-position logits');
-        for (const [name, grad] of Object.entries(ours.grads) as Array<[string, Matrix]>) {
-          const [, block, linear, part] = /^blk\.(\d+)\.(\w+)\.weight\.lora_(a|b)$/.exec(name)!;
-          const theirs = hf.grads[`base_model.model.model.layers.${block}.${HF_MODULE[linear]}.lora_${part.toUpperCase()}.weight`];
-          assert.ok(theirs, `transformers has a gradient for ${name}`);
-          const permuted = config.architecture === 'llama' && part === 'b' && (linear === 'attn_q' || linear === 'attn_k');
-          const expected = permuted
-            ? hfToGgufRows({ shape: grad.shape, data: Float32Array.from(theirs) }, linear === 'attn_q' ? config.headCount : config.headCountKv)
-            : theirs;
-          assert.ok(maxAbs(expected) > 0, `${name}: a non-zero gradient`);
-          assert.ok(
-            maxDiff(grad.data, expected) < 1e-3 * maxAbs(expected),
-            `${name}: gradient differs by ${maxDiff(grad.data, expected)} (largest ${maxAbs(expected)})`,
-          );
-        }
-      } finally {
-        await backend.dispose();
+      const backend = await torchBackend();
+      await backend.loadBase(modelPath, config);
+      await backend.initLora(loraSpec(lora), tensors);
+      const ours = await backend.gradients(batch);
+      assert.ok(Math.abs(ours.loss - hf.loss) < 1e-4 * Math.max(1, hf.loss), `loss: svc ${ours.loss}, transformers ${hf.loss}`);
+      const logits = await backend.logits([...batch.inputs.subarray(0, batch.length)]);
+      assert.ok(maxDiff(logits, hf.lastLogits) < 1e-3 * maxAbs(hf.lastLogits), 'last-position logits');
+      for (const [name, grad] of Object.entries(ours.grads) as Array<[string, Matrix]>) {
+        const [, block, linear, part] = /^blk\.(\d+)\.(\w+)\.weight\.lora_(a|b)$/.exec(name)!;
+        const theirs = hf.grads[`base_model.model.model.layers.${block}.${HF_MODULE[linear]}.lora_${part.toUpperCase()}.weight`];
+        assert.ok(theirs, `transformers has a gradient for ${name}`);
+        const permuted = config.architecture === 'llama' && part === 'b' && (linear === 'attn_q' || linear === 'attn_k');
+        const expected = permuted
+          ? hfToGgufRows({ shape: grad.shape, data: Float32Array.from(theirs) }, linear === 'attn_q' ? config.headCount : config.headCountKv)
+          : theirs;
+        assert.ok(maxAbs(expected) > 0, `${name}: a non-zero gradient`);
+        assert.ok(
+          maxDiff(grad.data, expected) < 1e-3 * maxAbs(expected),
+          `${name}: gradient differs by ${maxDiff(grad.data, expected)} (largest ${maxAbs(expected)})`,
+        );
       }
     });
   }
