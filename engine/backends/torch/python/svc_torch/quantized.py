@@ -58,11 +58,16 @@ def dequantize_q4_k(blocks: torch.Tensor) -> torch.Tensor:
     n = blocks.shape[0]
     d, dmin = _f16(blocks[:, 0:2]), _f16(blocks[:, 2:4])
     sc, mn = _q4_k_scale_min(blocks[:, 4:16])
-    scale = (d * sc.to(torch.float32)).reshape(n, 8, 1)
-    offset = (dmin * mn.to(torch.float32)).reshape(n, 8, 1)
-    qs = blocks[:, 16:].reshape(n, 4, 1, 32) >> _shifts((0, 4), blocks.device).reshape(1, 1, 2, 1)
-    qs = (qs & 0x0F).reshape(n, 8, 32).to(torch.float32)
-    return (scale * qs - offset).reshape(n, QK_K)
+    # Sub-block 2j holds byte j's low nibbles, 2j + 1 its high ones.
+    scale = (d * sc.to(torch.float32)).reshape(n, 4, 2, 1)
+    offset = (dmin * mn.to(torch.float32)).reshape(n, 4, 2, 1)
+    nibbles = blocks[:, 16:].reshape(n, 4, 32)
+    # One float32 tensor written once and scaled in place: the weight's size in memory traffic per
+    # pass, where out-of-place steps would each write a new one (the layer is dequantised every pass).
+    out = torch.empty((n, 4, 2, 32), dtype=torch.float32, device=blocks.device)
+    out[:, :, 0] = nibbles & 0x0F
+    out[:, :, 1] = nibbles >> 4
+    return out.mul_(scale).sub_(offset).reshape(n, QK_K)
 
 
 def dequantize_q6_k(blocks: torch.Tensor) -> torch.Tensor:
@@ -75,8 +80,10 @@ def dequantize_q6_k(blocks: torch.Tensor) -> torch.Tensor:
     low = (low & 0x0F).reshape(n, 8, 32)
     high = qh.reshape(n, 2, 1, 32) >> _shifts((0, 2, 4, 6), blocks.device).reshape(1, 1, 4, 1)
     high = (high & 0x03).reshape(n, 8, 32)
-    q = ((low | (high << 4)).to(torch.int16) - 32).reshape(n, 16, 16).to(torch.float32)
-    return (d * q).reshape(n, QK_K)
+    # In place in one float32 tensor, as dequantize_q4_k; q - 32 is exact in float32.
+    out = torch.empty((n, 16, 16), dtype=torch.float32, device=blocks.device)
+    out.copy_((low | (high << 4)).reshape(n, 16, 16))
+    return out.sub_(32).mul_(d).reshape(n, QK_K)
 
 
 # ggml type id -> (block bytes, elements per block, dequantiser); the ids are GGMLQuantizationType's.
