@@ -4,7 +4,8 @@ Q8_0, Q4_K or Q6_K blocks (a uint8 tensor), and QuantizedLinear dequantises it w
 or the backward pass reaches the layer. Embedding tables stay blocks too (QuantizedEmbedding): a
 lookup dequantises only the rows it reads, and an output head (its own or tied to the embedding)
 is read a slice of vocabulary rows at a time by the loss (chunked_loss.py). The autograd function saves nothing but the layer, so no
-full-precision copy of a weight lives between the passes; the base is frozen, so only the input's
+full-precision copy of a weight lives between the passes (under activation checkpointing, one
+decoder layer's while its backward runs); the base is frozen, so only the input's
 gradient is computed (grad @ W, with W dequantised again). The dequantisers are vectorised torch
 ports of gguf-py's numpy ones (ggml-quants.c's reference), computing in float32 in the same order,
 so their floats are gguf-py's bit for bit.
@@ -101,18 +102,27 @@ def dequantize(blocks: torch.Tensor, ggml_type: int, shape: Tuple[int, int]) -> 
 
 
 class _QuantizedMatmul(torch.autograd.Function):
-    """x @ W.T with W dequantised from `layer`'s blocks here and again in backward; saves no tensor."""
+    """x @ W.T with W dequantised from `layer`'s blocks here and again in backward; saves no tensor,
+    unless the layer runs under activation checkpointing (`save_weight_for_backward`)."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, layer: "QuantizedLinear") -> torch.Tensor:
         ctx.layer = layer
-        return F.linear(x, layer.dequantized(x.dtype))
+        w = layer.dequantized(x.dtype)
+        # Under non-reentrant checkpointing, what the first forward saves is dropped at once and the
+        # backward pass recomputes it right before it is used: saving W then holds one decoder layer's
+        # weights for the length of that layer's backward, and spares a third dequantisation per step.
+        ctx.saved_weight = layer.save_weight_for_backward and x.requires_grad
+        if ctx.saved_weight:
+            ctx.save_for_backward(w)
+        return F.linear(x, w)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         if not ctx.needs_input_grad[0]:
             return None, None
-        return grad @ ctx.layer.dequantized(grad.dtype), None
+        w = ctx.saved_tensors[0].to(grad.dtype) if ctx.saved_weight else ctx.layer.dequantized(grad.dtype)
+        return grad @ w, None
 
 
 class QuantizedLinear(torch.nn.Linear):
@@ -130,6 +140,8 @@ class QuantizedLinear(torch.nn.Linear):
         self.ggml_type = ggml_type
         self.register_buffer("qweight", blocks, persistent=False)
         self.bias = bias
+        # Set while the model checkpoints activations (training.py): see _QuantizedMatmul.
+        self.save_weight_for_backward = False
 
     @property
     def weight(self) -> torch.Tensor:
