@@ -120,6 +120,15 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
           // What the forward pass keeps: the input, the LoRA's own activations; never the weight.
           assert.ok(r.largestSaved < r.weightElements, `${type}: autograd saved a tensor of ${r.largestSaved} elements (weight ${r.weightElements})`);
           assert.ok(r.qweightBytes < r.weightElements * 1.1, `${type}: ${r.qweightBytes} bytes kept for ${r.weightElements} weights`);
+          // Under activation checkpointing: forward, recompute and backward each dequantise, unless the
+          // recomputed forward keeps its weight for the backward; the gradients are the same.
+          assert.equal(r.checkpointed.recomputing.dequantizations, 3, `${type}: dequantisations without saving`);
+          assert.equal(r.checkpointed.saving.dequantizations, 2, `${type}: dequantisations with the weight saved`);
+          for (const mode of ['recomputing', 'saving'])
+            assert.ok(
+              r.checkpointed[mode].inputRelativeError < GRADIENT_TOLERANCE,
+              `${type} ${mode}: input gradient error ${r.checkpointed[mode].inputRelativeError}`,
+            );
         }
       });
 

@@ -105,7 +105,29 @@ def check_linear(path):
             scale = float(expected.abs().max())
             worst[name.split(".")[-3] if "lora_" in name else name] = float((grads[1][name] - expected).abs().max()) / scale
         layer = kept.base_model.model.proj
+        checkpointed = {}
+        for saving in (False, True):
+            # Under activation checkpointing the layer may keep its dequantised weight from the
+            # recomputed forward for its backward: the same gradients, one dequantisation fewer.
+            layer.base_layer.save_weight_for_backward = saving
+            counted = {"n": 0}
+            dequantized = layer.base_layer.dequantized
+
+            def counting(dtype, dequantized=dequantized, counted=counted):
+                counted["n"] += 1
+                return dequantized(dtype)
+
+            layer.base_layer.dequantized = counting
+            kept.zero_grad()
+            x = x0.clone().requires_grad_(True)
+            y = torch.utils.checkpoint.checkpoint(kept, x, use_reentrant=False)
+            ((y - target) ** 2).mean().backward()
+            del layer.base_layer.dequantized
+            layer.base_layer.save_weight_for_backward = False
+            error = max(float((x.grad - grads[0]["input"]).abs().max()) / float(grads[0]["input"].abs().max()), 0.0)
+            checkpointed["saving" if saving else "recomputing"] = {"dequantizations": counted["n"], "inputRelativeError": error}
         results[GGMLQuantizationType(qtype).name] = {
+            "checkpointed": checkpointed,
             "tensor": tensor.name,
             "wrapper": f"{type(layer).__module__}.{type(layer).__name__}",
             "isLoraLinear": isinstance(layer, LoraLinear),

@@ -4,7 +4,8 @@ Q8_0, Q4_K or Q6_K blocks (a uint8 tensor), and QuantizedLinear dequantises it w
 or the backward pass reaches the layer. Embedding tables stay blocks too (QuantizedEmbedding): a
 lookup dequantises only the rows it reads, and an output head (its own or tied to the embedding)
 is read a slice of vocabulary rows at a time by the loss (chunked_loss.py). The autograd function saves nothing but the layer, so no
-full-precision copy of a weight lives between the passes; the base is frozen, so only the input's
+full-precision copy of a weight lives between the passes (under activation checkpointing, one
+decoder layer's while its backward runs); the base is frozen, so only the input's
 gradient is computed (grad @ W, with W dequantised again). The dequantisers are vectorised torch
 ports of gguf-py's numpy ones (ggml-quants.c's reference), computing in float32 in the same order,
 so their floats are gguf-py's bit for bit.
@@ -25,11 +26,19 @@ def _f16(column: torch.Tensor) -> torch.Tensor:
     return column.contiguous().view(torch.float16).to(torch.float32)
 
 
-def dequantize_q8_0(blocks: torch.Tensor) -> torch.Tensor:
+def _float32(n: int, per_block: int, like: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+    """`out`'s first n * per_block floats, or a new tensor of them."""
+    if out is None:
+        return torch.empty(n * per_block, dtype=torch.float32, device=like.device)
+    return out[: n * per_block]
+
+
+def dequantize_q8_0(blocks: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """[n, 34] bytes -> [n, 32] float32: d (f16) times 32 int8 values."""
     d = _f16(blocks[:, :2])
-    x = blocks[:, 2:].contiguous().view(torch.int8).to(torch.float32)
-    return x * d
+    result = _float32(blocks.shape[0], 32, blocks, out).view(-1, 32)
+    result.copy_(blocks[:, 2:].contiguous().view(torch.int8))
+    return result.mul_(d)
 
 
 def _q4_k_scale_min(scales: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -53,19 +62,24 @@ def _shifts(values: Tuple[int, ...], device: torch.device) -> torch.Tensor:
     return found
 
 
-def dequantize_q4_k(blocks: torch.Tensor) -> torch.Tensor:
+def dequantize_q4_k(blocks: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """[n, 144] bytes -> [n, 256] float32: d, dmin (f16), 12 bytes of scales/mins, 128 bytes of nibbles."""
     n = blocks.shape[0]
     d, dmin = _f16(blocks[:, 0:2]), _f16(blocks[:, 2:4])
     sc, mn = _q4_k_scale_min(blocks[:, 4:16])
-    scale = (d * sc.to(torch.float32)).reshape(n, 8, 1)
-    offset = (dmin * mn.to(torch.float32)).reshape(n, 8, 1)
-    qs = blocks[:, 16:].reshape(n, 4, 1, 32) >> _shifts((0, 4), blocks.device).reshape(1, 1, 2, 1)
-    qs = (qs & 0x0F).reshape(n, 8, 32).to(torch.float32)
-    return (scale * qs - offset).reshape(n, QK_K)
+    # Sub-block 2j holds byte j's low nibbles, 2j + 1 its high ones.
+    scale = (d * sc.to(torch.float32)).reshape(n, 4, 2, 1)
+    offset = (dmin * mn.to(torch.float32)).reshape(n, 4, 2, 1)
+    nibbles = blocks[:, 16:].reshape(n, 4, 32)
+    # One float32 tensor written once and scaled in place: the weight's size in memory traffic per
+    # pass, where out-of-place steps would each write a new one (the layer is dequantised every pass).
+    result = _float32(n, QK_K, blocks, out).view(n, 4, 2, 32)
+    result[:, :, 0] = nibbles & 0x0F
+    result[:, :, 1] = nibbles >> 4
+    return result.mul_(scale).sub_(offset).view(n, QK_K)
 
 
-def dequantize_q6_k(blocks: torch.Tensor) -> torch.Tensor:
+def dequantize_q6_k(blocks: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """[n, 210] bytes -> [n, 256] float32: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales, d (f16)."""
     n = blocks.shape[0]
     ql, qh = blocks[:, :128], blocks[:, 128:192]
@@ -75,37 +89,65 @@ def dequantize_q6_k(blocks: torch.Tensor) -> torch.Tensor:
     low = (low & 0x0F).reshape(n, 8, 32)
     high = qh.reshape(n, 2, 1, 32) >> _shifts((0, 2, 4, 6), blocks.device).reshape(1, 1, 4, 1)
     high = (high & 0x03).reshape(n, 8, 32)
-    q = ((low | (high << 4)).to(torch.int16) - 32).reshape(n, 16, 16).to(torch.float32)
-    return (d * q).reshape(n, QK_K)
+    # In place in one float32 tensor, as dequantize_q4_k; q - 32 is exact in float32.
+    result = _float32(n, QK_K, blocks, out).view(n, 16, 16)
+    result.copy_((low | (high << 4)).reshape(n, 16, 16))
+    return result.sub_(32).mul_(d).view(n, QK_K)
 
 
 # ggml type id -> (block bytes, elements per block, dequantiser); the ids are GGMLQuantizationType's.
-QUANT_TYPES: Dict[int, Tuple[int, int, Callable[[torch.Tensor], torch.Tensor]]] = {
+QUANT_TYPES: Dict[int, Tuple[int, int, Callable[..., torch.Tensor]]] = {
     8: (34, 32, dequantize_q8_0),  # Q8_0
     12: (144, QK_K, dequantize_q4_k),  # Q4_K
     14: (210, QK_K, dequantize_q6_k),  # Q6_K
 }
 
 
-def dequantize(blocks: torch.Tensor, ggml_type: int, shape: Tuple[int, int]) -> torch.Tensor:
-    """A GGUF tensor's raw bytes (any shape, uint8) as float32 `shape` ([rows, row length])."""
+def dequantize(blocks: torch.Tensor, ggml_type: int, shape: Tuple[int, int], out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """A GGUF tensor's raw bytes (any shape, uint8) as float32 `shape` ([rows, row length]), written
+    into the start of the flat float32 `out` when given."""
     size, _, fn = QUANT_TYPES[ggml_type]
-    return fn(blocks.reshape(-1, size)).reshape(shape)
+    return fn(blocks.reshape(-1, size), out).view(shape)
+
+
+class _Scratch:
+    """One float32 buffer, grown to the largest weight, that a layer dequantises into before casting
+    to its compute dtype: a new tensor the size of a weight would be fresh pages from the OS on
+    every pass (allocations that large bypass malloc's free lists), and faulting them in costs about
+    as much as the dequantisation itself. Single-threaded use: the cast copies out of it at once."""
+
+    buffer: Optional[torch.Tensor] = None
+
+    @classmethod
+    def get(cls, elements: int, device: torch.device) -> torch.Tensor:
+        buffer = cls.buffer
+        if buffer is None or buffer.numel() < elements or buffer.device != device:
+            cls.buffer = buffer = torch.empty(elements, dtype=torch.float32, device=device)
+        return buffer
 
 
 class _QuantizedMatmul(torch.autograd.Function):
-    """x @ W.T with W dequantised from `layer`'s blocks here and again in backward; saves no tensor."""
+    """x @ W.T with W dequantised from `layer`'s blocks here and again in backward; saves no tensor,
+    unless the layer runs under activation checkpointing (`save_weight_for_backward`)."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, layer: "QuantizedLinear") -> torch.Tensor:
         ctx.layer = layer
-        return F.linear(x, layer.dequantized(x.dtype))
+        w = layer.dequantized(x.dtype)
+        # Under non-reentrant checkpointing, what the first forward saves is dropped at once and the
+        # backward pass recomputes it right before it is used: saving W then holds one decoder layer's
+        # weights for the length of that layer's backward, and spares a third dequantisation per step.
+        ctx.saved_weight = layer.save_weight_for_backward and x.requires_grad
+        if ctx.saved_weight:
+            ctx.save_for_backward(w)
+        return F.linear(x, w)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         if not ctx.needs_input_grad[0]:
             return None, None
-        return grad @ ctx.layer.dequantized(grad.dtype), None
+        w = ctx.saved_tensors[0].to(grad.dtype) if ctx.saved_weight else ctx.layer.dequantized(grad.dtype)
+        return grad @ w, None
 
 
 class QuantizedLinear(torch.nn.Linear):
@@ -123,6 +165,8 @@ class QuantizedLinear(torch.nn.Linear):
         self.ggml_type = ggml_type
         self.register_buffer("qweight", blocks, persistent=False)
         self.bias = bias
+        # Set while the model checkpoints activations (training.py): see _QuantizedMatmul.
+        self.save_weight_for_backward = False
 
     @property
     def weight(self) -> torch.Tensor:
@@ -137,8 +181,11 @@ class QuantizedLinear(torch.nn.Linear):
 
     def dequantized_rows(self, start: int, stop: int, dtype: torch.dtype) -> torch.Tensor:
         """Rows start..stop of the weight (a slice of the vocabulary, for an output head)."""
-        w = dequantize(self.qweight[start:stop], self.ggml_type, (min(stop, self.out_features) - start, self.in_features))
-        return w if dtype == torch.float32 else w.to(dtype)
+        shape = (min(stop, self.out_features) - start, self.in_features)
+        if dtype == torch.float32:  # the weight itself is the result: a tensor of its own
+            return dequantize(self.qweight[start:stop], self.ggml_type, shape)
+        scratch = _Scratch.get(shape[0] * shape[1], self.qweight.device)
+        return dequantize(self.qweight[start:stop], self.ggml_type, shape, out=scratch).to(dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = _QuantizedMatmul.apply(x, self)

@@ -63,6 +63,9 @@ class Trainer:
         else:
             model.gradient_checkpointing_disable()
             model.eval()
+        for module in self.decoder.modules():
+            if isinstance(module, QuantizedLinear):
+                module.save_weight_for_backward = on
         self.checkpointing = on
 
     def hidden(self, ids: torch.Tensor) -> torch.Tensor:
