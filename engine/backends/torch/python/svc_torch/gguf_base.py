@@ -448,8 +448,7 @@ def load_gguf_base(
     if deferred:
         from .sharded_load import DeferredWeights
 
-        shared = int(getattr(config, "num_kv_shared_layers", 0) or 0)
-        weights = DeferredWeights(model, stream, finish, unread=_shared_kv_names(model, config) if shared else set())
+        weights = DeferredWeights(model, stream, finish, unread=_shared_kv_names(model, config))
     else:
         stream(lambda name, value, as_dtype: set_module_tensor_to_device(model, name, device, value=value, dtype=as_dtype))
         if not tied_heads:
