@@ -4,7 +4,8 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { pollUntil } from "./poll.js";
 import { createTempDir } from "./tmp.js";
 
 export const CHROMIUM_PATH = process.env.SVC_CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -85,4 +86,23 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(SCREENSHOT_DIR, name.endsWith(".png") ? name : `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * Waits until the element's text is `expected`, failing with what it last read. For text a page
+ * fills from a fetch that can land after what the test waited for (a stream event, a chart).
+ */
+export async function waitForText(locator: Locator, expected: string, timeoutMs = 10_000): Promise<void> {
+  let last: string | null = null;
+  try {
+    await pollUntil(
+      async () => {
+        last = await locator.textContent({ timeout: 1000 }).catch(() => null);
+        return last === expected;
+      },
+      { timeoutMs, description: `text ${JSON.stringify(expected)}` },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; the element last read ${JSON.stringify(last)}`);
+  }
 }

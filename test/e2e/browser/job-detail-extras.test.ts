@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import type { Locator, Page } from "playwright-core";
 import type { Job, JobEvent } from "../../../sdk/wire.js";
-import { launchChromium, type ChromiumSession } from "../../support/chromium.js";
+import { launchChromium, waitForText, type ChromiumSession } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { openRoute, pathVertexCount, screenshotBothThemes, watchConsole } from "./support/pages.js";
 import { projectClient, startStudioStack, trainThroughStudio, type StudioStack } from "../../support/studioStack.js";
@@ -302,7 +302,7 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
   it("Metadata shows Duration and Base model; Open in Playground picks the job's adapter", async () => {
     const job = await completedJob();
     await openJob(job);
-    assert.equal(await page.getByTestId("base-model").textContent(), "svc-tiny");
+    await waitForText(page.getByTestId("base-model"), "svc-tiny");
     const seconds = (Date.parse(job.finishedAt!) - Date.parse(job.startedAt!)) / 1000;
     const duration = (await page.getByTestId("job-duration").textContent()) ?? "";
     const expected =
@@ -330,7 +330,8 @@ describe("studio job detail: zoom, log scale, smoothing, more series, downloads,
     const failed = await projectClient(stack).createJob({ name: "no-dataset", config: { model: "svc-tiny", maxSteps: 1 } });
     await openRoute(page, stack.studio.url, `#/jobs/${failed.id}`);
     await page.getByTestId("failure-banner").waitFor({ timeout: 60_000 });
-    assert.equal(await page.getByTestId("base-model").textContent(), "svc-tiny");
+    // The stream's failure can show before GET /jobs/:id answers; the base model comes with the latter.
+    await waitForText(page.getByTestId("base-model"), "svc-tiny");
     assert.equal(await page.getByTestId("open-playground").count(), 0, "no adapter to chat with");
     assert.deepEqual(consoleWatch.errors, []);
   });

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { screenshot } from "../../support/chromium.js";
+import { screenshot, waitForText } from "../../support/chromium.js";
 import { pollUntil } from "../../support/poll.js";
 import { startWorkbench, THEMES, type WorkbenchSession } from "./workbenchSession.js";
 import { openSvcContainer, runCommand, setColorTheme, visibleWebview } from "./workbench.js";
@@ -46,7 +46,7 @@ describe("VS Code workbench: job chart extras and Compare Jobs (issue 12)", func
     const loss = jobView.locator('path[data-series="loss"]');
     const vertices = async () => ((await loss.getAttribute("d")) ?? "").split(/[ML]/).filter((s) => s.trim()).length;
     await pollUntil(async () => ((await vertices()) === STEPS ? true : undefined), { timeoutMs: 30_000, description: "every step plotted" });
-    assert.equal(await jobView.getByTestId("base-model").textContent(), "svc-tiny");
+    await waitForText(jobView.getByTestId("base-model"), "svc-tiny");
     assert.match((await jobView.getByTestId("job-duration").textContent()) ?? "", /^\d+ (s|min)/);
 
     // Chart controls inside the webview.
