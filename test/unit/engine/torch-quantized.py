@@ -3,7 +3,8 @@ Checks of svc_torch/quantized.py for torch-quantized-base.test.ts, printed as on
 
   dequant FILE...   every Q8_0 / Q4_K / Q6_K tensor of the GGUFs (blocks written by svc's port of
                     ggml's reference quantisers), and Q8_0 blocks of gguf-py's own quantiser:
-                    svc's torch dequantiser against gguf-py's numpy `dequantize`, bit for bit
+                    svc's torch dequantiser and its native one (float32 and bfloat16, where
+                    built) against gguf-py's numpy `dequantize`, bit for bit
   linear FILE       per quantised type in the file, one projection as QuantizedLinear and as an
                     nn.Linear holding its dequantised weight, each wrapped by PEFT LoRA: the
                     wrapper PEFT chose, the LoRA and input gradients of both, and the largest
@@ -21,6 +22,7 @@ import numpy as np
 import torch
 from gguf import GGMLQuantizationType, GGUFReader, dequantize, quantize
 
+from svc_torch import native_dequant
 from svc_torch.quantized import QUANT_TYPES, QuantizedLinear
 from svc_torch.quantized import dequantize as torch_dequantize
 
@@ -33,13 +35,28 @@ def rows_and_width(tensor):
 def check_dequant(files):
     checked, mismatches = {}, []
 
+    native, native_status = native_dequant.load()
+
+    def bits(values):
+        return values.view(torch.int16 if values.dtype == torch.bfloat16 else torch.int32)
+
     def compare(label, qtype, blocks, rows, width):
-        expected = dequantize(blocks, qtype).reshape(rows, width).astype(np.float32)
-        got = torch_dequantize(torch.from_numpy(np.ascontiguousarray(blocks)), int(qtype), (rows, width)).numpy()
+        expected = torch.from_numpy(dequantize(blocks, qtype).reshape(rows, width).astype(np.float32))
+        source = torch.from_numpy(np.ascontiguousarray(blocks))
+        candidates = {"torch": torch_dequantize(source, int(qtype), (rows, width))}
+        if native is not None:
+            size, per_block, _ = QUANT_TYPES[int(qtype)]
+            for dtype in (torch.float32, torch.bfloat16):
+                out = torch.empty(rows * width, dtype=dtype)
+                candidates[f"native {dtype}"] = native.dequantize(int(qtype), source, size, per_block, out).view(rows, width)
         name = GGMLQuantizationType(qtype).name
         checked[name] = checked.get(name, 0) + rows * width
-        if not np.array_equal(expected.view(np.uint32), got.view(np.uint32)):
-            mismatches.append(f"{label}: {int(np.sum(expected.view(np.uint32) != got.view(np.uint32)))} floats differ")
+        for which, got in candidates.items():
+            # bfloat16: gguf-py's float32 rounded as torch rounds it.
+            wanted = expected.to(got.dtype)
+            count = int(torch.sum(bits(wanted) != bits(got)))
+            if count:
+                mismatches.append(f"{label} ({which}): {count} values differ")
 
     for path in files:
         for tensor in GGUFReader(path).tensors:
@@ -50,7 +67,7 @@ def check_dequant(files):
     values = (rng.standard_normal((96, 512)) * np.exp(rng.standard_normal((96, 1)))).astype(np.float32)
     values[3] = 0  # an all-zero block: d = 0
     compare("gguf-py Q8_0", GGMLQuantizationType.Q8_0, quantize(values, GGMLQuantizationType.Q8_0), 96, 512)
-    return {"checked": checked, "mismatches": mismatches}
+    return {"checked": checked, "mismatches": mismatches, "native": native_status}
 
 
 def check_linear(path):
@@ -113,9 +130,9 @@ def check_linear(path):
             counted = {"n": 0}
             dequantized = layer.base_layer.dequantized
 
-            def counting(dtype, dequantized=dequantized, counted=counted):
+            def counting(dtype, pooled=False, dequantized=dequantized, counted=counted):
                 counted["n"] += 1
-                return dequantized(dtype)
+                return dequantized(dtype, pooled)
 
             layer.base_layer.dequantized = counting
             kept.zero_grad()

@@ -10,6 +10,7 @@ from typing import Optional
 
 import torch
 import torch.nn.functional as F
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .adapter import Adapter
 from .chunked_loss import chunked_masked_loss_sum, vocab_chunked_masked_loss_sum
@@ -65,7 +66,14 @@ class Trainer:
             model.eval()
         for module in self.decoder.modules():
             if isinstance(module, QuantizedLinear):
-                module.save_weight_for_backward = on
+                module.save_weight_for_backward = False
+        # Only projections inside a checkpointed layer: _QuantizedMatmul reuses the weight its first
+        # forward saved, which is right only where checkpointing drops what that forward saves.
+        for layer in self.decoder.modules():
+            if on and isinstance(layer, GradientCheckpointingLayer) and layer.gradient_checkpointing:
+                for module in layer.modules():
+                    if isinstance(module, QuantizedLinear):
+                        module.save_weight_for_backward = True
         self.checkpointing = on
 
     def hidden(self, ids: torch.Tensor) -> torch.Tensor:
