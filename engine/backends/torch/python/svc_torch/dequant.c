@@ -110,16 +110,19 @@ void svc_dequantize_q6_k(const uint8_t *blocks, int64_t count, void *out, int bf
             const uint8_t *lo = ql + 64 * half, *hi = qh + 32 * half;
             float *y = values + 128 * half;
             const float *s = scale + 8 * half;
-            for (int l = 0; l < 32; l++) {
-                const int q1 = (lo[l] & 0x0F) | (((hi[l] >> 0) & 3) << 4);
-                const int q2 = (lo[l + 32] & 0x0F) | (((hi[l] >> 2) & 3) << 4);
-                const int q3 = (lo[l] >> 4) | (((hi[l] >> 4) & 3) << 4);
-                const int q4 = (lo[l + 32] >> 4) | (((hi[l] >> 6) & 3) << 4);
-                const int group = l / 16;
-                y[l] = ((float)q1 - 32.0f) * s[group];
-                y[l + 32] = ((float)q2 - 32.0f) * s[group + 2];
-                y[l + 64] = ((float)q3 - 32.0f) * s[group + 4];
-                y[l + 96] = ((float)q4 - 32.0f) * s[group + 6];
+            /* 16 values share a scale: one loop per group, so each loop's scales are constants. */
+            for (int group = 0; group < 2; group++) {
+                const float s1 = s[group], s2 = s[group + 2], s3 = s[group + 4], s4 = s[group + 6];
+                for (int l = 16 * group; l < 16 * group + 16; l++) {
+                    const int q1 = (lo[l] & 0x0F) | (((hi[l] >> 0) & 3) << 4);
+                    const int q2 = (lo[l + 32] & 0x0F) | (((hi[l] >> 2) & 3) << 4);
+                    const int q3 = (lo[l] >> 4) | (((hi[l] >> 4) & 3) << 4);
+                    const int q4 = (lo[l + 32] >> 4) | (((hi[l] >> 6) & 3) << 4);
+                    y[l] = ((float)q1 - 32.0f) * s1;
+                    y[l + 32] = ((float)q2 - 32.0f) * s2;
+                    y[l + 64] = ((float)q3 - 32.0f) * s3;
+                    y[l + 96] = ((float)q4 - 32.0f) * s4;
+                }
             }
         }
         store(values, 256, out, b * 256, bf16);
