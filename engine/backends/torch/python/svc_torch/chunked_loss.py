@@ -111,6 +111,7 @@ class VocabChunkedCrossEntropy(torch.autograd.Function):
 
 
 def vocab_chunked_masked_loss_sum(hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list) -> torch.Tensor:
-    """hidden [N, d]; rows_of(start, stop, dtype) -> the head's rows [stop - start, d] (frozen); targets [N]
+    """hidden [N, d]; rows_of(start, stop, dtype) -> the head's rows [stop - start, d] (frozen; each
+    slice is done with before the next is asked for, so rows_of may reuse its memory); targets [N]
     int64, mask [N] float32 -> summed loss; appends the count of masked tokens whose argmax is the target."""
     return VocabChunkedCrossEntropy.apply(hidden, rows_of, vocab, targets, mask, softcap, slice_rows, correct)

@@ -149,6 +149,11 @@ class _WeightBuffers:
             free.append(weight)
 
 
+def release_weight(weight: torch.Tensor) -> None:
+    """Hands back a weight dequantised with `pooled=True` that nothing will read again."""
+    _WeightBuffers.give_back(weight)
+
+
 def _in_backward_pass() -> Optional[bool]:
     """Whether autograd's engine is running this code (a checkpointed layer's recomputed forward runs
     there); None where this torch cannot tell."""
