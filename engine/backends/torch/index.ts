@@ -93,6 +93,7 @@ export class TorchBackend implements ComputeBackend {
   quantizedTypes: string[] = [];
   /** On the CPU with kept-quantised weights, what dequantises them ("native dequantiser built by cc"). */
   dequantizer: string | undefined;
+  weightsNotice: string | undefined;
   /** The embedding tables and output head kept quantised, by GGUF name (token_embd.weight, output.weight). */
   quantizedTables: string[] = [];
   /** After loadBase: what the weights were read from (the Hugging Face safetensors, or the GGUF). */
@@ -151,6 +152,10 @@ export class TorchBackend implements ComputeBackend {
     this.quantizedTypes = (frame.header.quantizedTypes as string[] | undefined) ?? [];
     this.quantizedTables = (frame.header.quantizedTables as string[] | undefined) ?? [];
     this.dequantizer = (frame.header.dequantizer as string | null | undefined) ?? undefined;
+    this.weightsNotice =
+      this.quantizedTypes.length > 0
+        ? `${this.quantizedTypes.join(', ')} weights kept quantised in memory, dequantised per layer${this.dequantizer ? ` by the ${this.dequantizer}` : ''}`
+        : undefined;
     this.baseSource =
       frame.header.source === 'safetensors' && source.hfFolder
         ? `the Hugging Face safetensors in ${path.resolve(source.hfFolder)}`

@@ -172,6 +172,9 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
               assert.equal(backend.quantizedProjections, 7 * config.blockCount);
               assert.deepEqual(backend.quantizedTypes, MODELS[label].types);
               assert.deepEqual(backend.quantizedTables, MODELS[label].tables);
+              const by = hasCCompiler() ? 'the native dequantiser built by ' : 'the torch dequantisers';
+              const notice = `${MODELS[label].types.join(', ')} weights kept quantised in memory, dequantised per layer by ${by}`;
+              assert.ok(backend.weightsNotice?.startsWith(notice), `${backend.weightsNotice}`);
             } else assert.deepEqual([backend.quantizedProjections, backend.quantizedTables], [0, []]);
             const lora = { r: 4, alpha: 8, targetModules: DEFAULT_TARGET_MODULES };
             const { config: loraConfig, tensors } = initLoraTensors(config, lora, 5, backend.projectionShapes);
