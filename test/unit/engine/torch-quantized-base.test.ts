@@ -70,7 +70,7 @@ async function writeModel(options: TestModelOptions, q6kDown: boolean): Promise<
   return target;
 }
 
-async function pythonCheck(mode: 'dequant' | 'linear' | 'slices', files: string[]): Promise<Record<string, any>> {
+async function pythonCheck(mode: 'dequant' | 'linear' | 'slices' | 'loss', files: string[]): Promise<Record<string, any>> {
   const script = path.join(import.meta.dirname, 'torch-quantized.py');
   const { stdout } = await run(torchTestPython(), [script, mode, ...files], {
     env: { ...process.env, PYTHONPATH: torchPythonPath() },
@@ -112,6 +112,18 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
     const result = await pythonCheck('slices', [files['llama Q8_0']]);
     assert.ok(result.parameters > 0);
     assert.deepEqual(result.differ, []);
+  });
+
+  it("the vocabulary-sliced loss of a kept head, its first pass's logits kept or recomputed, is cross-entropy's", async () => {
+    const result = await pythonCheck('loss', []);
+    for (const [softcap, runs] of Object.entries(result))
+      for (const [name, r] of Object.entries(runs as Record<string, any>)) {
+        assert.ok(r.lossError < LOSS_TOLERANCE, `${softcap} ${name}: loss error ${r.lossError}`);
+        assert.ok(r.gradError < GRADIENT_TOLERANCE, `${softcap} ${name}: gradient error ${r.gradError}`);
+        assert.ok(r.correct[1] > 0, `${softcap}: no token predicted right, so accuracy went unchecked`);
+        assert.equal(r.correct[0], r.correct[1], `${softcap} ${name}: tokens predicted right`);
+        assert.ok(r.sameAsRecomputed, `${softcap} ${name}: differs from recomputing the logits`);
+      }
   });
 
   for (const label of Object.keys(MODELS)) {

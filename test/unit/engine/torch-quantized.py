@@ -11,6 +11,8 @@ Checks of svc_torch/quantized.py for torch-quantized-base.test.ts, printed as on
                     tensor autograd saved in the quantised layer's forward
   slices FILE       the base loaded with its large tensors dequantised a slice of rows at a time
                     against the same load a whole tensor at a time
+  loss              the vocabulary-sliced loss (a quantised head's), its first pass's logits kept
+                    or recomputed, against cross-entropy on whole logits
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from gguf import GGMLQuantizationType, GGUFReader, dequantize, quantize
 
 from svc_torch import native_dequant
@@ -172,9 +175,56 @@ def check_slices(path):
     return {"parameters": len(whole), "differ": differ}
 
 
+def check_sliced_loss():
+    """The loss of a head read a slice of vocabulary rows at a time (chunked_loss.py), with the first
+    pass's logits kept for the gradient pass or recomputed, against cross-entropy on whole logits."""
+    from svc_torch.chunked_loss import vocab_chunked_masked_loss_sum
+
+    generator = torch.Generator().manual_seed(11)
+    tokens, width, vocab, slice_rows = 37, 48, 10007, 3001
+    weight = torch.randn(vocab, width, generator=generator) * 0.2
+    targets = torch.randint(0, vocab, (tokens,), generator=generator)
+    mask = (torch.rand(tokens, generator=generator) > 0.3).float()
+    hidden0 = torch.randn(tokens, width, generator=generator)
+    targets[:12] = (hidden0[:12] @ weight.T).argmax(dim=-1)  # some tokens predicted right, so accuracy is counted
+    results = {}
+    for softcap in (None, 3.0):
+        runs = {}
+        for name in ("whole", "recomputed", "kept"):
+            hidden = hidden0.clone().requires_grad_(True)
+            correct: list = []
+            if name == "whole":
+                raw = hidden @ weight.T
+                logits = torch.tanh(raw / softcap) * softcap if softcap else raw
+                correct.append(((logits.argmax(dim=-1) == targets) * mask).sum())
+                loss = (F.cross_entropy(logits, targets, reduction="none") * mask).sum()
+            else:
+                rows_of = lambda start, stop, dtype: weight[start:stop].to(dtype)  # noqa: E731
+                loss = vocab_chunked_masked_loss_sum(hidden, rows_of, vocab, targets, mask, softcap, slice_rows, correct, keep_logits=name == "kept")
+            loss.backward()
+            runs[name] = (float(loss.detach()), hidden.grad, int(sum(c.item() for c in correct)))
+        whole = runs["whole"]
+        results[f"softcap {softcap}"] = {
+            name: {
+                "lossError": abs(run[0] - whole[0]) / abs(whole[0]),
+                "gradError": float((run[1] - whole[1]).abs().max() / whole[1].abs().max()),
+                "correct": [run[2], whole[2]],
+                "sameAsRecomputed": run[0] == runs["recomputed"][0] and torch.equal(run[1], runs["recomputed"][1]),
+            }
+            for name, run in runs.items()
+            if name != "whole"
+        }
+    return results
+
+
 def main():
     mode, files = sys.argv[1], sys.argv[2:]
-    checks = {"dequant": lambda: check_dequant(files), "linear": lambda: check_linear(files[0]), "slices": lambda: check_slices(files[0])}
+    checks = {
+        "dequant": lambda: check_dequant(files),
+        "linear": lambda: check_linear(files[0]),
+        "slices": lambda: check_slices(files[0]),
+        "loss": check_sliced_loss,
+    }
     out = checks[mode]()
     print(json.dumps(out))
 

@@ -122,7 +122,9 @@ class Trainer:
         if self.quantized_head:  # never whole: a slice of its rows at a time, for every batch size
             head = self.head
             slice_rows = max(1, min(self.HEAD_SLICE_ELEMENTS // head.in_features, self.LOGITS_CHUNK_BYTES // (4 * final.shape[0])))
-            total = vocab_chunked_masked_loss_sum(final, _one_slice_at_a_time(head), head.out_features, targets, mask, self.softcap, slice_rows, correct)
+            keep_logits = 4 * final.shape[0] * head.out_features <= self.LOGITS_CHUNK_BYTES
+            rows_of = _one_slice_at_a_time(head)
+            total = vocab_chunked_masked_loss_sum(final, rows_of, head.out_features, targets, mask, self.softcap, slice_rows, correct, keep_logits)
         elif final.shape[0] <= rows:
             total = self._chunk_loss(final, targets, mask, correct)
         elif not (torch.is_grad_enabled() and final.requires_grad):
