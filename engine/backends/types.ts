@@ -107,6 +107,8 @@ export interface ComputeBackend {
   loadBase(modelPath: string, config: ModelConfig, onProgress?: (progress: LoadProgress) => void, source?: BaseSource): Promise<void>;
   /** After loadBase, what the weights were read from, as a job's log says it (absent: the GGUF). */
   readonly baseSource?: string;
+  /** After loadBase, how the weights are held where a job's log should say it (kept quantised). */
+  readonly weightsNotice?: string;
   /** After loadBase, where the backend knows them from the model itself: each projection's [out, in] (keyed `blk.N.<proj>`). */
   readonly projectionShapes?: Readonly<Record<string, readonly [number, number]>>;
   /** Installs the LoRA matrices to train (their initial values come from the loop, so a seed means the same start on every backend). */

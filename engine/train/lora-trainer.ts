@@ -213,6 +213,8 @@ async function trainWithTokenizer(options: TrainLoraOptions, config: ModelConfig
         const source = (backend as ComputeBackend).baseSource ?? `the GGUF ${options.baseModel} (the ${backend.info.name} backend trains from GGUF files)`;
         options.onNotice?.(`base model weights read from ${source}`);
       }
+      const held = (backend as ComputeBackend).weightsNotice;
+      if (held) options.onNotice?.(held);
     }
     // The loaded model's own projection shapes where the backend has them (architectures whose layers differ).
     const { config: lora, tensors: initial } = initLoraTensors(config, loraOptions, options.seed, (backend as ComputeBackend).projectionShapes);

@@ -31,7 +31,9 @@ export function torchTestPython(): string {
 }
 
 /** A torch backend for comparisons with exact references: float32, one thread (results independent of the machine). */
-export function startExactTorchBackend(options: Pick<TorchBackendOptions, "quantizedBase" | "logitsChunkBytes"> = {}): Promise<TorchBackend> {
+export function startExactTorchBackend(
+  options: Pick<TorchBackendOptions, "quantizedBase" | "logitsChunkBytes" | "checkpointActivations"> = {},
+): Promise<TorchBackend> {
   return startTorchBackend({ python: torchTestPython(), threads: 1, dtype: "float32", ...options });
 }
 

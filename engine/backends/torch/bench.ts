@@ -39,6 +39,8 @@ export interface TorchBenchResult {
   checkpointing?: boolean;
   /** Bytes the base takes in memory once loaded (torch). */
   baseBytes?: number;
+  /** What dequantised kept-quantised weights (torch on the CPU). */
+  dequantizer?: string;
 }
 
 export interface TorchBenchCase {
@@ -191,6 +193,7 @@ export async function benchTorchBackend(c: TorchBenchCase): Promise<TorchBenchRe
       dtype: backend.info.dtype,
       parameters: backend.parameters,
       baseBytes: backend.baseBytes,
+      dequantizer: backend.dequantizer,
       threads: Number(backend.hello.threads),
     };
   } finally {
@@ -318,7 +321,7 @@ export async function compareQuantizedBase(
     await rm(c.modelPath, { force: true });
     await writeRandomModelGguf(quantizedPath, config, 'q4_k_m');
     const kept = await benchTorchBackend({ ...run, modelPath: quantizedPath, quantizedBase: 'keep' });
-    console.log(benchLine(`${label}: torch backend, Q4_K_M file kept quantised`, kept));
+    console.log(benchLine(`${label}: torch backend, Q4_K_M file kept quantised`, kept), kept.dequantizer ?? '');
     console.log(
       `${label}: kept Q4_K_M / BF16`.padEnd(58),
       `${(kept.tokensPerSecond / bf16.tokensPerSecond).toFixed(2)}x the tokens/s (goal >= 0.8), ${(kept.peakRssBytes / bf16.peakRssBytes).toFixed(2)}x the peak RSS`,

@@ -91,6 +91,9 @@ export class TorchBackend implements ComputeBackend {
   /** How many projections of the loaded base stay quantised in memory, and their GGUF types (Q4_K...). */
   quantizedProjections = 0;
   quantizedTypes: string[] = [];
+  /** On the CPU with kept-quantised weights, what dequantises them ("native dequantiser built by cc"). */
+  dequantizer: string | undefined;
+  weightsNotice: string | undefined;
   /** The embedding tables and output head kept quantised, by GGUF name (token_embd.weight, output.weight). */
   quantizedTables: string[] = [];
   /** After loadBase: what the weights were read from (the Hugging Face safetensors, or the GGUF). */
@@ -148,6 +151,11 @@ export class TorchBackend implements ComputeBackend {
     this.quantizedProjections = Number(frame.header.quantizedProjections ?? 0);
     this.quantizedTypes = (frame.header.quantizedTypes as string[] | undefined) ?? [];
     this.quantizedTables = (frame.header.quantizedTables as string[] | undefined) ?? [];
+    this.dequantizer = (frame.header.dequantizer as string | null | undefined) ?? undefined;
+    this.weightsNotice =
+      this.quantizedTypes.length > 0
+        ? `${this.quantizedTypes.join(', ')} weights kept quantised in memory, dequantised per layer${this.dequantizer ? ` by the ${this.dequantizer}` : ''}`
+        : undefined;
     this.baseSource =
       frame.header.source === 'safetensors' && source.hfFolder
         ? `the Hugging Face safetensors in ${path.resolve(source.hfFolder)}`

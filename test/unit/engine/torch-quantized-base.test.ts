@@ -70,7 +70,7 @@ async function writeModel(options: TestModelOptions, q6kDown: boolean): Promise<
   return target;
 }
 
-async function pythonCheck(mode: 'dequant' | 'linear' | 'slices', files: string[]): Promise<Record<string, any>> {
+async function pythonCheck(mode: 'dequant' | 'linear' | 'slices' | 'loss', files: string[]): Promise<Record<string, any>> {
   const script = path.join(import.meta.dirname, 'torch-quantized.py');
   const { stdout } = await run(torchTestPython(), [script, mode, ...files], {
     env: { ...process.env, PYTHONPATH: torchPythonPath() },
@@ -80,6 +80,12 @@ async function pythonCheck(mode: 'dequant' | 'linear' | 'slices', files: string[
 }
 
 const available = existsSync(torchTestPython());
+
+/** Whether a C compiler is on PATH: svc_torch builds its native dequantiser with it. */
+function hasCCompiler(): boolean {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter);
+  return ['cc', 'gcc', 'clang'].some((name) => dirs.some((dir) => existsSync(path.join(dir, name))));
+}
 
 describe('torch backend: a quantised GGUF base kept quantised in memory', function () {
   this.timeout(600_000);
@@ -91,11 +97,13 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
   });
   after(disposeLlamaCppReference);
 
-  it("the torch dequantisers give gguf-py's floats bit for bit (Q8_0, Q4_K, Q6_K)", async () => {
+  it("the torch and native dequantisers give gguf-py's floats bit for bit (Q8_0, Q4_K, Q6_K)", async () => {
     // ggml-quants.c's reference port (gguf-py's numpy) is what the dequantisers are checked against; the
     // file's blocks are real ones (svc's quantisers match gguf-py's where it has one: gguf-quant.test.ts).
     const result = await pythonCheck('dequant', Object.values(files));
-    console.log(`      checked ${JSON.stringify(result.checked)} values`);
+    console.log(`      checked ${JSON.stringify(result.checked)} values; ${result.native}`);
+    // The native one is built wherever a C compiler is (scripts/setup-system.sh installs one).
+    if (process.env.CI === 'true' || hasCCompiler()) assert.match(result.native, /^native dequantiser built by /);
     assert.deepEqual(result.mismatches, []);
     for (const type of ['Q8_0', 'Q4_K', 'Q6_K']) assert.ok(result.checked[type] > 0, `no ${type} tensor was checked`);
   });
@@ -104,6 +112,18 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
     const result = await pythonCheck('slices', [files['llama Q8_0']]);
     assert.ok(result.parameters > 0);
     assert.deepEqual(result.differ, []);
+  });
+
+  it("the vocabulary-sliced loss of a kept head, its first pass's logits kept or recomputed, is cross-entropy's", async () => {
+    const result = await pythonCheck('loss', []);
+    for (const [softcap, runs] of Object.entries(result))
+      for (const [name, r] of Object.entries(runs as Record<string, any>)) {
+        assert.ok(r.lossError < LOSS_TOLERANCE, `${softcap} ${name}: loss error ${r.lossError}`);
+        assert.ok(r.gradError < GRADIENT_TOLERANCE, `${softcap} ${name}: gradient error ${r.gradError}`);
+        assert.ok(r.correct[1] > 0, `${softcap}: no token predicted right, so accuracy went unchecked`);
+        assert.equal(r.correct[0], r.correct[1], `${softcap} ${name}: tokens predicted right`);
+        assert.ok(r.sameAsRecomputed, `${softcap} ${name}: differs from recomputing the logits`);
+      }
   });
 
   for (const label of Object.keys(MODELS)) {
@@ -147,10 +167,16 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
           tokens: length,
         };
         const runs: { logits: Float32Array; loss: number; grads: Record<string, Float32Array> }[] = [];
-        for (const quantizedBase of ['keep', 'dequantize'] as const) {
+        // Kept with activation checkpointing too: its layers then hand dequantised weights to each other.
+        const settings = [
+          { quantizedBase: 'keep', checkpointActivations: false },
+          { quantizedBase: 'keep', checkpointActivations: true },
+          { quantizedBase: 'dequantize', checkpointActivations: false },
+        ] as const;
+        for (const { quantizedBase, checkpointActivations } of settings) {
           // The kept head in slices of 3001 vocabulary rows, so the running log-sum-exp crosses slices.
           const logitsChunkBytes = quantizedBase === 'keep' ? 4 * length * HEAD_SLICE_ROWS : undefined;
-          const backend = await startExactTorchBackend({ quantizedBase, logitsChunkBytes });
+          const backend = await startExactTorchBackend({ quantizedBase, logitsChunkBytes, checkpointActivations });
           try {
             await backend.loadBase(gguf, config);
             if (quantizedBase === 'keep') {
@@ -158,6 +184,9 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
               assert.equal(backend.quantizedProjections, 7 * config.blockCount);
               assert.deepEqual(backend.quantizedTypes, MODELS[label].types);
               assert.deepEqual(backend.quantizedTables, MODELS[label].tables);
+              const by = hasCCompiler() ? 'the native dequantiser built by ' : 'the torch dequantisers';
+              const notice = `${MODELS[label].types.join(', ')} weights kept quantised in memory, dequantised per layer by ${by}`;
+              assert.ok(backend.weightsNotice?.startsWith(notice), `${backend.weightsNotice}`);
             } else assert.deepEqual([backend.quantizedProjections, backend.quantizedTables], [0, []]);
             const lora = { r: 4, alpha: 8, targetModules: DEFAULT_TARGET_MODULES };
             const { config: loraConfig, tensors } = initLoraTensors(config, lora, 5, backend.projectionShapes);
@@ -171,7 +200,12 @@ describe('torch backend: a quantised GGUF base kept quantised in memory', functi
             await backend.dispose();
           }
         }
-        const [kept, dequantized] = runs;
+        const [kept, keptCheckpointed, dequantized] = runs;
+        assert.equal(keptCheckpointed.loss, kept.loss, 'loss with checkpointing');
+        for (const [name, values] of Object.entries(kept.grads)) {
+          const differs = values.findIndex((value, i) => value !== keptCheckpointed.grads[name][i]);
+          assert.equal(differs, -1, `${name}: gradient ${differs} differs with checkpointing`);
+        }
         let maxDiff = 0;
         for (let i = 0; i < kept.logits.length; i++) maxDiff = Math.max(maxDiff, Math.abs(kept.logits[i] - dequantized.logits[i]));
         assert.ok(maxDiff < SAME_WEIGHTS_TOLERANCE, `max |logit(kept) - logit(dequantised)| = ${maxDiff}`);

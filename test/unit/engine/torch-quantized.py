@@ -3,13 +3,16 @@ Checks of svc_torch/quantized.py for torch-quantized-base.test.ts, printed as on
 
   dequant FILE...   every Q8_0 / Q4_K / Q6_K tensor of the GGUFs (blocks written by svc's port of
                     ggml's reference quantisers), and Q8_0 blocks of gguf-py's own quantiser:
-                    svc's torch dequantiser against gguf-py's numpy `dequantize`, bit for bit
+                    svc's torch dequantiser and its native one (float32 and bfloat16, where
+                    built) against gguf-py's numpy `dequantize`, bit for bit
   linear FILE       per quantised type in the file, one projection as QuantizedLinear and as an
                     nn.Linear holding its dequantised weight, each wrapped by PEFT LoRA: the
                     wrapper PEFT chose, the LoRA and input gradients of both, and the largest
                     tensor autograd saved in the quantised layer's forward
   slices FILE       the base loaded with its large tensors dequantised a slice of rows at a time
                     against the same load a whole tensor at a time
+  loss              the vocabulary-sliced loss (a quantised head's), its first pass's logits kept
+                    or recomputed, against cross-entropy on whole logits
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from gguf import GGMLQuantizationType, GGUFReader, dequantize, quantize
 
+from svc_torch import native_dequant
 from svc_torch.quantized import QUANT_TYPES, QuantizedLinear
 from svc_torch.quantized import dequantize as torch_dequantize
 
@@ -33,13 +38,28 @@ def rows_and_width(tensor):
 def check_dequant(files):
     checked, mismatches = {}, []
 
+    native, native_status = native_dequant.load()
+
+    def bits(values):
+        return values.view(torch.int16 if values.dtype == torch.bfloat16 else torch.int32)
+
     def compare(label, qtype, blocks, rows, width):
-        expected = dequantize(blocks, qtype).reshape(rows, width).astype(np.float32)
-        got = torch_dequantize(torch.from_numpy(np.ascontiguousarray(blocks)), int(qtype), (rows, width)).numpy()
+        expected = torch.from_numpy(dequantize(blocks, qtype).reshape(rows, width).astype(np.float32))
+        source = torch.from_numpy(np.ascontiguousarray(blocks))
+        candidates = {"torch": torch_dequantize(source, int(qtype), (rows, width))}
+        if native is not None:
+            size, per_block, _ = QUANT_TYPES[int(qtype)]
+            for dtype in (torch.float32, torch.bfloat16):
+                out = torch.empty(rows * width, dtype=dtype)
+                candidates[f"native {dtype}"] = native.dequantize(int(qtype), source, size, per_block, out).view(rows, width)
         name = GGMLQuantizationType(qtype).name
         checked[name] = checked.get(name, 0) + rows * width
-        if not np.array_equal(expected.view(np.uint32), got.view(np.uint32)):
-            mismatches.append(f"{label}: {int(np.sum(expected.view(np.uint32) != got.view(np.uint32)))} floats differ")
+        for which, got in candidates.items():
+            # bfloat16: gguf-py's float32 rounded as torch rounds it.
+            wanted = expected.to(got.dtype)
+            count = int(torch.sum(bits(wanted) != bits(got)))
+            if count:
+                mismatches.append(f"{label} ({which}): {count} values differ")
 
     for path in files:
         for tensor in GGUFReader(path).tensors:
@@ -50,7 +70,7 @@ def check_dequant(files):
     values = (rng.standard_normal((96, 512)) * np.exp(rng.standard_normal((96, 1)))).astype(np.float32)
     values[3] = 0  # an all-zero block: d = 0
     compare("gguf-py Q8_0", GGMLQuantizationType.Q8_0, quantize(values, GGMLQuantizationType.Q8_0), 96, 512)
-    return {"checked": checked, "mismatches": mismatches}
+    return {"checked": checked, "mismatches": mismatches, "native": native_status}
 
 
 def check_linear(path):
@@ -113,9 +133,9 @@ def check_linear(path):
             counted = {"n": 0}
             dequantized = layer.base_layer.dequantized
 
-            def counting(dtype, dequantized=dequantized, counted=counted):
+            def counting(dtype, pooled=False, dequantized=dequantized, counted=counted):
                 counted["n"] += 1
-                return dequantized(dtype)
+                return dequantized(dtype, pooled)
 
             layer.base_layer.dequantized = counting
             kept.zero_grad()
@@ -155,9 +175,56 @@ def check_slices(path):
     return {"parameters": len(whole), "differ": differ}
 
 
+def check_sliced_loss():
+    """The loss of a head read a slice of vocabulary rows at a time (chunked_loss.py), with the first
+    pass's logits kept for the gradient pass or recomputed, against cross-entropy on whole logits."""
+    from svc_torch.chunked_loss import vocab_chunked_masked_loss_sum
+
+    generator = torch.Generator().manual_seed(11)
+    tokens, width, vocab, slice_rows = 37, 48, 10007, 3001
+    weight = torch.randn(vocab, width, generator=generator) * 0.2
+    targets = torch.randint(0, vocab, (tokens,), generator=generator)
+    mask = (torch.rand(tokens, generator=generator) > 0.3).float()
+    hidden0 = torch.randn(tokens, width, generator=generator)
+    targets[:12] = (hidden0[:12] @ weight.T).argmax(dim=-1)  # some tokens predicted right, so accuracy is counted
+    results = {}
+    for softcap in (None, 3.0):
+        runs = {}
+        for name in ("whole", "recomputed", "kept"):
+            hidden = hidden0.clone().requires_grad_(True)
+            correct: list = []
+            if name == "whole":
+                raw = hidden @ weight.T
+                logits = torch.tanh(raw / softcap) * softcap if softcap else raw
+                correct.append(((logits.argmax(dim=-1) == targets) * mask).sum())
+                loss = (F.cross_entropy(logits, targets, reduction="none") * mask).sum()
+            else:
+                rows_of = lambda start, stop, dtype: weight[start:stop].to(dtype)  # noqa: E731
+                loss = vocab_chunked_masked_loss_sum(hidden, rows_of, vocab, targets, mask, softcap, slice_rows, correct, keep_logits=name == "kept")
+            loss.backward()
+            runs[name] = (float(loss.detach()), hidden.grad, int(sum(c.item() for c in correct)))
+        whole = runs["whole"]
+        results[f"softcap {softcap}"] = {
+            name: {
+                "lossError": abs(run[0] - whole[0]) / abs(whole[0]),
+                "gradError": float((run[1] - whole[1]).abs().max() / whole[1].abs().max()),
+                "correct": [run[2], whole[2]],
+                "sameAsRecomputed": run[0] == runs["recomputed"][0] and torch.equal(run[1], runs["recomputed"][1]),
+            }
+            for name, run in runs.items()
+            if name != "whole"
+        }
+    return results
+
+
 def main():
     mode, files = sys.argv[1], sys.argv[2:]
-    checks = {"dequant": lambda: check_dequant(files), "linear": lambda: check_linear(files[0]), "slices": lambda: check_slices(files[0])}
+    checks = {
+        "dequant": lambda: check_dequant(files),
+        "linear": lambda: check_linear(files[0]),
+        "slices": lambda: check_slices(files[0]),
+        "loss": check_sliced_loss,
+    }
     out = checks[mode]()
     print(json.dumps(out))
 

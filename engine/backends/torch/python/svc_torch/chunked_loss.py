@@ -56,7 +56,7 @@ class VocabChunkedCrossEntropy(torch.autograd.Function):
     hidden states' gradient. A softcapped head (tanh(l / c) · c) scales that by 1 - tanh²."""
 
     @staticmethod
-    def forward(ctx, hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list):
+    def forward(ctx, hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list, keep_logits: bool):
         n = hidden.shape[0]
         device = hidden.device
         best = torch.full((n,), float("-inf"), device=device)
@@ -66,14 +66,22 @@ class VocabChunkedCrossEntropy(torch.autograd.Function):
         top_index = torch.zeros(n, dtype=torch.long, device=device)
         at = torch.arange(n, device=device)
 
+        def capped(raw):
+            return torch.tanh(raw / softcap) * softcap if softcap else raw
+
         def slice_logits(start: int, stop: int):
             weight = rows_of(start, stop, hidden.dtype)
             raw = F.linear(hidden, weight).float()
-            return weight, raw, (torch.tanh(raw / softcap) * softcap if softcap else raw)
+            return weight, raw, capped(raw)
 
+        # Where all the logits fit the budget, the second pass reuses the first's instead of
+        # multiplying every slice again (it still needs each slice's weight for the gradient).
+        kept_raw = [] if keep_logits and ctx.needs_input_grad[0] else None
         for start in range(0, vocab, slice_rows):
             stop = min(vocab, start + slice_rows)
-            _, _, logits = slice_logits(start, stop)
+            _, raw, logits = slice_logits(start, stop)
+            if kept_raw is not None:
+                kept_raw.append(raw)
             high, where = logits.max(dim=-1)
             better = high > top
             top, top_index = torch.where(better, high, top), torch.where(better, where + start, top_index)
@@ -82,16 +90,21 @@ class VocabChunkedCrossEntropy(torch.autograd.Function):
             best = new_best
             inside = (targets >= start) & (targets < stop)
             picked = torch.where(inside, logits[at, (targets - start).clamp(0, stop - start - 1)], picked)
-            del logits
+            del raw, logits
         log_total = best + torch.log(sum_exp)
         correct.append(((top_index == targets) * mask).sum())
         total = ((log_total - picked) * mask).sum()
         grad_hidden = None
         if ctx.needs_input_grad[0]:
             grad_hidden = torch.zeros(hidden.shape, dtype=torch.float32, device=device)
-            for start in range(0, vocab, slice_rows):
+            for index, start in enumerate(range(0, vocab, slice_rows)):
                 stop = min(vocab, start + slice_rows)
-                weight, raw, logits = slice_logits(start, stop)
+                if kept_raw is None:
+                    weight, raw, logits = slice_logits(start, stop)
+                else:
+                    weight, raw = rows_of(start, stop, hidden.dtype), kept_raw[index]
+                    kept_raw[index] = None
+                    logits = capped(raw)
                 probs = torch.exp(logits - log_total.unsqueeze(1))
                 inside = (targets >= start) & (targets < stop)
                 probs[at[inside], targets[inside] - start] -= 1
@@ -107,10 +120,14 @@ class VocabChunkedCrossEntropy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_total: torch.Tensor):
         (grad_hidden,) = ctx.saved_tensors
-        return (grad_hidden * grad_total).to(ctx.hidden_dtype), None, None, None, None, None, None, None
+        return (grad_hidden * grad_total).to(ctx.hidden_dtype), None, None, None, None, None, None, None, None
 
 
-def vocab_chunked_masked_loss_sum(hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list) -> torch.Tensor:
-    """hidden [N, d]; rows_of(start, stop, dtype) -> the head's rows [stop - start, d] (frozen); targets [N]
-    int64, mask [N] float32 -> summed loss; appends the count of masked tokens whose argmax is the target."""
-    return VocabChunkedCrossEntropy.apply(hidden, rows_of, vocab, targets, mask, softcap, slice_rows, correct)
+def vocab_chunked_masked_loss_sum(
+    hidden, rows_of, vocab: int, targets, mask, softcap, slice_rows: int, correct: list, keep_logits: bool = False
+) -> torch.Tensor:
+    """hidden [N, d]; rows_of(start, stop, dtype) -> the head's rows [stop - start, d] (frozen; each
+    slice is done with before the next is asked for, so rows_of may reuse its memory); targets [N]
+    int64, mask [N] float32 -> summed loss; appends the count of masked tokens whose argmax is the target.
+    keep_logits: hold the first pass's logits (N x vocab float32) for the gradient pass."""
+    return VocabChunkedCrossEntropy.apply(hidden, rows_of, vocab, targets, mask, softcap, slice_rows, correct, keep_logits)

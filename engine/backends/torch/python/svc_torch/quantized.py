@@ -6,17 +6,20 @@ lookup dequantises only the rows it reads, and an output head (its own or tied t
 is read a slice of vocabulary rows at a time by the loss (chunked_loss.py). The autograd function saves nothing but the layer, so no
 full-precision copy of a weight lives between the passes (under activation checkpointing, one
 decoder layer's while its backward runs); the base is frozen, so only the input's
-gradient is computed (grad @ W, with W dequantised again). The dequantisers are vectorised torch
-ports of gguf-py's numpy ones (ggml-quants.c's reference), computing in float32 in the same order,
-so their floats are gguf-py's bit for bit.
+gradient is computed (grad @ W, with W dequantised again). On the CPU, dequant.c does the work where
+the machine has a C compiler (native_dequant.py); the torch dequantisers here are vectorised ports of
+gguf-py's numpy ones (ggml-quants.c's reference). Both compute in float32 in gguf-py's order, so
+their floats are gguf-py's bit for bit.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
+
+from . import native_dequant
 
 QK_K = 256
 
@@ -126,6 +129,43 @@ class _Scratch:
         return buffer
 
 
+class _WeightBuffers:
+    """Memory for dequantised weights, handed back once a matmul is done with it and reused: like
+    _Scratch's, a fresh tensor the size of a weight would be new pages from the OS each time. A buffer
+    is handed back only where nothing else can hold it (see _QuantizedMatmul); the rest are freed as
+    usual, so the pool holds at most what one decoder layer had in use at once."""
+
+    free: Dict[Tuple[int, torch.dtype, torch.device], List[torch.Tensor]] = {}
+
+    @classmethod
+    def take(cls, elements: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        found = cls.free.get((elements, dtype, device))
+        return found.pop() if found else torch.empty(elements, dtype=dtype, device=device)
+
+    @classmethod
+    def give_back(cls, weight: torch.Tensor) -> None:
+        free = cls.free.setdefault((weight.numel(), weight.dtype, weight.device), [])
+        if not any(buffer.data_ptr() == weight.data_ptr() for buffer in free):  # never listed twice
+            free.append(weight)
+
+
+def release_weight(weight: torch.Tensor) -> None:
+    """Hands back a weight dequantised with `pooled=True` that nothing will read again."""
+    _WeightBuffers.give_back(weight)
+
+
+def _in_backward_pass() -> Optional[bool]:
+    """Whether autograd's engine is running this code (a checkpointed layer's recomputed forward runs
+    there); None where this torch cannot tell."""
+    task = getattr(torch._C, "_current_graph_task_id", None)
+    return None if task is None else task() != -1
+
+
+def native_dequantizer_status() -> str:
+    """What dequantises kept-quantised weights on the CPU, in words."""
+    return native_dequant.load()[1]
+
+
 class _QuantizedMatmul(torch.autograd.Function):
     """x @ W.T with W dequantised from `layer`'s blocks here and again in backward; saves no tensor,
     unless the layer runs under activation checkpointing (`save_weight_for_backward`)."""
@@ -133,21 +173,29 @@ class _QuantizedMatmul(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, layer: "QuantizedLinear") -> torch.Tensor:
         ctx.layer = layer
-        w = layer.dequantized(x.dtype)
+        w = layer.dequantized(x.dtype, pooled=True)
         # Under non-reentrant checkpointing, what the first forward saves is dropped at once and the
         # backward pass recomputes it right before it is used: saving W then holds one decoder layer's
         # weights for the length of that layer's backward, and spares a third dequantisation per step.
         ctx.saved_weight = layer.save_weight_for_backward and x.requires_grad
         if ctx.saved_weight:
             ctx.save_for_backward(w)
-        return F.linear(x, w)
+        y = F.linear(x, w)
+        # W is the matmul's alone unless it was saved for a backward pass: outside the engine, that
+        # save is checkpointing's first forward, which keeps nothing; inside, it is the recomputation.
+        if not ctx.saved_weight or _in_backward_pass() is False:
+            _WeightBuffers.give_back(w)
+        return y
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         if not ctx.needs_input_grad[0]:
             return None, None
-        w = ctx.saved_tensors[0].to(grad.dtype) if ctx.saved_weight else ctx.layer.dequantized(grad.dtype)
-        return grad @ w, None
+        w = ctx.saved_tensors[0] if ctx.saved_weight else ctx.layer.dequantized(grad.dtype, pooled=True)
+        result = grad @ w.to(grad.dtype)
+        # The graph is used once (no retain_graph): W is not read again after this.
+        _WeightBuffers.give_back(w)
+        return result, None
 
 
 class QuantizedLinear(torch.nn.Linear):
@@ -176,16 +224,23 @@ class QuantizedLinear(torch.nn.Linear):
     def rows(self) -> int:
         return self.out_features
 
-    def dequantized(self, dtype: torch.dtype) -> torch.Tensor:
-        return self.dequantized_rows(0, self.out_features, dtype)
+    def dequantized(self, dtype: torch.dtype, pooled: bool = False) -> torch.Tensor:
+        """The whole weight; `pooled`: in a _WeightBuffers buffer, which the caller hands back."""
+        return self.dequantized_rows(0, self.out_features, dtype, pooled)
 
-    def dequantized_rows(self, start: int, stop: int, dtype: torch.dtype) -> torch.Tensor:
+    def dequantized_rows(self, start: int, stop: int, dtype: torch.dtype, pooled: bool = False) -> torch.Tensor:
         """Rows start..stop of the weight (a slice of the vocabulary, for an output head)."""
         shape = (min(stop, self.out_features) - start, self.in_features)
-        if dtype == torch.float32:  # the weight itself is the result: a tensor of its own
-            return dequantize(self.qweight[start:stop], self.ggml_type, shape)
-        scratch = _Scratch.get(shape[0] * shape[1], self.qweight.device)
-        return dequantize(self.qweight[start:stop], self.ggml_type, shape, out=scratch).to(dtype)
+        elements, blocks, device = shape[0] * shape[1], self.qweight[start:stop], self.qweight.device
+        out = _WeightBuffers.take(elements, dtype, device) if pooled else torch.empty(elements, dtype=dtype, device=device)
+        native = native_dequant.load()[0]
+        if native is not None and native.supports(self.ggml_type, blocks, dtype):
+            size, per_block, _ = QUANT_TYPES[self.ggml_type]
+            return native.dequantize(self.ggml_type, blocks, size, per_block, out).view(shape)
+        if dtype == torch.float32:
+            return dequantize(blocks, self.ggml_type, shape, out=out)
+        scratch = _Scratch.get(elements, device)
+        return out.view(shape).copy_(dequantize(blocks, self.ggml_type, shape, out=scratch))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = _QuantizedMatmul.apply(x, self)

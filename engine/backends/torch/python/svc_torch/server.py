@@ -123,6 +123,12 @@ class Server:
         self.checkpoint_mode = req.get("checkpointActivations", "auto")
         self.logits_chunk_bytes = int(req.get("logitsChunkBytes") or 0) or None
         kept = sorted(set(self.base.quantized.values()) | set(self.base.quantized_tables.values()))
+        dequantizer = None
+        if kept and self.device.type == "cpu":
+            from .quantized import native_dequantizer_status
+
+            dequantizer = native_dequantizer_status()
+            log(f"kept-quantised weights ({', '.join(kept)}): {dequantizer}")
         return {
             "parameters": self.base.parameters,
             "architecture": self.base.architecture,
@@ -131,6 +137,7 @@ class Server:
             "quantizedProjections": len(self.base.quantized),
             "quantizedTables": sorted(self.base.quantized_tables),
             "quantizedTypes": kept,
+            "dequantizer": dequantizer,
             "source": self.source,
             **self.info(),
         }

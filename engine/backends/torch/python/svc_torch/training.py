@@ -10,11 +10,26 @@ from typing import Optional
 
 import torch
 import torch.nn.functional as F
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .adapter import Adapter
 from .chunked_loss import chunked_masked_loss_sum, vocab_chunked_masked_loss_sum
 from .gguf_base import GgufBase
-from .quantized import QuantizedLinear
+from .quantized import QuantizedLinear, release_weight
+
+
+def _one_slice_at_a_time(head: QuantizedLinear):
+    """head.dequantized_rows for the vocabulary-sliced loss, which is done with a slice before it asks
+    for the next: each call hands the previous slice's memory back for this one."""
+    previous: list = []
+
+    def rows_of(start: int, stop: int, dtype: torch.dtype) -> torch.Tensor:
+        while previous:
+            release_weight(previous.pop())
+        previous.append(head.dequantized_rows(start, stop, dtype, pooled=True))
+        return previous[-1]
+
+    return rows_of
 
 
 class Trainer:
@@ -65,7 +80,14 @@ class Trainer:
             model.eval()
         for module in self.decoder.modules():
             if isinstance(module, QuantizedLinear):
-                module.save_weight_for_backward = on
+                module.save_weight_for_backward = False
+        # Only projections inside a checkpointed layer: _QuantizedMatmul reuses the weight its first
+        # forward saved, which is right only where checkpointing drops what that forward saves.
+        for layer in self.decoder.modules():
+            if on and isinstance(layer, GradientCheckpointingLayer) and layer.gradient_checkpointing:
+                for module in layer.modules():
+                    if isinstance(module, QuantizedLinear):
+                        module.save_weight_for_backward = True
         self.checkpointing = on
 
     def hidden(self, ids: torch.Tensor) -> torch.Tensor:
@@ -100,7 +122,9 @@ class Trainer:
         if self.quantized_head:  # never whole: a slice of its rows at a time, for every batch size
             head = self.head
             slice_rows = max(1, min(self.HEAD_SLICE_ELEMENTS // head.in_features, self.LOGITS_CHUNK_BYTES // (4 * final.shape[0])))
-            total = vocab_chunked_masked_loss_sum(final, head.dequantized_rows, head.out_features, targets, mask, self.softcap, slice_rows, correct)
+            keep_logits = 4 * final.shape[0] * head.out_features <= self.LOGITS_CHUNK_BYTES
+            rows_of = _one_slice_at_a_time(head)
+            total = vocab_chunked_masked_loss_sum(final, rows_of, head.out_features, targets, mask, self.softcap, slice_rows, correct, keep_logits)
         elif final.shape[0] <= rows:
             total = self._chunk_loss(final, targets, mask, correct)
         elif not (torch.is_grad_enabled() and final.requires_grad):
