@@ -16,8 +16,12 @@ export interface StallTimeout {
 export function stallTimeout(idleMs: number, what: string): StallTimeout {
   const controller = new AbortController();
   let timer: NodeJS.Timeout;
+  let finished = false;
   const arm = () => {
     clearTimeout(timer);
+    // Bytes can still pass through after done() (a body the peer stopped reading when it answered
+    // early): a timer armed then would keep the process alive for idleMs after the transfer ended.
+    if (finished) return;
     timer = setTimeout(
       () => controller.abort(new Error(`${what} stalled: no data for ${idleMs >= 1000 ? `${Math.round(idleMs / 1000)} s` : `${idleMs} ms`}`)),
       idleMs,
@@ -33,7 +37,10 @@ export function stallTimeout(idleMs: number, what: string): StallTimeout {
           callback(null, chunk);
         },
       }),
-    done: () => clearTimeout(timer),
+    done: () => {
+      finished = true;
+      clearTimeout(timer);
+    },
   };
 }
 

@@ -65,7 +65,7 @@ describe("studio in the browser: Overview's Stop and Recent jobs", function () {
       .getByText(/step=\d+ loss=/)
       .first()
       .waitFor({ timeout: 90_000 });
-    await screenshotBothThemes(page, "overview-running");
+    await screenshotBothThemes(page, "overview-running-before-stop");
 
     await page.getByTestId("stop-training").click();
     const confirm = page.getByTestId("stop-training-confirm");

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable, Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { finished, pipeline } from "node:stream/promises";
 import { stallTimeout } from "../../../cloud/workers/stallTimeout.js";
 
 /** A server that sends `chunks` pieces, one every `everyMs`, then either ends or stalls with the socket open. */
@@ -58,5 +58,18 @@ describe("worker transfers: a stall deadline, not a total one", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("is over once done: bytes that still pass through neither abort it nor hold a timer", async () => {
+    const stall = stallTimeout(50, "uploading the test file");
+    stall.done();
+    const through = stall.through();
+    through.resume();
+    through.end(Buffer.alloc(1024)); // a request body still draining after the answer came
+    await finished(through);
+    // Twice the deadline: a timer those bytes armed would have fired, and kept the process alive until it did
+    // (a worker stopped after a refused upload lingered that long).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(stall.signal.aborted, false);
   });
 });
