@@ -5,7 +5,7 @@
  * where it cannot start is an error, never a silent fall back.
  */
 import { TfjsBackend } from './tfjs.js';
-import { detectTorch, startTorchBackend, type TorchRanks } from './torch/index.js';
+import { detectTorch, forgetTorchDetections, isTorchDetectionRemembered, startTorchBackend, type TorchRanks } from './torch/index.js';
 import { describeRanks } from './torch/ranks.js';
 import type { ComputeBackend } from './types.js';
 
@@ -43,20 +43,30 @@ export async function chooseBackend(choice: BackendChoice, options: ChooseOption
   if (options.ranks && choice === 'tfjs') throw new Error('several ranks (--procs, --gpus, --nodes) train with the torch backend only, but tfjs was asked for');
   if (choice === 'tfjs') return { backend: new TfjsBackend(), reason: 'tfjs was asked for' };
   // A Python the user named (SVC_PYTHON) is the only candidate: never quietly another one.
-  const found = await detectTorch(options.python ?? (process.env.SVC_PYTHON || undefined));
+  const python = options.python ?? (process.env.SVC_PYTHON || undefined);
+  const remembered = isTorchDetectionRemembered(python);
+  const found = await detectTorch(python);
   if (!found.ok) {
     if (choice === 'torch' || options.ranks) throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
     return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
   }
-  const backend = await startTorchBackend({
-    python: found.python,
-    device: options.device,
-    dtype: options.dtype,
-    checkpointActivations: options.checkpointActivations,
-    quantizedBase: options.quantizedBase,
-    log: options.log,
-    ranks: options.ranks,
-  });
+  let backend: Awaited<ReturnType<typeof startTorchBackend>>;
+  try {
+    backend = await startTorchBackend({
+      python: found.python,
+      device: options.device,
+      dtype: options.dtype,
+      checkpointActivations: options.checkpointActivations,
+      quantizedBase: options.quantizedBase,
+      log: options.log,
+      ranks: options.ranks,
+    });
+  } catch (error) {
+    if (!remembered) throw error;
+    // That Python had the stack when it was probed, jobs ago: probe again (once) before failing.
+    forgetTorchDetections();
+    return chooseBackend(choice, options);
+  }
   const why = choice === 'torch' ? 'torch was asked for' : `auto picked torch: ${found.python} imports torch ${found.torchVersion}`;
   const ranks = (backend.info.worldSize ?? 1) > 1 ? ` × ${backend.info.worldSize} ranks (${options.ranks ? describeRanks(options.ranks) : ''})` : '';
   return { backend, reason: `${why}; training on ${backend.info.device}${ranks}` };

@@ -51,12 +51,38 @@ function probe(python: string): Promise<ProbeAnswer> {
   });
 }
 
+/**
+ * Found Pythons, by the candidates and the PATH that named them: a probe imports torch,
+ * transformers and peft (seconds), and a worker would otherwise pay that before every job. Only
+ * successes are kept, so a stack installed later is seen; a backend that fails to start with a
+ * remembered Python forgets it (forgetTorchDetections).
+ */
+const remembered = new Map<string, Extract<TorchDetection, { ok: true }>>();
+
 export async function detectTorch(python?: string): Promise<TorchDetection> {
+  const candidates = pythonCandidates(python);
+  const key = JSON.stringify([candidates, process.env.PATH ?? '']);
+  const known = remembered.get(key);
+  if (known) return known;
   const answers: string[] = [];
-  for (const candidate of pythonCandidates(python)) {
+  for (const candidate of candidates) {
     const result = await probe(candidate);
-    if (result.ok) return { python: candidate, ...result };
+    if (result.ok) {
+      const found = { python: candidate, ...result };
+      remembered.set(key, found);
+      return found;
+    }
     answers.push(`${candidate}: ${result.answer}`);
   }
   return { ok: false, reason: `no Python with torch, transformers and peft found (${answers.join('; ')}); ${SETUP_HINT}` };
+}
+
+/** Whether detectTorch(python) would answer from memory, without a probe. */
+export function isTorchDetectionRemembered(python?: string): boolean {
+  return remembered.has(JSON.stringify([pythonCandidates(python), process.env.PATH ?? '']));
+}
+
+/** Forgets every remembered Python: the next detectTorch probes again. */
+export function forgetTorchDetections(): void {
+  remembered.clear();
 }

@@ -22,7 +22,7 @@ import type { Frame, WireTensor } from './framing.js';
 import { TorchProcess } from './process.js';
 import type { TorchRanks } from './ranks.js';
 
-export { detectTorch, pythonCandidates, type TorchDetection } from './detect.js';
+export { detectTorch, forgetTorchDetections, isTorchDetectionRemembered, pythonCandidates, type TorchDetection } from './detect.js';
 export type { TorchRanks } from './ranks.js';
 
 export const TORCH_DTYPES = ['auto', 'float32', 'bfloat16', 'float16'] as const;

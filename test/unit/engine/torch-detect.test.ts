@@ -1,12 +1,14 @@
 /**
  * detectTorch finds a Python with torch, transformers and peft in the documented order
  * (SVC_PYTHON, svc's venv, python3 on PATH, /usr/bin/python3) and, when none has them, says what
- * each candidate answered and how to set up.
+ * each candidate answered and how to set up. A Python found is remembered, and probed again when
+ * the backend no longer starts with it.
  */
 import assert from 'node:assert/strict';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { detectTorch } from '../../../engine/backends/torch/detect.js';
+import { chooseBackend } from '../../../engine/backends/select.js';
+import { detectTorch, forgetTorchDetections, isTorchDetectionRemembered } from '../../../engine/backends/torch/detect.js';
 import { torchVenvDir, torchVenvPython } from '../../../engine/backends/torch/venv.js';
 import { createTempDir, type TempDir } from '../../support/tmp.js';
 
@@ -70,6 +72,47 @@ describe('detectTorch', function () {
     process.env.SVC_PYTHON = torchVenvPython();
     const found = await detectTorch();
     assert.ok(found.ok && found.python === torchVenvPython());
+  });
+
+  /**
+   * A stand-in Python (a test double: a real one cannot be made to lose its stack between two
+   * jobs) that answers the probe as one with the stack would, counts the probes in a file, and
+   * cannot start the backend itself.
+   */
+  async function countingPython(): Promise<{ python: string; probes: () => Promise<number> }> {
+    const python = path.join(dir.path, 'counting-python');
+    const count = path.join(dir.path, 'probes');
+    await writeFile(
+      python,
+      `#!/bin/sh\nif [ "$1" = "-c" ]; then echo probe >> "${count}"; echo "SVC_TORCH_PROBE 2.13.0 cpu 5.18.0 0.21.0"; exit 0; fi\necho "ModuleNotFoundError: No module named 'peft'" >&2\nexit 1\n`,
+    );
+    await chmod(python, 0o755);
+    const probes = async () => (await readFile(count, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    return { python, probes };
+  }
+
+  it('remembers a Python it found, so later jobs start without a probe; forgetting probes again', async () => {
+    const { python, probes } = await countingPython();
+    forgetTorchDetections();
+    const first = await detectTorch(python);
+    const second = await detectTorch(python);
+    assert.ok(first.ok && second.ok && second.python === python, JSON.stringify(second));
+    assert.equal(await probes(), 1);
+    assert.ok(isTorchDetectionRemembered(python));
+    forgetTorchDetections();
+    assert.ok(!isTorchDetectionRemembered(python));
+    await detectTorch(python);
+    assert.equal(await probes(), 2);
+  });
+
+  it('a remembered Python whose backend no longer starts is probed again before the job fails', async () => {
+    const { python, probes } = await countingPython();
+    forgetTorchDetections();
+    await detectTorch(python);
+    assert.equal(await probes(), 1);
+    await assert.rejects(chooseBackend('torch', { python }), /peft/);
+    // Once from memory, then probed again after the failed start, which failed the same way.
+    assert.equal(await probes(), 2);
   });
 
   it('an explicit python is the only candidate, and the reason names it and its answer', async () => {
