@@ -91,12 +91,13 @@ async function step(label, command, args, buffered = false) {
 }
 
 /**
- * Mocha runs the unit, integration, PostgreSQL and browser files two at a time, in two worker
- * processes that take the files in turn: most of a file's time is spent waiting on the children it
- * starts (clouds, workers, Python, llama.cpp, Chromium) or on one single-threaded process, so a
- * second file uses the core the first leaves idle. What files share is safe for that: temp folders
- * per test, free ports, a database per cloud, a Chromium profile per session, builds renamed into
- * place (sharedBuild.ts, llamaCppTools.ts). SVC_TEST_JOBS=1 runs one file at a time.
+ * Mocha runs the unit, integration, PostgreSQL, browser and VS Code files two at a time, in two
+ * worker processes that take the files in turn: most of a file's time is spent waiting on the
+ * children it starts (clouds, workers, Python, llama.cpp, Chromium, code-server) or on one
+ * single-threaded process, so a second file uses the core the first leaves idle. What files share
+ * is safe for that: temp folders per test, free ports, a database per cloud, a Chromium profile
+ * and a code-server home per session, builds renamed into place (sharedBuild.ts, llamaCppTools.ts).
+ * SVC_TEST_JOBS=1 runs one file at a time.
  */
 const jobs = Math.max(1, Number(process.env.SVC_TEST_JOBS) || 2);
 const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
@@ -133,7 +134,7 @@ if (typeOk && buildOk) {
     await pg.stop();
   }
   if (hasTests("test/e2e/browser")) await mocha("browser end-to-end tests", ["test/e2e/browser/**/*.test.ts"], {}, ["--timeout", "180000", ...parallel]);
-  if (hasTests("test/e2e/vscode")) await mocha("VS Code: extension host, workbench, packaged VSIX", ["test/e2e/vscode/*.test.ts"], {}, ["--timeout", "300000"]);
+  if (hasTests("test/e2e/vscode")) await mocha("VS Code: extension host, workbench, packaged VSIX", ["test/e2e/vscode/*.test.ts"], {}, ["--timeout", "300000", ...parallel]);
   if (hasTests("test/infra")) await mocha("infrastructure smoke tests", ["test/infra/**/*.test.ts"], {}, ["--timeout", "180000"]);
 }
 
