@@ -134,7 +134,8 @@ if (typeOk && buildOk) {
     await pg.stop();
   }
   if (hasTests("test/e2e/browser")) await mocha("browser end-to-end tests", ["test/e2e/browser/**/*.test.ts"], {}, ["--timeout", "180000", ...parallel]);
-  if (hasTests("test/e2e/vscode")) await mocha("VS Code: extension host, workbench, packaged VSIX", ["test/e2e/vscode/*.test.ts"], {}, ["--timeout", "300000", ...parallel]);
+  if (hasTests("test/e2e/vscode"))
+    await mocha("VS Code: extension host, workbench, packaged VSIX", ["test/e2e/vscode/*.test.ts"], {}, ["--timeout", "300000", ...parallel]);
   if (hasTests("test/infra")) await mocha("infrastructure smoke tests", ["test/infra/**/*.test.ts"], {}, ["--timeout", "180000"]);
 }
 
