@@ -163,7 +163,8 @@ describe("svc worker: uploads the cloud cannot store are retried, and the adapte
       "the pending delivery came before new work",
     );
     assert.equal((await client.getJob(next.id)).status, "completed");
-    assert.equal(pendingManifests().length, 0);
+    // The worker removes a work dir once the cloud has acknowledged it, which can be after the job shows completed.
+    await pollUntil(() => pendingManifests().length === 0, { timeoutMs: 10_000, description: "the delivered jobs' work dirs to go" });
     // The delivered job, held since the restarted worker's hello, is not listed as the worker's any more.
     const listed = await pollUntil(async () => (await client.listWorkers()).find((w) => w.name === "retrier" && w.state === "idle" && w.jobIds.length === 0), {
       timeoutMs: 10_000,
