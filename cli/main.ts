@@ -1,47 +1,41 @@
 #!/usr/bin/env node
 /** The `svc` command: dispatches to one module per command. */
-import { cloudCommand } from "./commands/cloud.js";
-import { devCommand } from "./commands/dev.js";
-import { loginCommand, logoutCommand, whoamiCommand } from "./commands/auth.js";
-import { buildCommand, manifestCommand, startCommand } from "./commands/project.js";
-import { modelsCommand } from "./commands/models.js";
-import { setupCommand } from "./commands/setup.js";
-import { workerCommand } from "./commands/worker.js";
-import { workersCommand } from "./commands/workers.js";
-import { initCommand } from "./commands/init.js";
-import { jobsCommand } from "./commands/jobs.js";
-import { exportCommand } from "./commands/export.js";
-import { keysCommand } from "./commands/keys.js";
 import type { Command } from "./command.js";
+import { COMMAND_SUMMARIES, type CommandName } from "./commandSummaries.js";
 import { printError } from "./output.js";
 
-const COMMANDS: Command[] = [
-  initCommand,
-  devCommand,
-  startCommand,
-  buildCommand,
-  manifestCommand,
-  jobsCommand,
-  exportCommand,
-  keysCommand,
-  modelsCommand,
-  setupCommand,
-  cloudCommand,
-  workerCommand,
-  workersCommand,
-  loginCommand,
-  logoutCommand,
-  whoamiCommand,
-];
+/**
+ * Each command's module, imported only when it runs: `svc --help`, `svc keys` or a worker then start
+ * without the cloud's server and store, or the tfjs engine, that they never use.
+ */
+const COMMANDS: Record<CommandName, () => Promise<Command>> = {
+  init: async () => (await import("./commands/init.js")).initCommand,
+  dev: async () => (await import("./commands/dev.js")).devCommand,
+  start: async () => (await import("./commands/project.js")).startCommand,
+  build: async () => (await import("./commands/project.js")).buildCommand,
+  manifest: async () => (await import("./commands/project.js")).manifestCommand,
+  jobs: async () => (await import("./commands/jobs.js")).jobsCommand,
+  export: async () => (await import("./commands/export.js")).exportCommand,
+  keys: async () => (await import("./commands/keys.js")).keysCommand,
+  models: async () => (await import("./commands/models.js")).modelsCommand,
+  setup: async () => (await import("./commands/setup.js")).setupCommand,
+  cloud: async () => (await import("./commands/cloud.js")).cloudCommand,
+  worker: async () => (await import("./commands/worker.js")).workerCommand,
+  workers: async () => (await import("./commands/workers.js")).workersCommand,
+  login: async () => (await import("./commands/auth.js")).loginCommand,
+  logout: async () => (await import("./commands/auth.js")).logoutCommand,
+  whoami: async () => (await import("./commands/auth.js")).whoamiCommand,
+};
 
 function help(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const summaries = Object.entries(COMMAND_SUMMARIES);
+  const width = Math.max(...summaries.map(([name]) => name.length));
   return [
     "svc — fine-tune language-model adapters locally and serve them behind OpenAI-compatible endpoints",
     "",
     "usage: svc <command> [options]",
     "",
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...summaries.map(([name, summary]) => `  ${name.padEnd(width)}  ${summary}`),
     "",
     "Run `svc <command> --help` for a command's options.",
   ].join("\n");
@@ -58,12 +52,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(packageVersion() + "\n");
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  if (!Object.hasOwn(COMMANDS, name)) {
     process.stderr.write(`svc: unknown command "${name}"\n\n${help()}\n`);
     return 2;
   }
-  return command.run(rest);
+  return (await COMMANDS[name as CommandName]()).run(rest);
 }
 
 main(process.argv.slice(2)).then(

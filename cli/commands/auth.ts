@@ -17,6 +17,7 @@ import { ProjectSession } from "../../sdk/session.js";
 import type { ProjectState } from "../../sdk/state.js";
 import type { Me } from "../../sdk/wire.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 
 const NOT_SIGNED_IN = "not signed in: run `svc login`";
@@ -54,8 +55,7 @@ interface PendingLogin {
 const pendingLoginPath = (): string => path.join(svcHome(), "login-pending.json");
 
 export const loginCommand: Command = {
-  name: "login",
-  summary: "sign in to the svc cloud (OAuth device flow, approved by the cloud's owner)",
+  ...listed("login"),
   usage: LOGIN_USAGE,
   async run(argv) {
     const { values } = parse(argv, { "no-wait": { type: "boolean" }, approve: { type: "string" }, data: { type: "string" } }, LOGIN_USAGE);
@@ -187,8 +187,7 @@ refresh token (and with it every token of that sign-in); when the cloud cannot b
 tokens simply expire.`;
 
 export const logoutCommand: Command = {
-  name: "logout",
-  summary: "sign out: revoke the OAuth tokens and delete the credentials file",
+  ...listed("logout"),
   usage: LOGOUT_USAGE,
   async run(argv) {
     const { values } = parse(argv, {}, LOGOUT_USAGE);
@@ -244,8 +243,7 @@ options:
   --json    print the same as one JSON object`;
 
 export const whoamiCommand: Command = {
-  name: "whoami",
-  summary: "show who is signed in, your orgs and projects, and this folder's project",
+  ...listed("whoami"),
   usage: WHOAMI_USAGE,
   async run(argv) {
     const { values } = parse(argv, { json: { type: "boolean" } }, WHOAMI_USAGE);

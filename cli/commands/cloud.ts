@@ -8,6 +8,7 @@ import { liveDaemon, readDaemonFile, startDaemon } from "../../sdk/daemon.js";
 import { requestDaemonDrain } from "../../sdk/platform/daemonDrain.js";
 import { defaultCloudDataDir, DEFAULT_CLOUD_PORT, DEFAULT_EDGE_PORT } from "../../sdk/paths.js";
 import { type Command, parse, portOption } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 
 const USAGE = `svc cloud <serve|start|stop|status> [options]
@@ -42,8 +43,7 @@ const OPTIONS = {
 } as const;
 
 export const cloudCommand: Command = {
-  name: "cloud",
-  summary: "run or manage the embedded cloud (control plane, edge, workers)",
+  ...listed("cloud"),
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parse(argv, OPTIONS, USAGE);

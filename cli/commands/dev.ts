@@ -3,10 +3,10 @@ import { spawn } from "node:child_process";
 import { createStudioServer } from "../../studio/index.js";
 import { DEFAULT_STUDIO_PORT } from "../../sdk/paths.js";
 import { type Command, parse, portOption } from "../command.js";
+import { listed } from "../commandSummaries.js";
 
 export const devCommand: Command = {
-  name: "dev",
-  summary: "run the studio for this project in your browser",
+  ...listed("dev"),
   usage: "svc dev [--port N] [--open]",
   async run(argv) {
     const { values } = parse(argv, { port: { type: "string" }, open: { type: "boolean" } }, this.usage);

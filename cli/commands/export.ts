@@ -23,6 +23,7 @@ import { formatBytes } from "../../sdk/modelFacts.js";
 import { ProjectSession } from "../../sdk/session.js";
 import type { Job } from "../../sdk/wire.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { ollamaModelfile } from "../export/ollamaModelfile.js";
 import { CliError } from "../output.js";
 
@@ -49,8 +50,7 @@ peft         the adapter as PEFT's pair (adapter_model.safetensors, adapter_conf
 --no-create        ollama: write the folder only, without running ollama create`;
 
 export const exportCommand: Command = {
-  name: "export",
-  summary: "write a job's model as a merged GGUF, for Ollama or LM Studio, or as PEFT files",
+  ...listed("export"),
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parse(

@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, writeFileSync, readFileSync, appendFileSync } from "node:fs";
 import path from "node:path";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 import { isTemplateName, templateFiles, templateHelp, UnknownTemplateError } from "../project/templates.js";
 
@@ -50,8 +51,7 @@ function quickstartFiles(): [string, string][] {
 }
 
 export const initCommand: Command = {
-  name: "init",
-  summary: "create src/svc/index.ts and sample data in this folder (--template for a starter project)",
+  ...listed("init"),
   usage: "svc init [--template NAME] [--force]",
   async run(argv) {
     const { values } = parse(argv, { force: { type: "boolean" }, template: { type: "string", short: "t" } }, this.usage);

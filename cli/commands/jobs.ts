@@ -5,6 +5,7 @@ import { ProjectSession } from "../../sdk/session.js";
 import type { CloudClient } from "../../sdk/client.js";
 import type { Job } from "../../sdk/wire.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 import { formatTable } from "../table.js";
 
@@ -19,8 +20,7 @@ delete    deletes an ended job with its events, its artifacts (adapters, checkpo
           cancelled first; a job a deployment serves is kept until the deployment is deleted.`;
 
 export const jobsCommand: Command = {
-  name: "jobs",
-  summary: "list, cancel or delete the project's training jobs",
+  ...listed("jobs"),
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" }, yes: { type: "boolean", short: "y" } }, USAGE);

@@ -5,6 +5,7 @@ import { USAGE_RANGE_RULE, USAGE_RANGES } from "../../sdk/api/keys.js";
 import { usageReportCsv } from "../../sdk/usageCsv.js";
 import type { DeploymentKey, UsageRange } from "../../sdk/wire.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { parseDuration, rulesFromFlags } from "../keyFlags.js";
 import { CliError } from "../output.js";
 import { formatTable } from "../table.js";
@@ -26,8 +27,7 @@ usage         requests, errors by status, tokens, latency and time to first toke
               per 15 minutes, the last month per day`;
 
 export const keysCommand: Command = {
-  name: "keys",
-  summary: "issue, limit, rotate and revoke an endpoint's API keys; export their usage",
+  ...listed("keys"),
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parse(

@@ -1,5 +1,6 @@
 /** `svc models list|discover|add`: the base models of the local cloud and the GGUF files on this machine. */
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 import { addModelCommand } from "./models-add.js";
 import { discoverModelsCommand } from "./models-discover.js";
@@ -31,8 +32,7 @@ add       registers a GGUF file on this machine (named after its general.name un
           $SVC_HOME/cloud).`;
 
 export const modelsCommand: Command = {
-  name: "models",
-  summary: "list, discover or register base models",
+  ...listed("models"),
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parse(

@@ -4,6 +4,7 @@ import path from "node:path";
 import { logMessage } from "../../sdk/logMessage.js";
 import type { Job } from "../../sdk/wire.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 import { buildTrainerBundle } from "../project/bundle.js";
 import { loadTrainer, manifestText } from "../project/manifest.js";
@@ -14,8 +15,7 @@ import { dryRunJsonLines, dryRunText } from "../../sdk/trainer/dryRunReport.js";
 import { onStopRequest, type StopRequest } from "../../sdk/platform/stop.js";
 
 export const buildCommand: Command = {
-  name: "build",
-  summary: "bundle src/svc/index.ts into .svc/build/index.mjs",
+  ...listed("build"),
   usage: "svc build",
   async run(argv) {
     const { values } = parse(argv, {}, this.usage);
@@ -29,8 +29,7 @@ export const buildCommand: Command = {
 };
 
 export const manifestCommand: Command = {
-  name: "manifest",
-  summary: "show the project's registered trainer (--json for tools)",
+  ...listed("manifest"),
   usage: "svc manifest [--json] [--rebuild]",
   async run(argv) {
     const { values } = parse(argv, { json: { type: "boolean" }, rebuild: { type: "boolean" } }, this.usage);
@@ -42,9 +41,7 @@ export const manifestCommand: Command = {
 };
 
 export const startCommand: Command = {
-  name: "start",
-  summary:
-    "train the project's registered trainer and stream its log (--dry-run: check and estimate, train nothing; --preview: show the datasets, time nothing)",
+  ...listed("start"),
   usage: "svc start [--json] [--rebuild] [--dry-run [--model-file FILE.gguf] [--preview]]",
   async run(argv) {
     const { values } = parse(

@@ -2,6 +2,7 @@
 import { setupTorch } from "../../engine/backends/torch/setup.js";
 import { torchVenvDir } from "../../engine/backends/torch/venv.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 
 const USAGE = `svc setup torch [--python PYTHON] [--venv DIR] [--index-url URL] [--force]
@@ -17,8 +18,7 @@ or cpu). Training picks it up by itself (SVC_TRAIN_BACKEND=auto); SVC_PYTHON ove
 --force      reinstall even when the pinned versions are already installed`;
 
 export const setupCommand: Command = {
-  name: "setup",
-  summary: "install the torch backend's Python packages (svc setup torch)",
+  ...listed("setup"),
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parse(

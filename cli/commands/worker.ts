@@ -2,6 +2,7 @@
 import { runTrainerWorker } from "../../cloud/workers/trainerWorker.js";
 import { parseBackendChoice, type BackendChoice } from "../../engine/backends/select.js";
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { CliError } from "../output.js";
 import { onStopRequest } from "../../sdk/platform/stop.js";
 import { detectTorch } from "../../engine/backends/torch/detect.js";
@@ -32,8 +33,7 @@ whole copy in each; the same steps and losses as DDP.
 starts and needs the base model at the same path (a shared --work-dir); give --fsdp on every node or none.`;
 
 export const workerCommand: Command = {
-  name: "worker",
-  summary: "run a training worker for a cloud (local or remote)",
+  ...listed("worker"),
   usage: USAGE,
   async run(argv) {
     const { values } = parse(

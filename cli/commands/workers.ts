@@ -1,5 +1,6 @@
 /** `svc workers`: the training workers linked to the cloud, what they train on and what they do. */
 import { type Command, parse } from "../command.js";
+import { listed } from "../commandSummaries.js";
 import { ProjectSession } from "../../sdk/session.js";
 import type { WorkerInfo } from "../../sdk/api/workers.js";
 import { describeDevices, describeLlamaDevice, describeState } from "../../sdk/workerList.js";
@@ -13,8 +14,7 @@ runs on (checkpoint samples; --json says why a GPU is not used), their ranks, an
 heard from them. Workers that left within the hour are listed as gone.`;
 
 export const workersCommand: Command = {
-  name: "workers",
-  summary: "list the training workers linked to the cloud and their devices",
+  ...listed("workers"),
   usage: USAGE,
   async run(argv) {
     const { values } = parse(argv, { json: { type: "boolean" } }, USAGE);

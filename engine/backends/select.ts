@@ -4,7 +4,6 @@
  * python3 on PATH, then /usr/bin/python3), else tfjs, and says which and why; asking for torch
  * where it cannot start is an error, never a silent fall back.
  */
-import { TfjsBackend } from './tfjs.js';
 import { detectTorch, forgetTorchDetections, isTorchDetectionRemembered, startTorchBackend, type TorchRanks } from './torch/index.js';
 import { describeRanks } from './torch/ranks.js';
 import type { ComputeBackend } from './types.js';
@@ -39,16 +38,22 @@ export interface ChooseOptions {
   ranks?: TorchRanks;
 }
 
+/** tfjs and its wasm backend load only for a job that trains on them (a torch worker never needs them). */
+async function tfjsBackend(): Promise<ComputeBackend> {
+  const { TfjsBackend } = await import('./tfjs.js');
+  return new TfjsBackend();
+}
+
 export async function chooseBackend(choice: BackendChoice, options: ChooseOptions = {}): Promise<ChosenBackend> {
   if (options.ranks && choice === 'tfjs') throw new Error('several ranks (--procs, --gpus, --nodes) train with the torch backend only, but tfjs was asked for');
-  if (choice === 'tfjs') return { backend: new TfjsBackend(), reason: 'tfjs was asked for' };
+  if (choice === 'tfjs') return { backend: await tfjsBackend(), reason: 'tfjs was asked for' };
   // A Python the user named (SVC_PYTHON) is the only candidate: never quietly another one.
   const python = options.python ?? (process.env.SVC_PYTHON || undefined);
   const remembered = isTorchDetectionRemembered(python);
   const found = await detectTorch(python);
   if (!found.ok) {
     if (choice === 'torch' || options.ranks) throw new Error(`the torch backend was asked for but cannot start: ${found.reason}`);
-    return { backend: new TfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
+    return { backend: await tfjsBackend(), reason: `auto picked tfjs: no Python with torch (${found.reason})` };
   }
   let backend: Awaited<ReturnType<typeof startTorchBackend>>;
   try {

@@ -15,12 +15,18 @@ export interface PythonPlatform {
 
 const current = (): PythonPlatform => ({ platform: process.platform, env: process.env, home: os.homedir() });
 
+/** svc's folder in the user's cache: %LOCALAPPDATA%/svc on Windows, else $XDG_CACHE_HOME/svc or ~/.cache/svc. */
+export function svcCacheDir(on: PythonPlatform = current()): string {
+  const paths = on.platform === 'win32' ? path.win32 : path.posix;
+  const cache =
+    on.platform === 'win32' ? on.env.LOCALAPPDATA || paths.join(on.home, 'AppData', 'Local') : on.env.XDG_CACHE_HOME || paths.join(on.home, '.cache');
+  return paths.join(cache, 'svc');
+}
+
 export function torchVenvDir(on: PythonPlatform = current()): string {
   const paths = on.platform === 'win32' ? path.win32 : path.posix;
   if (on.env.SVC_TORCH_VENV) return paths.resolve(on.env.SVC_TORCH_VENV);
-  const cache =
-    on.platform === 'win32' ? on.env.LOCALAPPDATA || paths.join(on.home, 'AppData', 'Local') : on.env.XDG_CACHE_HOME || paths.join(on.home, '.cache');
-  return paths.join(cache, 'svc', 'torch-venv');
+  return paths.join(svcCacheDir(on), 'torch-venv');
 }
 
 /** The venv's interpreter (Scripts\python.exe on Windows). */

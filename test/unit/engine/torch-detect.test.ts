@@ -5,7 +5,9 @@
  * the backend no longer starts with it.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { chooseBackend } from '../../../engine/backends/select.js';
 import { detectTorch, forgetTorchDetections, isTorchDetectionRemembered } from '../../../engine/backends/torch/detect.js';
@@ -112,6 +114,31 @@ describe('detectTorch', function () {
     assert.equal(await probes(), 1);
     await assert.rejects(chooseBackend('torch', { python }), /peft/);
     // Once from memory, then probed again after the failed start, which failed the same way.
+    assert.equal(await probes(), 2);
+  });
+
+  it('a Python found is kept on disk: the next process starts without a probe until the install changes', async () => {
+    const { python, probes } = await countingPython();
+    // The stand-in prints the paths a real probe prints: the interpreter and a site-packages folder.
+    const site = path.join(dir.path, 'site-packages');
+    await mkdir(site);
+    const script = await readFile(python, 'utf8');
+    await writeFile(python, script.replace('exit 0; fi', `echo 'SVC_TORCH_PATHS ["${python}", "${site}"]'; exit 0; fi`));
+    const detectFromNewProcess = async () => {
+      const code = `import { detectTorch } from ${JSON.stringify(path.resolve('engine/backends/torch/detect.ts'))}; const found = await detectTorch(${JSON.stringify(python)}); console.log(JSON.stringify(found));`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', code], {
+        env: { ...process.env, XDG_CACHE_HOME: path.join(dir.path, 'cache') },
+      });
+      const found = JSON.parse(stdout.trim().split('\n').pop()!);
+      assert.ok(found.ok && found.torchVersion === '2.13.0', stdout);
+    };
+    await detectFromNewProcess();
+    await detectFromNewProcess();
+    assert.equal(await probes(), 1, 'the second process answers from disk');
+    // A package installed or removed changes its site-packages folder: the next process probes again.
+    await writeFile(path.join(site, 'new_package.pth'), '');
+    await detectFromNewProcess();
+    await detectFromNewProcess();
     assert.equal(await probes(), 2);
   });
 

@@ -233,7 +233,8 @@ class QuantizedLinear(torch.nn.Linear):
         shape = (min(stop, self.out_features) - start, self.in_features)
         elements, blocks, device = shape[0] * shape[1], self.qweight[start:stop], self.qweight.device
         out = _WeightBuffers.take(elements, dtype, device) if pooled else torch.empty(elements, dtype=dtype, device=device)
-        native = native_dequant.load()[0]
+        # The native kernel is CPU code: on a GPU it is not even built.
+        native = native_dequant.load()[0] if device.type == "cpu" else None
         if native is not None and native.supports(self.ggml_type, blocks, dtype):
             size, per_block, _ = QUANT_TYPES[self.ggml_type]
             return native.dequantize(self.ggml_type, blocks, size, per_block, out).view(shape)
