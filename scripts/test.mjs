@@ -43,9 +43,49 @@ function run(label, command, args, env = {}, buffered = false) {
   });
 }
 
+/**
+ * The files that take longest, started first: two files run at a time, and a phase whose longest
+ * file starts last ends with one side idle while it runs. Any order is correct; this one is shorter.
+ */
+const LONGEST_FIRST = [
+  "test/integration/real-model-e2e.test.ts",
+  "test/integration/models-add-hf.test.ts",
+  "test/integration/upload-chaos.test.ts",
+  "test/integration/hf-safetensors-base.test.ts",
+  "test/integration/training-backends.test.ts",
+  "test/integration/cli-auth.test.ts",
+  "test/integration/cli-init-templates.test.ts",
+  "test/integration/installed-package.test.ts",
+  "test/integration/cli-start-dry-run.test.ts",
+  "test/integration/training-fsdp.test.ts",
+  "test/unit/engine/real-engine-parity.test.ts",
+  "test/unit/engine/torch-quantized-base.test.ts",
+  "test/unit/engine/torch-ranks.test.ts",
+  "test/unit/engine/hf-tokenizer-parity.test.ts",
+  "test/unit/engine/real-models-llama-cpp.test.ts",
+  "test/integration/cloud-multi-instance.test.ts",
+  "test/integration/cloud-restart-worker.test.ts",
+  "test/e2e/browser/overview-stop-recent.test.ts",
+  "test/e2e/browser/studio-first-hour.test.ts",
+  "test/e2e/vscode/extension-host.test.ts",
+];
+
+/** The files a glob names ("**" any folders, "*" any name part), relative to the root. */
+function expand(glob) {
+  if (!glob.includes("*")) return existsSync(path.join(root, glob)) ? [glob] : [];
+  const base = glob.slice(0, glob.indexOf("*")).replace(/[^/]*$/, "");
+  const pattern = new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*\*\//g, "(.*/)?").replace(/\*/g, "[^/]*")}$`);
+  if (!existsSync(path.join(root, base))) return [];
+  return readdirSync(path.join(root, base), { recursive: true })
+    .map((file) => `${base}${String(file).split(path.sep).join("/")}`)
+    .filter((file) => pattern.test(file))
+    .sort();
+}
+
 /** Runs a mocha suite and adds its counts to the totals. */
 async function mocha(label, globs, env = {}, extra = []) {
-  const files = globs.filter((g) => g.includes("*") || existsSync(path.join(root, g)));
+  const named = [...new Set(globs.flatMap(expand))];
+  const files = [...LONGEST_FIRST.filter((file) => named.includes(file)), ...named.filter((file) => !LONGEST_FIRST.includes(file))];
   const { code, out } = await run(
     label,
     process.execPath,
