@@ -7,7 +7,7 @@ import { initTf, tf } from '../backend.js';
 import { openModelWeights } from '../gguf/model-file.js';
 import { loraAdapterFromTensors, loraTensorsFromAdapter, type LoraAdapter, HF_MODULE_TO_GGUF } from '../lora.js';
 import { isLlamaFamily, type ModelConfig } from '../model/config.js';
-import { forwardLogits, maskedLoss } from '../model/forward.js';
+import { forwardLastLogits, maskedLoss } from '../model/forward.js';
 import { disposeWeights, type ModelWeights } from '../model/weights.js';
 import { AdamW } from '../train/adamw.js';
 import { disposeBatch, toTensors } from '../train/batches.js';
@@ -130,10 +130,7 @@ export class TfjsBackend implements ComputeBackend {
   async logits(ids: readonly number[]): Promise<Float32Array> {
     if (!this.config || !this.base) throw new Error('tfjs backend: loadBase must come first');
     const { config, base, adapter } = this;
-    const last = tf.tidy(() => {
-      const all = forwardLogits(config, base, tf.tensor2d([...ids], [1, ids.length], 'int32'), adapter);
-      return all.slice([ids.length - 1, 0], [1, -1]);
-    });
+    const last = tf.tidy(() => forwardLastLogits(config, base, tf.tensor2d([...ids], [1, ids.length], 'int32'), adapter));
     const data = (await last.data()) as Float32Array;
     last.dispose();
     return data;

@@ -6,7 +6,7 @@
 import { tf, initTf } from '../backend.js';
 import type { LoraAdapter } from '../lora.js';
 import type { ModelConfig } from '../model/config.js';
-import { forwardLogits } from '../model/forward.js';
+import { forwardLastLogits } from '../model/forward.js';
 import type { ModelWeights } from '../model/weights.js';
 import { END_ID } from '../tokenizer.js';
 
@@ -26,8 +26,7 @@ export async function generateGreedyTfjs(config: ModelConfig, weights: ModelWeig
   while (generated.length < options.maxTokens && tokens.length < config.contextLength) {
     const next = tf.tidy(() => {
       const ids = tf.tensor2d([tokens], [1, tokens.length], 'int32');
-      const logits = forwardLogits(config, weights, ids, options.lora);
-      return logits.slice([tokens.length - 1, 0], [1, config.vocabSize]).argMax(-1);
+      return forwardLastLogits(config, weights, ids, options.lora).argMax(-1);
     });
     const id = (await next.data())[0];
     next.dispose();

@@ -137,19 +137,44 @@ function frozenRows(table: tf.Tensor, ids: Int32Array): tf.Tensor2D {
  * gradient function; intermediate tensors are not disposed here.
  */
 export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: tf.Tensor2D, lora?: LoraAdapter): tf.Tensor2D {
+  return outputHead(config, weights, finalStates(config, weights, ids, lora), lora);
+}
+
+/**
+ * The logits at each sequence's last position only, [B, vocab]: what decoding reads. The output
+ * head, the largest product of a small model with a real vocabulary, then multiplies one row per
+ * sequence instead of every position's.
+ */
+export function forwardLastLogits(config: ModelConfig, weights: ModelWeights, ids: tf.Tensor2D, lora?: LoraAdapter): tf.Tensor2D {
+  const [batch, length] = ids.shape;
+  const states = finalStates(config, weights, ids, lora, true);
+  const last = states.reshape([batch, length, -1]).slice([0, length - 1, 0], [batch, 1, -1]).reshape([batch, -1]) as tf.Tensor2D;
+  return outputHead(config, weights, last, lora);
+}
+
+/**
+ * The decoder's output after the final norm, one row per position: [B*T, d]. `lookup`: read the
+ * embedding's rows (decoding, and LoRA, which never train the table) instead of the one-hot product
+ * a trained table needs for its gradient.
+ */
+function finalStates(config: ModelConfig, weights: ModelWeights, ids: tf.Tensor2D, lora?: LoraAdapter, lookup = !!lora): tf.Tensor2D {
   const [batch, length] = ids.shape;
   if (length > config.contextLength) throw new Error(`sequence of ${length} tokens exceeds the context of ${config.contextLength}`);
   const flatIds = ids.reshape([-1]) as tf.Tensor1D;
   const embedding = weights['token_embd.weight'];
-  // Frozen (LoRA): a gather, no gradient needed. Trainable: one-hot × matmul (wasm has no gather gradient).
-  let x = lora ? frozenRows(embedding, flatIds.dataSync() as Int32Array) : matMul2d(tf.oneHot(flatIds, config.vocabSize), embedding);
+  // Frozen (LoRA, decoding): a gather, no gradient needed. Trainable: one-hot × matmul (wasm has no gather gradient).
+  let x = lookup ? frozenRows(embedding, flatIds.dataSync() as Int32Array) : matMul2d(tf.oneHot(flatIds, config.vocabSize), embedding);
   for (let block = 0; block < config.blockCount; block++) {
     const attnIn = rmsNorm(x, weights[`blk.${block}.attn_norm.weight`], config.rmsNormEpsilon, !!lora);
     x = x.add(attention(attnIn, weights, block, batch, length, config, lora)) as tf.Tensor2D;
     const ffnIn = rmsNorm(x, weights[`blk.${block}.ffn_norm.weight`], config.rmsNormEpsilon, !!lora);
     x = x.add(feedForward(ffnIn, weights, block, lora)) as tf.Tensor2D;
   }
-  const final = rmsNorm(x, weights['output_norm.weight'], config.rmsNormEpsilon, !!lora);
+  return rmsNorm(x, weights['output_norm.weight'], config.rmsNormEpsilon, !!lora);
+}
+
+function outputHead(config: ModelConfig, weights: ModelWeights, final: tf.Tensor2D, lora?: LoraAdapter): tf.Tensor2D {
+  const embedding = weights['token_embd.weight'];
   if (config.tiedOutput) {
     if (!lora) return tf.matMul(final, embedding, false, true) as tf.Tensor2D;
     return matMul2dFrozen(final, frozenTranspose(embedding)); // the embedding transposed once and kept: it is frozen
