@@ -74,7 +74,12 @@ const LONGEST_FIRST = [
 function expand(glob) {
   if (!glob.includes("*")) return existsSync(path.join(root, glob)) ? [glob] : [];
   const base = glob.slice(0, glob.indexOf("*")).replace(/[^/]*$/, "");
-  const pattern = new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*\*\//g, "(.*/)?").replace(/\*/g, "[^/]*")}$`);
+  const pattern = new RegExp(
+    `^${glob
+      .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*\*\//g, "(.*/)?")
+      .replace(/\*/g, "[^/]*")}$`,
+  );
   if (!existsSync(path.join(root, base))) return [];
   return readdirSync(path.join(root, base), { recursive: true })
     .map((file) => `${base}${String(file).split(path.sep).join("/")}`)

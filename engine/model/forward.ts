@@ -148,7 +148,10 @@ export function forwardLogits(config: ModelConfig, weights: ModelWeights, ids: t
 export function forwardLastLogits(config: ModelConfig, weights: ModelWeights, ids: tf.Tensor2D, lora?: LoraAdapter): tf.Tensor2D {
   const [batch, length] = ids.shape;
   const states = finalStates(config, weights, ids, lora, true);
-  const last = states.reshape([batch, length, -1]).slice([0, length - 1, 0], [batch, 1, -1]).reshape([batch, -1]) as tf.Tensor2D;
+  const last = states
+    .reshape([batch, length, -1])
+    .slice([0, length - 1, 0], [batch, 1, -1])
+    .reshape([batch, -1]) as tf.Tensor2D;
   return outputHead(config, weights, last, lora);
 }
 
