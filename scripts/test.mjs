@@ -147,8 +147,7 @@ async function step(label, command, args, buffered = false) {
 const jobs = Math.max(1, Number(process.env.SVC_TEST_JOBS) || 2);
 const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
 
-const hasTests = (dir) =>
-  existsSync(path.join(root, dir)) && readdirSync(path.join(root, dir), { recursive: true }).some((f) => String(f).endsWith(".test.ts"));
+const hasTests = (dir) => expand(`${dir}/**/*.test.ts`).length > 0;
 
 // Lint and formatting first: cheap, and a finding is as red as a failing test.
 await step("lint (Biome, ruff)", process.execPath, [path.join(root, "scripts/lint.mjs")]);
